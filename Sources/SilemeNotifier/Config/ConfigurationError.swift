@@ -1,0 +1,18 @@
+/// A configuration problem found before the program touches anything.
+///
+/// The description names the setting and says what is wrong, never the value of a secret.
+/// Every configuration error ends the program with exit code 78 (`EX_CONFIG`).
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The setting's name as operators write it (`SMTP_PORT`), or a file path for file errors.
+    public let setting: String
+    /// What is wrong, in words; contains the offending value only for non-secret settings.
+    public let reason: String
+
+    /// Creates an error for `setting`.
+    public init(setting: String, reason: String) {
+        self.setting = setting
+        self.reason = reason
+    }
+
+    public var description: String { "configuration error: \(setting): \(reason)" }
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The daemon's whole configuration as typed values, read once at the edge
+/// (`ConfigurationLoader`) and passed inward.
+public struct NotifierConfiguration: Sendable {
+    /// `DATABASE_URL`: a libpq connection string or URI; empty means libpq's `PG*` defaults.
+    public var databaseURL: Secret = Secret("")
+    /// SMTP server settings.
+    public var smtp = SMTPSettings()
+    /// `FROM_EMAIL`: the sender address (required to send mail).
+    public var fromEmail: String?
+    /// `FROM_NAME`: the sender's display name.
+    public var fromName: String = "一键打卡团队"
+    /// `APP_NAME`: the app's name as templates show it.
+    public var appName: String = "一键打卡"
+    /// `NOTIFY_TIME`: the daily fire time in the service zone (default 09:00).
+    public var notifyTime = TimeOfDay(hour: 9, minute: 0)
+    /// `NOTIFY_TIME_ZONE`: the service zone that defines days (default Asia/Shanghai).
+    public var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
+    /// `MISS_THRESHOLD_DAYS` and `CATCH_UP_DAYS`.
+    public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+    /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
+    public var templateDirectory: String?
+    /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
+    public var migrationsDirectory: String?
+
+    /// Creates a configuration with every documented default.
+    public init() {}
+}

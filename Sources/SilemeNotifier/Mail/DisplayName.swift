@@ -1,0 +1,51 @@
+/// A user's name cleaned for mails and reports: one line, no control or invisible format characters,
+/// single spaces, at most `maxLength` characters.
+///
+/// Cleaning works on Unicode scalars:
+/// - whitespace of any kind (CR, LF, TAB, NEL, U+2028, ideographic space…) becomes one space, runs
+///   collapse, and the ends are trimmed;
+/// - other control characters (general category Cc: NUL, ESC, DEL, C1) are removed;
+/// - format characters (Cf: bidi embeddings/overrides/isolates, LRM/RLM/ALM, zero-width space,
+///   BOM, soft hyphen, tag characters…) are removed, except ZWJ (U+200D, which joins emoji such as
+///   👨‍👩‍👧) and ZWNJ (U+200C, which Persian and Indic names need).
+public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
+    /// The most characters (grapheme clusters) a name keeps, the trailing "…" included.
+    public static let maxLength = 100
+
+    /// The cleaned name.
+    public let value: String
+
+    /// The cleaned name.
+    public var description: String { value }
+
+    /// Cleans `raw`; throws `NameError.empty` when nothing visible is left.
+    public init(cleaning raw: String) throws(NameError) {
+        var scalars = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in raw.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !scalars.isEmpty
+                continue
+            }
+            switch scalar.properties.generalCategory {
+            case .control:
+                continue
+            case .format where scalar != "\u{200D}" && scalar != "\u{200C}":
+                continue
+            default:
+                if pendingSpace { scalars.append(" ") }
+                pendingSpace = false
+                scalars.append(scalar)
+            }
+        }
+        // A name of nothing but joiners is as empty as no name.
+        guard scalars.contains(where: { $0 != "\u{200D}" && $0 != "\u{200C}" }) else { throw .empty }
+        var name = String(scalars)
+        if name.count > Self.maxLength {
+            var kept = name.prefix(Self.maxLength - 1)
+            while kept.last == " " { kept.removeLast() }
+            name = kept + "…"
+        }
+        value = name
+    }
+}

@@ -1,0 +1,9 @@
+/// How a run was started, as recorded in `notifier_runs.mode` and the journal.
+public enum RunMode: String, Sendable, Codable {
+    /// The long-running daemon's daily run.
+    case daemon
+    /// `--run-now` by hand or from a timer.
+    case runNow = "run-now"
+    /// `--run-now --dry-run`: nothing written, nothing sent.
+    case dryRun = "dry-run"
+}

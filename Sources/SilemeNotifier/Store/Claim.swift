@@ -1,0 +1,11 @@
+/// A `notification_logs` row this session owns and may send for.
+public struct Claim: Sendable, Equatable {
+    /// `notification_logs.id`.
+    public let logID: Int64
+    /// The `Message-ID` to send with (kept across a takeover, so a resend can be deduplicated).
+    public let messageID: String
+    /// Attempts recorded before this claim.
+    public let previousAttempts: Int
+    /// True when the row existed (a retry, or a crashed run's claim) rather than being inserted now.
+    public let tookOver: Bool
+}

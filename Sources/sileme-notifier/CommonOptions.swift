@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import SilemeNotifier
+
+/// Options every command takes.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: "The configuration file (KEY=VALUE lines). Default: /etc/sileme-notifier/notifier.conf if it exists; SILEME_CONFIG also names it.")
+    var config: String?
+
+    /// Loads the configuration, or ends the program with exit code 78 and the setting named.
+    func loadConfiguration() throws -> NotifierConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        let defaultPath = "/etc/sileme-notifier/notifier.conf"
+        let path = config ?? environment["SILEME_CONFIG"]
+            ?? (FileManager.default.fileExists(atPath: defaultPath) ? defaultPath : nil)
+        do {
+            return try ConfigurationLoader(environment: environment, filePath: path).load()
+        } catch {
+            Console.error("sileme-notifier: \(error)")
+            throw ExitCode(ExitStatus.configuration.rawValue)
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import ArgumentParser
+import Foundation
+import SilemeNotifier
+
+/// Standard-error output and the mapping of errors to exit codes (SPEC §6).
+enum Console {
+    /// Writes one line to standard error.
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Runs `body` and exits with the status it returns, or with the status its error means:
+    /// 78 for configuration, 69 for an unreachable server, 1 otherwise.
+    static func exitOnFailure(_ body: () throws -> ExitStatus) throws {
+        let status: ExitStatus
+        do {
+            status = try body()
+        } catch let error as ConfigurationError {
+            Console.error("sileme-notifier: \(error)")
+            status = .configuration
+        } catch let error as DatabaseError {
+            Console.error("sileme-notifier: \(error)")
+            status = error.kind == .unreachable ? .unavailable : .failure
+        } catch {
+            Console.error("sileme-notifier: \(error)")
+            status = .failure
+        }
+        if status != .success { throw ExitCode(status.rawValue) }
+    }
+}

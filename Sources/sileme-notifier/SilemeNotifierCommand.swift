@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import SilemeNotifier
+
+/// `sileme-notifier`: the daemon, a one-shot run, the dry-run report, `migrate` and `check`.
+@main
+struct SilemeNotifierCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sileme-notifier",
+        abstract: "Emails a user's emergency contact when the user misses check-ins (一键打卡).",
+        discussion: """
+            Every run evaluates, for run date D (today in NOTIFY_TIME_ZONE unless --date is given), each user's latest check-in L before D. Consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not notified in this streak get one mail; users beyond that window are reported as stale and never mailed.
+
+            Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from SMTP_PASSWORD_FILE / DATABASE_URL_FILE or systemd credentials (smtp-password, database-url in $CREDENTIALS_DIRECTORY). See config/notifier.conf.example.
+
+            Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
+            """,
+        subcommands: [MigrateCommand.self, CheckCommand.self])
+
+    @OptionGroup var common: CommonOptions
+
+    @Flag(name: .long, help: "Run once for the run date, then exit.")
+    var runNow = false
+
+    @Flag(name: .long, help: "With --run-now: print who would be mailed and why; write nothing, send nothing.")
+    var dryRun = false
+
+    @Option(name: .long, help: "The run date D as YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE).")
+    var date: String?
+
+    @Option(name: .long, help: "Dry-run report format: table, json or csv.")
+    var format: ReportFormat = .table
+
+    @Flag(name: .long, help: "Show contact emails in full in the dry-run report (masked by default).")
+    var fullEmails = false
+
+    func validate() throws {
+        if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
+        if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
+        if !runNow && (date != nil || fullEmails) { throw ValidationError("--date and --full-emails need --run-now") }
+    }
+
+    func run() throws {
+        guard runNow else {
+            Console.error("sileme-notifier: the long-running daemon mode is not part of this version yet; "
+                          + "run `sileme-notifier --run-now` (for example from sileme-notifier-run.timer).")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let configuration = try common.loadConfiguration()
+        let logger = LoggingSetup.bootstrap(interactive: true)
+        let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
+        try Console.exitOnFailure {
+            if dryRun {
+                let output = TextOutput()
+                let sink: any ReportSink = switch format {
+                case .json: JSONReportWriter(output: output, fullEmails: fullEmails)
+                case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
+                case .table: TableReportWriter(output: output, fullEmails: fullEmails)
+                }
+                let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .dryRun, logger: logger)
+                let counts = try run.dryRun(into: sink)
+                Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
+                              + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name")
+                return .success
+            }
+            let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)
+            return try run.execute().exitStatus
+        }
+    }
+}
+
+/// The dry-run report formats.
+enum ReportFormat: String, ExpressibleByArgument, CaseIterable {
+    case table, json, csv
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+@Suite("Report writers")
+struct ReportWriterTests {
+    static let header = ReportHeader(runDate: CalendarDate(parsing: "2026-01-13")!, timeZone: "Asia/Shanghai",
+                                     thresholdDays: 2, catchUpDays: 7, dryRun: true)
+    static let rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+
+    static func rows() -> [ReportRow] {
+        let runDate = header.runDate
+        let candidates = [
+            Candidate(userID: "u1", rawName: "张三", rawEmail: "zhang@example.com", lastCheckIn: CalendarDate(parsing: "2026-01-10")!, notifiedInStreak: false),
+            Candidate(userID: "u2", rawName: "=HYPERLINK(\"x\")", rawEmail: "bad\"mail, x", lastCheckIn: CalendarDate(parsing: "2026-01-10")!, notifiedInStreak: false),
+            Candidate(userID: "u3", rawName: "名字很长很长很长很长很长的用户", rawEmail: "long@example.com", lastCheckIn: CalendarDate(parsing: "2025-12-01")!, notifiedInStreak: false),
+        ]
+        return candidates.compactMap { c in rule.evaluate(c, runDate: runDate).map { ReportRow(candidate: c, evaluation: $0) } }
+    }
+
+    static func render(_ make: (TextOutput) -> any ReportSink) throws -> String {
+        let pipe = Pipe()
+        let output = TextOutput(descriptor: pipe.fileHandleForWriting.fileDescriptor)
+        let sink = make(output)
+        var counts = RunCounts()
+        try sink.begin(header)
+        for row in rows() { counts.count(row.decision); try sink.row(row) }
+        try sink.end(counts)
+        try pipe.fileHandleForWriting.close()
+        return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    @Test("JSON has the fields of SPEC §6 with masked emails and summary counts")
+    func json() throws {
+        let text = try Self.render { JSONReportWriter(output: $0, fullEmails: false) }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["run_date"] as? String == "2026-01-13")
+        #expect(object["time_zone"] as? String == "Asia/Shanghai")
+        #expect(object["threshold_days"] as? Int == 2)
+        #expect(object["dry_run"] as? Bool == true)
+        let users = try #require(object["users"] as? [[String: Any]])
+        #expect(users.count == 3)
+        #expect(users[0]["email"] as? String == "z***@example.com")
+        #expect(users[0]["consecutive_miss_days"] as? Int == 2)
+        #expect(users[0]["decision"] as? String == "send")
+        #expect(users[1]["decision"] as? String == "invalid_email")
+        #expect(users[2]["decision"] as? String == "stale")
+        let summary = try #require(object["summary"] as? [String: Int])
+        #expect(summary == ["send": 1, "already_notified": 0, "stale": 1, "invalid_email": 1, "invalid_name": 0])
+    }
+
+    @Test("full emails only when asked")
+    func fullEmails() throws {
+        let text = try Self.render { JSONReportWriter(output: $0, fullEmails: true) }
+        #expect(text.contains("zhang@example.com"))
+        #expect(!(try Self.render { JSONReportWriter(output: $0, fullEmails: false) }).contains("zhang@"))
+    }
+
+    @Test("CSV quotes fields and defuses formulas")
+    func csv() throws {
+        let lines = try Self.render { CSVReportWriter(output: $0, fullEmails: false) }.components(separatedBy: "\r\n")
+        #expect(lines[0] == "\u{FEFF}user_id,name,email,last_check_in_date,consecutive_miss_days,decision,reason")
+        #expect(lines[1] == "u1,张三,z***@example.com,2026-01-10,2,send,")
+        #expect(lines[2].hasPrefix("u2,\"'=HYPERLINK(\"\"x\"\")\",b***,"))
+    }
+
+    @Test("the table fits 80 columns with wide characters and ends with the summary")
+    func table() throws {
+        let lines = try Self.render { TableReportWriter(output: $0, fullEmails: false) }.split(separator: "\n").map(String.init)
+        for line in lines.dropFirst().dropLast() { #expect(DisplayWidth.of(line) <= 80) }
+        #expect(lines.last == "Summary: send 1, already_notified 0, stale 1, invalid_email 1, invalid_name 0")
+        // The LAST column starts at the same display column on every row, wide names or not.
+        let rows = lines.dropFirst(2).dropLast()
+        let columns = rows.map { line -> Int? in
+            guard let range = line.range(of: "20[0-9][0-9]-", options: .regularExpression) else { return nil }
+            return DisplayWidth.of(String(line[..<range.lowerBound]))
+        }
+        #expect(columns.count == 3)
+        #expect(Set(columns).count == 1)
+        let separators = 2 + 2 + 2
+        #expect(columns.first == .some(10 + 12 + 20 + separators))
+        #expect(DisplayWidth.of("名字") == 4)
+        #expect(DisplayWidth.truncate("名字很长很长很长", to: 7) == "名字很…")
+    }
+
+    @Test("masking keeps the first character and the domain", arguments: [
+        ("alice@example.com", "a***@example.com"), ("a@x.co", "a***@x.co"), ("nomail", "n***"), ("", ""), ("x@y@z.com", "x***@z.com"),
+    ])
+    func masking(raw: String, masked: String) {
+        #expect(EmailMasking.mask(raw) == masked)
+    }
+}

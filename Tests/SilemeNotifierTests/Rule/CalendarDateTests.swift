@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+@Suite("CalendarDate")
+struct CalendarDateTests {
+    @Test("parses and prints YYYY-MM-DD, rejecting impossible dates",
+          arguments: ["2026-01-13", "2024-02-29", "2000-02-29", "1970-01-01", "2099-12-31"])
+    func roundTrip(text: String) throws {
+        let date = try #require(CalendarDate(parsing: text))
+        #expect(date.description == text)
+    }
+
+    @Test("rejects malformed or impossible dates",
+          arguments: ["2026-02-29", "1900-02-29", "2026-13-01", "2026-00-10", "2026-1-13", "20260113", "2026-01-32", "２０２６-01-01", ""])
+    func rejects(text: String) {
+        #expect(CalendarDate(parsing: text) == nil)
+    }
+
+    @Test("day arithmetic is exact across month, year and leap-day boundaries")
+    func arithmetic() throws {
+        let newYear = try #require(CalendarDate(parsing: "2026-01-01"))
+        #expect(newYear.adding(days: -1).description == "2025-12-31")
+        let leap = try #require(CalendarDate(parsing: "2024-02-28"))
+        #expect(leap.adding(days: 1).description == "2024-02-29")
+        #expect(leap.adding(days: 2).description == "2024-03-01")
+        #expect(try #require(CalendarDate(parsing: "2026-03-01")).days(since: try #require(CalendarDate(parsing: "2026-02-27"))) == 2)
+        #expect(CalendarDate(dayNumber: 0).description == "1970-01-01")
+        // Every day of four years round-trips through components.
+        for n in 20000..<21461 {
+            let d = CalendarDate(dayNumber: n)
+            let (y, m, day) = d.components
+            #expect(CalendarDate(year: y, month: m, day: day) == d)
+        }
+    }
+
+    @Test("today in a zone is that zone's calendar date")
+    func todayInZone() throws {
+        // 2026-01-12T17:30:00Z is 2026-01-13 01:30 in Shanghai and still 2026-01-12 in New York.
+        let instant = Date(timeIntervalSince1970: 1_768_239_000)
+        #expect(CalendarDate(instant, in: try #require(TimeZone(identifier: "Asia/Shanghai"))).description == "2026-01-13")
+        #expect(CalendarDate(instant, in: try #require(TimeZone(identifier: "America/New_York"))).description == "2026-01-12")
+    }
+}
