@@ -13,7 +13,7 @@ enum LoggingSetup {
         LoggingSystem.bootstrap { label in
             guard journal else { return StderrLogHandler(label: label) }
             guard interactive, !stderrIsJournal else { return JournalLogHandler(label: label) }
-            var terminal = StderrLogHandler(label: label)
+            var terminal = StderrLogHandler(label: label, fields: false)
             terminal.logLevel = .notice
             return MultiplexLogHandler([JournalLogHandler(label: label), terminal])
         }

@@ -1,17 +1,24 @@
 import Foundation
 import Logging
 
-/// A swift-log handler writing one readable line per record to standard error:
-/// `2026-01-13T09:00:01+0800 sileme-notifier[123] <info> message KEY=value …`.
-/// Used when there is no journal, and for the terminal summary of a run started by hand.
+/// A swift-log handler writing one readable line per record to standard error.
+///
+/// As the journal's stand-in (no journald running) it writes every field:
+/// `2026-01-13T09:00:01Z sileme-notifier[123] <info> message KEY=value …`; as the terminal
+/// summary of a run started by hand (`fields: false`) just `sileme-notifier: warning: message`.
 public struct StderrLogHandler: LogHandler {
     /// The logger's label.
     public let label: String
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
+    /// Whether the line carries the timestamp, pid and every metadata field.
+    public let fields: Bool
 
     /// Creates a handler.
-    public init(label: String) { self.label = label }
+    public init(label: String, fields: Bool = true) {
+        self.label = label
+        self.fields = fields
+    }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -19,6 +26,11 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
+        guard fields else {
+            let prefix = event.level >= .warning ? "\(event.level): " : ""
+            FileHandle.standardError.write(Data("sileme-notifier: \(prefix)\(event.message)\n".utf8))
+            return
+        }
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let fields = merged.sorted { $0.key < $1.key }.map { "\(JournalLogHandler.fieldName($0.key) ?? $0.key)=\(Self.quoted("\($0.value)"))" }
         let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: .current,

@@ -3,9 +3,10 @@
 public final class TableReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
-    /// Column titles and widths (display columns); separated by two spaces, 78 columns in all.
+    /// Column titles and widths (display columns); separated by two spaces, 80 columns in all.
+    /// USER shows the first 8 characters of the id (enough to tell UUIDs apart; JSON has them whole).
     private static let columns: [(String, Int)] = [
-        ("USER", 10), ("NAME", 12), ("EMAIL", 20), ("LAST", 10), ("DAYS", 4), ("DECISION", 14),
+        ("USER", 8), ("NAME", 12), ("EMAIL", 20), ("LAST", 10), ("DAYS", 4), ("DECISION", 16),
     ]
 
     /// Writes to `output`, masking emails unless `fullEmails`.
@@ -21,7 +22,7 @@ public final class TableReportWriter: ReportSink {
     }
 
     public func row(_ row: ReportRow) throws {
-        output.write(line([row.userID, row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
+        output.write(line([String(row.userID.prefix(8)), row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
                            String(row.missedDays), row.decision.rawValue]) + "\n")
     }
 

@@ -10,6 +10,9 @@ public final class PGResult {
     /// Number of rows.
     public var count: Int { Int(PQntuples(handle)) }
 
+    /// Number of columns.
+    public var columnCount: Int { Int(PQnfields(handle)) }
+
     /// Number of rows a command changed (`UPDATE`, `INSERT`, …).
     public var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
 

@@ -78,7 +78,7 @@ struct ReportWriterTests {
         #expect(columns.count == 3)
         #expect(Set(columns).count == 1)
         let separators = 2 + 2 + 2
-        #expect(columns.first == .some(10 + 12 + 20 + separators))
+        #expect(columns.first == .some(8 + 12 + 20 + separators))
         #expect(DisplayWidth.of("名字") == 4)
         #expect(DisplayWidth.truncate("名字很长很长很长", to: 7) == "名字很…")
     }

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+/// SPEC §4 end to end: claim, send, record, retries, failures, races and crashes.
+@Suite("Delivery on real servers", .enabled(if: TestEnvironment.enabled))
+struct DeliveryIntegrationTests {
+    @Test("a 451 on the first attempt is retried within the run and delivered")
+    func transientRetried() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "Temp", email: mail.address("temp451once"), checkIns: ["2026-01-10"])
+        let result = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db))
+        #expect(result.status == 0)
+        #expect(try mail.deliveries().count == 1)
+        #expect(try mail.events().filter { $0.code == 451 }.count == 1)
+        let row = try #require(try db.logs(user).first)
+        #expect(row.emailSent && row.status == "sent" && row.attempts == 2)
+    }
+
+    @Test("a 550 is recorded with the server's reply, the run exits 75, and the user is due again next run")
+    func permanentRecorded() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "Perm", email: mail.address("perm550"), checkIns: ["2026-01-10"])
+        let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-10"])
+        let env = try NotifierProcess.environment(database: db)
+        let result = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        #expect(result.status == 75)
+        let row = try #require(try db.logs(user).first)
+        #expect(row.status == "failed" && !row.emailSent && row.attempts == 1)
+        #expect(row.lastError?.hasPrefix("550 5.1.1") == true)
+        #expect(try db.logs(other).first?.emailSent == true)
+        // 554 after DATA is permanent too.
+        let data = try db.addUser(name: "Data", email: mail.address("data554"), checkIns: ["2026-01-10"])
+        #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env).status == 75)
+        #expect(try db.logs(data).first?.lastError?.hasPrefix("554") == true)
+        // Next day, still in the streak: due again (次日重试).
+        let report = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-14", "--format", "json"], environment: env)
+        let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+        let users = json?["users"] as? [[String: Any]] ?? []
+        #expect(users.first { $0["user_id"] as? String == user }?["decision"] as? String == "send")
+        #expect(users.first { $0["user_id"] as? String == other }?["decision"] as? String == "already_notified")
+    }
+
+    @Test("two --run-now processes started together on 200 due users send 200 mails, not 400")
+    func concurrentRuns() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.query("""
+            WITH u AS (INSERT INTO users (name, emergency_email)
+                       SELECT 'User ' || g, 'user' || g || '@\(mail.domain)' FROM generate_series(1, 200) g RETURNING id)
+            INSERT INTO check_ins (user_id, check_in_date) SELECT id, '2026-01-10' FROM u
+            """)
+        let env = try NotifierProcess.environment(database: db, ["SMTP_CONNECTIONS": "4"])
+        let first = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
+        let second = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
+        let results = [NotifierProcess.finish(first.0, first.1, first.2), NotifierProcess.finish(second.0, second.1, second.2)]
+        #expect(results.map(\.status) == [0, 0])
+        let deliveries = try mail.deliveries()
+        #expect(deliveries.count == 200)
+        #expect(Set(deliveries.map(\.recipient)).count == 200)
+        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "200")
+        let sentByRun = try db.query("SELECT sent FROM notifier_runs ORDER BY id").compactMap { $0[0].flatMap(Int.init) }
+        #expect(sentByRun.reduce(0, +) == 200)
+    }
+
+    @Test("a run killed with SIGKILL mid-dispatch loses no alert: the next run resends with the same Message-ID")
+    func killedRun() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let users = try (1...4).map { try db.addUser(name: "Slow \($0)", email: mail.address("slow1-\($0)"), checkIns: ["2026-01-10"]) }
+        let env = try NotifierProcess.environment(database: db, ["SMTP_CONNECTIONS": "1"])
+        let (process, out, err) = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
+        // Wait until the first mail was accepted and the second is in flight, then kill.
+        let deadline = Date().addingTimeInterval(20)
+        while try mail.deliveries().count < 1, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 0.4)
+        kill(process.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(process, out, err)
+        #expect(killed.status == SIGKILL)
+        let claimed = try db.query("SELECT user_id::text, message_id FROM notification_logs WHERE status = 'sending'")
+        #expect(claimed.count == 1, "exactly the in-flight message is left claimed")
+        // The backend of the killed process goes away with its socket; the next run takes over.
+        Thread.sleep(forTimeInterval: 0.5)
+        let rerun = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        #expect(rerun.status == 0)
+        for user in users {
+            let rows = try db.logs(user)
+            #expect(rows.count == 1 && rows[0].emailSent, "user \(user) notified exactly once in the log")
+        }
+        let deliveries = try mail.deliveries()
+        #expect(Set(deliveries.map(\.recipient)).count == 4, "every alert delivered")
+        #expect(deliveries.count <= 5, "duplicates only for the message in flight at the kill")
+        if let inFlight = claimed.first, let id = inFlight[1] {
+            #expect(deliveries.filter { $0.messageID == "<\(id)>" }.count >= 1, "resent with the claimed Message-ID")
+            #expect(try db.query("SELECT message_id FROM notification_logs WHERE user_id = $1", [inFlight[0]]).first?.first == id)
+        }
+    }
+
+    @Test("implicit TLS works; STARTTLS required against a server without it sends nothing in clear")
+    func tlsModes() throws {
+        let env = try TestEnvironment.require()
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "TLS", email: mail.address("tls"), checkIns: ["2026-01-10"])
+        // STARTTLS required, but the plain server does not offer it: refused, nothing delivered.
+        let refused = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(
+            database: db, ["SMTP_PORT": env.plainPort, "SMTP_RETRY_ATTEMPTS": "1"]))
+        #expect(refused.status == 69)
+        #expect(try mail.deliveries().isEmpty)
+        #expect(try db.logs(user).first?.status == "retry")
+        // Implicit TLS (smtps): delivered.
+        try db.query("UPDATE notification_logs SET next_attempt_at = now() - interval '1 second'")
+        let tls = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(
+            database: db, ["SMTP_PORT": env.tlsPort, "SMTP_TLS": "tls"]))
+        #expect(tls.status == 0)
+        #expect(try mail.deliveries().count == 1)
+        #expect(try db.logs(user).first?.attempts == 2)
+    }
+
+    @Test("an unreachable mail server exits 69 and keeps every alert for a retry")
+    func serverDown() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let users = try (1...5).map { try db.addUser(name: "U\($0)", email: mail.address("u\($0)"), checkIns: ["2026-01-10"]) }
+        let result = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(
+            database: db, ["SMTP_PORT": "1", "SMTP_RETRY_ATTEMPTS": "2", "SMTP_CONNECTIONS": "1"]))
+        #expect(result.status == 69)
+        for user in users { #expect(try db.logs(user).first?.status == "retry") }
+        // After the give-up limit the rest are recorded without more attempts.
+        #expect(result.stderr.contains("not attempted"))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+/// SPEC §6's dry run: the admin report, which writes nothing and sends nothing.
+@Suite("Dry run on real servers", .enabled(if: TestEnvironment.enabled))
+struct DryRunIntegrationTests {
+    @Test("the JSON report matches §6 and the database is byte-for-byte unchanged")
+    func jsonReport() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let due = try db.addUser(name: "张三", email: "zhang@example.com", checkIns: ["2026-01-10"])
+        let notified = try db.addUser(name: "Notified", email: mail.address("n"), checkIns: ["2026-01-10"])
+        try db.query("INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status) VALUES ($1, '2026-01-12', true, 1, 'sent')", [notified])
+        let stale = try db.addUser(name: "Stale", email: mail.address("s"), checkIns: ["2025-11-01"])
+        let badEmail = try db.addUser(name: "Bad", email: "bad@", checkIns: ["2026-01-10"])
+        let badName = try db.addUser(name: "\u{202E}\u{200B}", email: mail.address("b"), checkIns: ["2026-01-10"])
+        try db.addUser(name: "Fine", email: mail.address("f"), checkIns: ["2026-01-12"])
+        let before = try db.dump()
+        let result = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"],
+                                             environment: try NotifierProcess.environment(database: db))
+        #expect(result.status == 0)
+        #expect(try db.dump() == before)
+        #expect(try mail.deliveries().isEmpty)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["run_date"] as? String == "2026-01-13")
+        #expect(object["time_zone"] as? String == "Asia/Shanghai")
+        #expect(object["threshold_days"] as? Int == 2)
+        #expect(object["dry_run"] as? Bool == true)
+        let users = try #require(object["users"] as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: users.map { ($0["user_id"] as! String, $0) })
+        #expect(byID.count == 5)
+        let first = try #require(byID[due])
+        #expect(first["name"] as? String == "张三")
+        #expect(first["email"] as? String == "z***@example.com")
+        #expect(first["last_check_in_date"] as? String == "2026-01-10")
+        #expect(first["consecutive_miss_days"] as? Int == 2)
+        #expect(first["decision"] as? String == "send")
+        #expect(byID[notified]?["decision"] as? String == "already_notified")
+        #expect(byID[stale]?["decision"] as? String == "stale")
+        #expect(byID[badEmail]?["decision"] as? String == "invalid_email")
+        #expect(byID[badName]?["decision"] as? String == "invalid_name")
+        #expect(object["summary"] as? [String: Int] == ["send": 1, "already_notified": 1, "stale": 1, "invalid_email": 1, "invalid_name": 1])
+        #expect(!result.stdout.contains("zhang@example.com"))
+        // Full emails only on request; table and CSV go to stdout too.
+        let full = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "csv", "--full-emails"],
+                                           environment: try NotifierProcess.environment(database: db))
+        #expect(full.stdout.contains("zhang@example.com"))
+        let table = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db))
+        #expect(table.stdout.hasSuffix("Summary: send 1, already_notified 1, stale 1, invalid_email 1, invalid_name 1\n"))
+        #expect(try db.dump() == before)
+    }
+
+    @Test("the dry run needs no mail settings and reports the same decisions the real run acts on")
+    func sameDecisions() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        for i in 1...5 { try db.addUser(name: "U\(i)", email: mail.address("u\(i)"), checkIns: ["2026-01-\(String(format: "%02d", 5 + i))"]) }
+        let bare = try NotifierProcess.environment(database: db, ["FROM_EMAIL": nil, "SMTP_USER": nil, "SMTP_PASSWORD": nil])
+        let report = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"], environment: bare)
+        #expect(report.status == 0)
+        let users = (try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]] ?? []
+        let wouldSend = Set(users.filter { $0["decision"] as? String == "send" }.compactMap { $0["user_id"] as? String })
+        #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db)).status == 0)
+        let sent = Set(try db.query("SELECT user_id::text FROM notification_logs WHERE email_sent").compactMap { $0[0] })
+        #expect(wouldSend == sent)
+        #expect(sent.count == 5)  // L from 01-06 to 01-10: m from 6 down to 2
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// The mails the SMTP test servers accepted for one test, told apart by a recipient domain of
+/// the test's own (`<random>.test.example`), so tests can run in parallel on shared servers.
+struct Mailbox {
+    /// This test's recipient domain.
+    let domain = "t" + UUID().uuidString.lowercased().prefix(12) + ".example.com"
+    private let maildir: String
+
+    init() throws { maildir = try TestEnvironment.require().maildir }
+
+    /// An address in this test's domain; put `perm550`, `temp451once`, `data554`, `slowN` in
+    /// `local` to make the server fail or wait (see `scripts/testenv/smtp_server.py`).
+    func address(_ local: String) -> String { "\(local)@\(domain)" }
+
+    /// One accepted message.
+    struct Delivery {
+        let recipient: String
+        let messageID: String?
+        let file: String
+        /// The raw message bytes as received.
+        var raw: Data { FileManager.default.contents(atPath: file) ?? Data() }
+    }
+
+    /// Every message accepted for this test's domain, in arrival order.
+    func deliveries() throws -> [Delivery] {
+        let path = "\(maildir)/deliveries.jsonl"
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let recipients = object["rcpt_tos"] as? [String],
+                  let recipient = recipients.first(where: { $0.lowercased().hasSuffix("@" + domain) }) else { return nil }
+            let file = object["file"] as? String ?? ""
+            return Delivery(recipient: recipient.lowercased(), messageID: object["message_id"] as? String,
+                            file: file.hasPrefix("/") ? file : "\(maildir)/\(file)")
+        }
+    }
+
+    /// The server's RCPT/DATA decisions for this test's domain: (address, code).
+    func events() throws -> [(address: String, code: Int)] {
+        guard let data = FileManager.default.contents(atPath: "\(maildir)/events.jsonl") else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let address = (object["address"] as? String)?.lowercased(), address.hasSuffix("@" + domain),
+                  let code = object["code"] as? Int else { return nil }
+            return (address, code)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import SilemeNotifier
+
+/// A fresh PostgreSQL database for one test, migrated with the shipped migrations, with helpers
+/// to build a scenario (users, check-ins) and to read back what the notifier wrote.
+final class TestDatabase {
+    let name: String
+    let url: String
+    let connection: PGConnection
+    private let environment: TestEnvironment
+
+    /// Creates the database; `migrate: false` leaves it empty.
+    init(migrate: Bool = true) throws {
+        environment = try TestEnvironment.require()
+        name = "sn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
+        let admin = try PGConnection(Secret(environment.adminDatabaseURL))
+        try admin.execute("CREATE DATABASE \(name)")
+        url = "postgresql://postgres@127.0.0.1:\(environment.pgPort)/\(name)"
+        connection = try PGConnection(Secret(url))
+        if migrate { try Migrator(directory: Self.migrationsDirectory).migrate(connection) }
+    }
+
+    static let migrationsDirectory = TestEnvironment.root.appendingPathComponent("Sources/SilemeNotifier/Store/Migrations").path
+
+    /// Runs `sql` and returns every row as text values.
+    @discardableResult
+    func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
+        let result = try connection.execute(sql, parameters)
+        let columns = result.columnCount
+        return result.rows.map { row in (0..<columns).map { row.string($0) } }
+    }
+
+    /// Inserts a user and returns its id.
+    @discardableResult
+    func addUser(name: String?, email: String?, checkIns: [String] = []) throws -> String {
+        let id = UUID().uuidString.lowercased()
+        try connection.execute("INSERT INTO users (id, name, emergency_email) VALUES ($1, $2, $3)", [id, name, email])
+        for day in checkIns { try checkIn(id, day) }
+        return id
+    }
+
+    /// Records a check-in of `user` on `day`.
+    func checkIn(_ user: String, _ day: String) throws {
+        try connection.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2)", [user, day])
+    }
+
+    /// The `notification_logs` rows of `user`: (date, status, email_sent, attempts, last_error, message_id, m).
+    func logs(_ user: String) throws -> [NotificationLogRow] {
+        try query("""
+            SELECT notification_date::text, status, email_sent::text, attempts::text, last_error, message_id,
+                   consecutive_miss_days::text
+            FROM notification_logs WHERE user_id = $1 ORDER BY notification_date
+            """, [user]).map {
+                NotificationLogRow(date: $0[0]!, status: $0[1], emailSent: $0[2] == "true", attempts: Int($0[3]!)!,
+                                   lastError: $0[4], messageID: $0[5], missedDays: Int($0[6]!)!)
+            }
+    }
+
+    /// A full dump of the database (schema and data), to prove a run changed nothing.
+    func dump() throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(environment.pgBin)/pg_dump")
+        process.arguments = ["--no-owner", "--data-only", "--inserts", "--no-comments", url]
+        let schema = Process()
+        schema.executableURL = process.executableURL
+        schema.arguments = ["--no-owner", "--schema-only", url]
+        return try [process, schema].map { p in
+            let pipe = Pipe()
+            p.standardOutput = pipe
+            try p.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else { throw TestFailure("pg_dump failed") }
+            // pg_dump 15.14+ brackets its output with `\restrict KEY` lines whose key is random.
+            return String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("\\restrict") && !$0.hasPrefix("\\unrestrict") }.joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    deinit {
+        // Best effort: databases of a failed run are dropped with the cluster anyway.
+        if let admin = try? PGConnection(Secret(environment.adminDatabaseURL)) {
+            _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+}
+
+/// One `notification_logs` row as the tests read it.
+struct NotificationLogRow: Equatable {
+    let date: String
+    let status: String?
+    let emailSent: Bool
+    let attempts: Int
+    let lastError: String?
+    let messageID: String?
+    let missedDays: Int
+}

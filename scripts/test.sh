@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The test command: installs what it needs, builds, starts the real servers (PostgreSQL 15, SMTP
+# servers with STARTTLS/implicit TLS/AUTH, journald), runs every test, and stops what it started.
+#
+#   scripts/test.sh                 all tests (unit and integration)
+#   scripts/test.sh --filter Rule   passes its arguments on to `swift test`
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+swift build --build-tests
+
+state=$(mktemp -d /tmp/sileme-test.XXXXXX)
+cleanup() { scripts/testenv/testenv.sh stop "$state" >/dev/null 2>&1 || true; rm -rf "$state"; }
+trap cleanup EXIT
+scripts/testenv/testenv.sh start "$state" >&2
+# shellcheck disable=SC1091
+. "$state/env.sh"
+# The integration suites fail (rather than skip) if the servers are missing.
+export SILEME_REQUIRE_SERVERS=1
+
+swift test "$@"
