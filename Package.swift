@@ -40,6 +40,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(name: "SilemeNotifierTests", dependencies: ["SilemeNotifier"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SilemeNotifier"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SilemeNotifier", .product(name: "Logging", package: "swift-log")]),
     ]
 )

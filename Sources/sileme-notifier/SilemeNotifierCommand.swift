@@ -63,6 +63,15 @@ struct SilemeNotifierCommand: ParsableCommand {
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name")
                 return .success
             }
+            // One run at a time per database (the daemon, timers and other hosts included).
+            let lock: RunLock
+            if let free = try RunLock.tryAcquire(configuration.databaseURL) {
+                lock = free
+            } else {
+                logger.notice("another run is in progress on this database; waiting for it to finish")
+                lock = try RunLock.acquire(configuration.databaseURL)
+            }
+            defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)
             return try run.execute().exitStatus
         }

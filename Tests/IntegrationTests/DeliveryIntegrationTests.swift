@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 @testable import SilemeNotifier
 
@@ -63,6 +64,40 @@ struct DeliveryIntegrationTests {
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "200")
         let sentByRun = try db.query("SELECT sent FROM notifier_runs ORDER BY id").compactMap { $0[0].flatMap(Int.init) }
         #expect(sentByRun.reduce(0, +) == 200)
+    }
+
+    @Test("two runs in one process racing on the same due users: every claim is won once")
+    func claimRace() throws {
+        let env = try TestEnvironment.require()
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.query("""
+            WITH u AS (INSERT INTO users (name, emergency_email)
+                       SELECT 'Race ' || g, 'race' || g || '@\(mail.domain)' FROM generate_series(1, 120) g RETURNING id)
+            INSERT INTO check_ins (user_id, check_in_date) SELECT id, '2026-01-10' FROM u
+            """)
+        var configuration = NotifierConfiguration()
+        configuration.databaseURL = Secret(db.url)
+        configuration.fromEmail = "noreply@sileme.app"
+        configuration.smtp.host = "localhost"
+        configuration.smtp.port = Int(env.starttlsPort)!
+        configuration.smtp.user = env.smtpUser
+        configuration.smtp.password = Secret(env.smtpPassword)
+        configuration.smtp.caFile = env.caFile
+        configuration.smtp.connections = 3
+        let runDate = try #require(CalendarDate(parsing: "2026-01-13"))
+        let results = Locked<[RunResult]>([])
+        let fixed = configuration
+        WorkerPool.run(count: 2, name: "race") { _ in
+            let run = NotificationRun(configuration: fixed, runDate: runDate, mode: .runNow, logger: Logger(label: "race") { _ in SwiftLogNoOpLogHandler() })
+            if let result = try? run.execute() { results.withLock { $0.append(result) } }
+        }
+        let all = results.withLock { $0 }
+        #expect(all.count == 2)
+        #expect(all.map(\.counts.sent).reduce(0, +) == 120)
+        // Each user was sent by one run; the other found it claimed or, if it looked later, notified.
+        #expect(all.map { $0.counts.busyElsewhere + $0.counts.alreadyNotified }.reduce(0, +) == 120)
+        #expect(try mail.deliveries().count == 120)
     }
 
     @Test("a run killed with SIGKILL mid-dispatch loses no alert: the next run resends with the same Message-ID")

@@ -101,6 +101,33 @@ struct OperationsIntegrationTests {
         #expect(result.stderr.contains("run finished for 2026-01-13: 1 sent, 1 failed, 1 skipped"))
     }
 
+    @Test("with no journal running, every event goes to standard error instead",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")))
+    func noJournal() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "NoJournal", email: mail.address("nojournal"), checkIns: ["2026-01-10"])
+        // A private mount namespace where /run is an empty tmpfs: no journal socket.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--mount", "/bin/sh", "-c",
+                             "mount -t tmpfs tmpfs /run && exec \"$0\" \"$@\"",
+                             NotifierProcess.executable, "--run-now", "--date", "2026-01-13"]
+        process.environment = try NotifierProcess.environment(database: db)
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let result = NotifierProcess.finish(process, out, err)
+        #expect(result.status == 0)
+        #expect(result.stdout.isEmpty, "stdout is for reports only")
+        for event in ["run_started", "notification_sent", "run_finished"] {
+            #expect(result.stderr.contains("NOTIFIER_EVENT=\(event)"), "\(event) on stderr")
+        }
+        #expect(result.stderr.contains("USER_ID=\(user)"))
+        #expect(!result.stderr.contains(mail.address("nojournal")), "the address is masked on stderr too")
+    }
+
     @Test("exit codes: 78 naming the setting, 69 for an unreachable database, 64 for bad arguments")
     func exitCodes() throws {
         let db = try TestDatabase()

@@ -13,7 +13,8 @@
 #     STATE_DIR/maildir, AUTH sileme / smtp-test-secret;
 #   - journald: reuses a journald already serving /run/systemd/journal/socket,
 #     else starts /lib/systemd/systemd-journald standalone (volatile storage,
-#     no rate limit) and removes what it created under /run on `stop`.
+#     no rate limit), shared by all STATE_DIRs started meanwhile; the last
+#     `stop` stops it and removes what it created under /run.
 # Then it writes STATE_DIR/env.sh (SILEME_TEST_* variables) for the tests:
 #
 #   scripts/testenv/testenv.sh start /tmp/sileme-test
@@ -24,9 +25,7 @@
 # runs this script and, after `start`, also sources DIR/env.sh into the shell.
 #
 # Needs root (PostgreSQL runs as `postgres` via runuser; journald needs /run).
-# Pids are in STATE_DIR/pids/*.pid, logs in STATE_DIR/logs/. Limitation: one
-# journald per machine; two concurrent STATE_DIRs share the one started first,
-# and stopping that STATE_DIR stops the journald for both.
+# Pids are in STATE_DIR/pids/*.pid, logs in STATE_DIR/logs/.
 
 if [[ "${BASH_SOURCE[0]}" != "$0" ]]; then
     # Sourced: only define the wrapper; strict mode stays inside the script.
@@ -52,6 +51,8 @@ readonly JOURNAL_DIR=/run/systemd/journal
 readonly JOURNAL_SOCKET=$JOURNAL_DIR/socket
 readonly JOURNALD_DROPIN_DIR=/run/systemd/journald.conf.d
 readonly JOURNALD_DROPIN=$JOURNALD_DROPIN_DIR/50-sileme-testenv.conf
+readonly JOURNALD_REG=/run/sileme-testenv-journald   # see the journald section
+readonly JOURNALD_LOCK=/run/lock                      # flock'ed directory, never written
 readonly SMTP_USER=sileme
 readonly SMTP_PASSWORD=smtp-test-secret
 readonly SMTP_MODES=(starttls tls plain)
@@ -277,6 +278,24 @@ start_smtp() {
 }
 
 # --- journald ---------------------------------------------------------------
+#
+# There is one journal socket per machine, so a journald started here is shared
+# by every STATE_DIR started while it runs. The registry JOURNALD_REG records
+# its pid, the paths it created under /run and one file per STATE_DIR using it;
+# the last `stop` stops it and removes those paths. A journald that testenv did
+# not start (a real systemd machine) is only reused, never stopped. Registry
+# changes are serialised with flock.
+
+# with_journald_lock CMD...: run CMD holding the registry lock.
+with_journald_lock() {
+    local lockfd
+    exec {lockfd}<"$JOURNALD_LOCK"
+    flock "$lockfd"
+    local rc=0
+    "$@" || rc=$?
+    exec {lockfd}<&-
+    return $rc
+}
 
 # journal_alive: something receives datagrams on the journal socket.
 journal_alive() {
@@ -285,15 +304,25 @@ s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.connect(sys.argv[1])' "$JOURNAL_SOCKET" 2>/dev/null
 }
 
+# testenv_journald_pid: pid of the journald testenv started, if it still runs.
+testenv_journald_pid() {
+    local pid
+    pid=$(cat "$JOURNALD_REG/pid" 2>/dev/null) || return 1
+    alive "$pid" && cmdline_has "$pid" systemd-journald && echo "$pid"
+}
+
+# user_key: this STATE_DIR's file name in the registry.
+user_key() { printf '%s' "$STATE" | sha1sum | cut -c1-16; }
+
 # record_created PATH: if PATH does not exist yet, note its topmost missing
-# ancestor in STATE_DIR/journald.created, to be removed on stop.
+# ancestor in the registry, to be removed when the journald stops.
 record_created() {
     local path=$1 top=""
     while [[ ! -e "$path" ]]; do
         top=$path
         path=$(dirname "$path")
     done
-    if [[ -n "$top" ]]; then echo "$top" >>"$STATE/journald.created"; fi
+    if [[ -n "$top" ]]; then echo "$top" >>"$JOURNALD_REG/created"; fi
 }
 
 # journal_probe: write a unique entry through the native protocol (as
@@ -314,21 +343,28 @@ journal_probe() {
     return 1
 }
 
-start_journald() {
-    if journal_alive; then
-        log "journald: reusing the one already serving $JOURNAL_SOCKET"
-        touch "$STATE/journald.reused"
-    elif [[ -x "$JOURNALD" ]]; then
-        log "journald: starting $JOURNALD standalone"
-        : >"$STATE/journald.created"
-        record_created "$JOURNAL_DIR"
-        record_created "/run/log/journal/$(cat /etc/machine-id 2>/dev/null || echo none)"
-        record_created "$JOURNALD_DROPIN_DIR"
-        mkdir -p "$JOURNAL_DIR" "$JOURNALD_DROPIN_DIR"
-        # Volatile: keep test entries out of /var/log/journal. No rate limit:
-        # benchmarks log a lot. No kernel messages or forwarding: less noise.
-        cat >"$JOURNALD_DROPIN" <<'EOF'
-# Written by sileme-notifier scripts/testenv/testenv.sh; removed on stop.
+# join_journald: register this STATE_DIR as a user of testenv's journald PID.
+join_journald() {
+    echo "$STATE" >"$JOURNALD_REG/users/$(user_key)"
+    echo "$1" >"$STATE/pids/journald.pid"
+}
+
+# spawn_journald: start journald standalone; its pid in the registry.
+spawn_journald() {
+    rm -rf "$JOURNALD_REG"   # stale registry of a journald that is gone
+    local created
+    created=$(mktemp)
+    mkdir -p "$JOURNALD_REG/users"
+    mv "$created" "$JOURNALD_REG/created"
+    echo "$JOURNALD_REG" >"$JOURNALD_REG/created"
+    record_created "$JOURNAL_DIR"
+    record_created "/run/log/journal/$(cat /etc/machine-id 2>/dev/null || echo none)"
+    record_created "$JOURNALD_DROPIN_DIR"
+    mkdir -p "$JOURNAL_DIR" "$JOURNALD_DROPIN_DIR"
+    # Volatile: keep test entries out of /var/log/journal. No rate limit:
+    # benchmarks log a lot. No kernel messages or forwarding: less noise.
+    cat >"$JOURNALD_DROPIN" <<'EOF'
+# Written by sileme-notifier scripts/testenv/testenv.sh; removed at once.
 [Journal]
 Storage=volatile
 RateLimitIntervalSec=0
@@ -338,50 +374,86 @@ ForwardToKMsg=no
 ForwardToConsole=no
 ForwardToWall=no
 EOF
-        spawn "$STATE/logs/journald.log" "$STATE/pids/journald.pid" "$JOURNALD"
-        local pid i
-        pid=$(<"$STATE/pids/journald.pid")
-        for ((i = 0; i < 100; i++)); do
-            journal_alive && break
-            alive "$pid" || break
-            sleep 0.1
-        done
-        # journald has read its configuration by now: drop the drop-in at once,
-        # so that nothing of ours lingers in /run/systemd/journald.conf.d.
-        rm -f "$JOURNALD_DROPIN"
-        rmdir "$JOURNALD_DROPIN_DIR" 2>/dev/null || true
-        if ! journal_alive; then
-            log "warning: journald did not come up (see $STATE/logs/journald.log)"
-            stop_journald
-            return 0
-        fi
+    spawn "$JOURNALD_REG/journald.log" "$JOURNALD_REG/pid" "$JOURNALD"
+    local pid i
+    pid=$(<"$JOURNALD_REG/pid")
+    for ((i = 0; i < 100; i++)); do
+        journal_alive && break
+        alive "$pid" || break
+        sleep 0.1
+    done
+    # journald has read its configuration by now: remove the drop-in at once,
+    # so nothing of ours lingers in /run/systemd/journald.conf.d.
+    rm -f "$JOURNALD_DROPIN"
+    rmdir "$JOURNALD_DROPIN_DIR" 2>/dev/null || true
+    if journal_alive; then
+        join_journald "$pid"
+    else
+        log "warning: journald did not come up:"
+        sed 's/^/    /' "$JOURNALD_REG/journald.log" >&2 || true
+        release_journald_locked
+        return 1
+    fi
+}
+
+start_journald_locked() {
+    local pid
+    if pid=$(testenv_journald_pid); then
+        log "journald: sharing the one testenv started (pid $pid)"
+        join_journald "$pid"
+    elif journal_alive; then
+        log "journald: reusing the one already serving $JOURNAL_SOCKET (not ours, left alone)"
+        touch "$STATE/journald.reused"
+    elif [[ -x "$JOURNALD" ]]; then
+        log "journald: starting $JOURNALD standalone"
+        spawn_journald || return 0
     else
         log "warning: no journald running and $JOURNALD missing: journal tests disabled"
         return 0
     fi
-
     if journal_probe; then
         log "journald: probe entry written and read back"
         JOURNAL_OK=1
     else
         log "warning: journald probe entry not found with journalctl: journal tests disabled"
-        if [[ -f "$STATE/pids/journald.pid" ]]; then stop_journald; fi
+        release_journald_locked
     fi
 }
 
-stop_journald() {
-    # Only a journald this script started has a pidfile; a reused one is left alone.
-    stop_pidfile "$STATE/pids/journald.pid" systemd-journald
+# release_journald_locked: this STATE_DIR stops using the journald; the last
+# user stops it and removes what was created for it.
+release_journald_locked() {
     rm -f "$STATE/journald.reused"
-    if [[ -f "$STATE/journald.created" ]]; then
-        local path
-        while read -r path; do
-            # Never remove anything outside /run, whatever the file says.
-            if [[ "$path" == /run/?* && "$path" != *..* ]]; then rm -rf -- "$path"; fi
-        done <"$STATE/journald.created"
-        rm -f "$STATE/journald.created"
+    [[ -f "$STATE/pids/journald.pid" || -f "$JOURNALD_REG/users/$(user_key)" ]] || return 0
+    rm -f "$STATE/pids/journald.pid" "$JOURNALD_REG/users/$(user_key)"
+    [[ -d "$JOURNALD_REG" ]] || return 0
+    # Forget users whose STATE_DIR was deleted without `stop`.
+    local f user users=0 pid path
+    for f in "$JOURNALD_REG"/users/*; do
+        [[ -f "$f" ]] || continue
+        user=$(<"$f")
+        if [[ -f "$user/pids/journald.pid" ]]; then users=$((users + 1)); else rm -f "$f"; fi
+    done
+    if ((users > 0)); then
+        log "journald: still used by $users other STATE_DIR(s), left running"
+        return 0
     fi
+    if pid=$(testenv_journald_pid); then
+        log "stopping journald (pid $pid)"
+        kill -TERM "$pid" 2>/dev/null || true
+        wait_gone "$pid" 10 || { kill -KILL "$pid" 2>/dev/null || true; wait_gone "$pid" 5 || true; }
+    fi
+    if [[ -f "$JOURNALD_REG/created" ]]; then
+        # Most recent first; never anything outside /run, whatever the file says.
+        tac "$JOURNALD_REG/created" | while read -r path; do
+            if [[ "$path" == /run/?* && "$path" != *..* ]]; then rm -rf -- "$path"; fi
+        done
+    fi
+    rm -rf "$JOURNALD_REG"
 }
+
+start_journald() { with_journald_lock start_journald_locked; }
+stop_journald() { with_journald_lock release_journald_locked; }
 
 # --- env.sh -----------------------------------------------------------------
 
