@@ -48,3 +48,12 @@ CURLcode sileme_curl_set_rcpt_allow_fails(CURL *handle, long value) {
 long sileme_curl_usessl_all(void) {
     return (long)CURLUSESSL_ALL;
 }
+
+static size_t sileme_discard(char *data, size_t size, size_t count, void *userdata) {
+    (void)data; (void)userdata;
+    return size * count;
+}
+
+CURLcode sileme_curl_set_write_discard(CURL *handle) {
+    return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, sileme_discard);
+}

@@ -19,7 +19,7 @@ struct SilemeNotifierCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Flag(name: .long, help: "Run once for the run date, then exit.")
+    @Flag(name: .long, help: "Run once for the run date, then exit. Without it, sileme-notifier is the daemon: it runs every day at NOTIFY_TIME in NOTIFY_TIME_ZONE, catches up a run it missed, retries failed mails later the same day, and speaks systemd's notify protocol (SIGTERM stops, SIGHUP reloads).")
     var runNow = false
 
     @Flag(name: .long, help: "With --run-now: print who would be mailed and why; write nothing, send nothing.")
@@ -41,11 +41,7 @@ struct SilemeNotifierCommand: ParsableCommand {
     }
 
     func run() throws {
-        guard runNow else {
-            Console.error("sileme-notifier: the long-running daemon mode is not part of this version yet; "
-                          + "run `sileme-notifier --run-now` (for example from sileme-notifier-run.timer).")
-            throw ExitCode(ExitStatus.usage.rawValue)
-        }
+        guard runNow else { return try runDaemon() }
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
         let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
@@ -74,6 +70,22 @@ struct SilemeNotifierCommand: ParsableCommand {
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)
             return try run.execute().exitStatus
+        }
+    }
+}
+
+extension SilemeNotifierCommand {
+    /// The daemon: runs until SIGTERM/SIGINT; SIGHUP reloads the configuration.
+    func runDaemon() throws {
+        let configuration = try common.loadConfiguration()
+        let logger = LoggingSetup.bootstrap(interactive: isatty(STDERR_FILENO) != 0)
+        let loader = common.loader
+        try Console.exitOnFailure {
+            let daemon = try Daemon(configuration: configuration, reloadConfiguration: { () throws(ConfigurationError) in
+                try loader.load()
+            }, logger: logger)
+            SignalHandlers.install(stop: daemon.requestStop, reload: daemon.requestReload)
+            return daemon.run()
         }
     }
 }

@@ -52,7 +52,8 @@ readonly JOURNAL_SOCKET=$JOURNAL_DIR/socket
 readonly JOURNALD_DROPIN_DIR=/run/systemd/journald.conf.d
 readonly JOURNALD_DROPIN=$JOURNALD_DROPIN_DIR/50-sileme-testenv.conf
 readonly JOURNALD_REG=/run/sileme-testenv-journald   # see the journald section
-readonly JOURNALD_LOCK=/run/lock                      # flock'ed directory, never written
+# flock'ed (a directory, never written to): serialises journald sharing.
+if [[ -d /run/lock ]]; then readonly JOURNALD_LOCK=/run/lock; else readonly JOURNALD_LOCK=/run; fi
 readonly SMTP_USER=sileme
 readonly SMTP_PASSWORD=smtp-test-secret
 readonly SMTP_MODES=(starttls tls plain)
@@ -124,6 +125,7 @@ if pid == 0:
     out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(out, 1)
     os.dup2(out, 2)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # e.g. the flock fd: not for daemons
     try:
         os.execv(argv[0], argv)
     except OSError as error:
@@ -351,11 +353,8 @@ join_journald() {
 
 # spawn_journald: start journald standalone; its pid in the registry.
 spawn_journald() {
-    rm -rf "$JOURNALD_REG"   # stale registry of a journald that is gone
-    local created
-    created=$(mktemp)
+    rm -rf "$JOURNALD_REG" # stale registry of a journald that is gone
     mkdir -p "$JOURNALD_REG/users"
-    mv "$created" "$JOURNALD_REG/created"
     echo "$JOURNALD_REG" >"$JOURNALD_REG/created"
     record_created "$JOURNAL_DIR"
     record_created "/run/log/journal/$(cat /etc/machine-id 2>/dev/null || echo none)"
@@ -423,9 +422,7 @@ start_journald_locked() {
 # release_journald_locked: this STATE_DIR stops using the journald; the last
 # user stops it and removes what was created for it.
 release_journald_locked() {
-    rm -f "$STATE/journald.reused"
-    [[ -f "$STATE/pids/journald.pid" || -f "$JOURNALD_REG/users/$(user_key)" ]] || return 0
-    rm -f "$STATE/pids/journald.pid" "$JOURNALD_REG/users/$(user_key)"
+    rm -f "$STATE/journald.reused" "$STATE/pids/journald.pid" "$JOURNALD_REG/users/$(user_key)"
     [[ -d "$JOURNALD_REG" ]] || return 0
     # Forget users whose STATE_DIR was deleted without `stop`.
     local f user users=0 pid path
@@ -548,6 +545,8 @@ cmd_status() {
     done
     if [[ -f "$STATE/journald.reused" ]]; then
         printf '%-14s %s\n' journald "reused (not started by testenv)"
+    elif [[ -f "$STATE/pids/journald.pid" ]]; then
+        printf '%-14s %s\n' journald "started by testenv, shared by $(find "$JOURNALD_REG/users" -type f 2>/dev/null | wc -l) STATE_DIR(s)"
     fi
     if [[ -f "$STATE/env.sh" ]]; then
         (

@@ -21,6 +21,9 @@ typedef int (*sileme_debug_callback)(CURL *handle, curl_infotype type, char *dat
 CURLcode sileme_curl_set_read_callback(CURL *handle, sileme_read_callback callback, void *userdata);
 CURLcode sileme_curl_set_debug_callback(CURL *handle, sileme_debug_callback callback, void *userdata);
 
+/// Makes the handle discard any response body (instead of curl's default: writing it to stdout).
+CURLcode sileme_curl_set_write_discard(CURL *handle);
+
 /// Sets "allow some recipients to fail" where this libcurl knows it (7.69+); the option was
 /// spelled CURLOPT_MAIL_RCPT_ALLLOWFAILS before 8.2. Returns CURLE_UNKNOWN_OPTION when absent.
 CURLcode sileme_curl_set_rcpt_allow_fails(CURL *handle, long value);

@@ -15,7 +15,7 @@ public struct ConfigurationLoader: Sendable {
         "SMTP_CONNECTIONS",
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
-        "TEMPLATE_DIR", "MIGRATIONS_DIR",
+        "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -73,7 +73,7 @@ public struct ConfigurationLoader: Sendable {
 
         if let time = try settings.string("NOTIFY_TIME") {
             guard let parsed = TimeOfDay(parsing: time) else {
-                throw ConfigurationError(setting: "NOTIFY_TIME", reason: "must be HH:MM on a 24-hour clock (got \"\(time)\")")
+                throw ConfigurationError(setting: "NOTIFY_TIME", reason: "must be HH:MM or HH:MM:SS on a 24-hour clock (got \"\(time)\")")
             }
             config.notifyTime = parsed
         }
@@ -94,6 +94,13 @@ public struct ConfigurationLoader: Sendable {
         if let dir = try settings.string("MIGRATIONS_DIR"), !dir.isEmpty {
             try requireDirectory(dir, setting: "MIGRATIONS_DIR")
             config.migrationsDirectory = dir
+        }
+        config.retryLaterSeconds = try settings.number("RETRY_LATER_SECONDS", in: 1...86400) ?? config.retryLaterSeconds
+        if let url = try settings.string("HEARTBEAT_URL"), !url.isEmpty {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains(where: \.isWhitespace) else {
+                throw ConfigurationError(setting: "HEARTBEAT_URL", reason: "must be an http:// or https:// URL")
+            }
+            config.heartbeatURL = url
         }
         return config
     }

@@ -21,6 +21,11 @@ public struct NotifierConfiguration: Sendable {
     public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
     public var templateDirectory: String?
+    /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently
+    /// failed mail (default 300; doubled per round, at most 2 hours apart, until the day ends).
+    public var retryLaterSeconds: Double = 300
+    /// `HEARTBEAT_URL`: a dead man's switch pinged after each daemon run (`/fail` appended on failure).
+    public var heartbeatURL: String?
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
     public var migrationsDirectory: String?
 

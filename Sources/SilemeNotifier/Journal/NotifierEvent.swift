@@ -12,6 +12,9 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// A due user was skipped for bad data, with the reason.
     case notificationSkipped = "notification_skipped"
 
+    /// `MESSAGE_ID` of `run_failed`: a daemon run that could not be carried out at all.
+    public static let runFailedMessageID = "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
+
     /// The journald `MESSAGE_ID` (128-bit, hex).
     public var messageID: String {
         switch self {

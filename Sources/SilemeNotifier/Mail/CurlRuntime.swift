@@ -1,4 +1,5 @@
 import CCurl
+import CCurlShim
 import Foundation
 
 /// libcurl's process-wide setup: `curl_global_init` exactly once, and `SIGPIPE` ignored so that a

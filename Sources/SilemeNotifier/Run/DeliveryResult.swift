@@ -12,8 +12,13 @@ struct DeliveryResult: Sendable {
     var busyElsewhere = 0
     /// Messages in a row that failed because the server was unusable (drives the give-up limit).
     var consecutiveUnavailable = 0
+    /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
+    var notStarted = 0
     /// Worker failures (database lost, transport could not be created).
     var errors: [any Error] = []
+
+    /// Jobs handled so far, whatever the outcome.
+    var handled: Int { sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere }
 
     mutating func add(_ outcome: JobOutcome) {
         switch outcome {

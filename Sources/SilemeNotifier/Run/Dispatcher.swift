@@ -17,6 +17,8 @@ struct Dispatcher {
     let logger: Logger
     /// Makes one transport per worker (SMTP through libcurl in production).
     let makeTransport: @Sendable () throws -> any MailTransport
+    /// The daemon's stop request and progress hook (nil for a run by hand).
+    let control: RunControl?
 
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
@@ -33,15 +35,18 @@ struct Dispatcher {
             do {
                 let db = try PGConnection(configuration.databaseURL)
                 let transport = try makeTransport()
-                while let job = queue.withLock({ $0.popFirst() }) {
+                while control?.stopRequested != true, let job = queue.withLock({ $0.popFirst() }) {
                     let outcome = try deliver(job, db: db, transport: transport, result: result)
-                    result.withLock { $0.add(outcome) }
+                    let handled = result.withLock { $0.add(outcome); return $0.handled }
+                    control?.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
                 }
             } catch {
                 result.withLock { $0.errors.append(error) }
             }
         }
-        return result.withLock { $0 }
+        var final = result.withLock { $0 }
+        final.notStarted = queue.withLock { $0.count }
+        return final
     }
 
     /// Claims, sends and records one job.
@@ -95,7 +100,8 @@ struct Dispatcher {
                                reply: String, fields: Logger.Metadata, db: PGConnection,
                                result: Locked<DeliveryResult>) throws -> JobOutcome {
         let nextAttempt = permanent
-            ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts))
+            ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
+                                                                base: configuration.retryLaterSeconds))
         try store.markFailed(db, claim: claim, attempts: attempts, permanent: permanent, error: reply, nextAttempt: nextAttempt)
         result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
         logger.error("notification failed for user \(job.userID): \(reply)",
@@ -105,9 +111,9 @@ struct Dispatcher {
         return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
     }
 
-    /// When a transiently failed mail is due again later the same day: 5 minutes after the first
-    /// run's attempts, doubling, at most 2 hours apart.
-    static func laterRetryDelay(previousAttempts: Int) -> TimeInterval {
-        min(7200, 300 * pow(2, Double(max(0, previousAttempts / 3 - 1))))
+    /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`
+    /// (5 minutes) after the first run's attempts, doubling with each round, at most 2 hours apart.
+    static func laterRetryDelay(previousAttempts: Int, base: TimeInterval) -> TimeInterval {
+        min(7200, base * pow(2, Double(max(0, previousAttempts / 3 - 1))))
     }
 }

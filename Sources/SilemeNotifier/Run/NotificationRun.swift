@@ -46,7 +46,8 @@ public struct NotificationRun: Sendable {
 
     /// The real run: records it in `notifier_runs`, evaluates, records skipped users, delivers the
     /// due mails through `makeTransport` (SMTP by default), and reports every event.
-    public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil) throws -> RunResult {
+    public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
+                        control: RunControl? = nil) throws -> RunResult {
         try ConfigurationLoader.validateForSending(configuration)
         let composer = try MailComposer(configuration: configuration,
                                         templates: MailTemplates(directory: configuration.templateDirectory))
@@ -64,8 +65,11 @@ public struct NotificationRun: Sendable {
         var skips: [SkippedUser] = []
         var delivery = DeliveryResult()
         do {
+            var evaluated = 0
             try evaluate(db) { candidate, evaluation in
                 counts.count(evaluation.decision)
+                evaluated += 1
+                if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
                 switch evaluation.decision {
                 case .send:
                     jobs.append(DeliveryJob(userID: candidate.userID, name: evaluation.name!, email: evaluation.email!,
@@ -90,7 +94,7 @@ public struct NotificationRun: Sendable {
             let settings = configuration.smtp
             let dispatcher = Dispatcher(
                 configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
-                logger: logger, makeTransport: makeTransport ?? { try SMTPTransport(settings: settings) })
+                logger: logger, makeTransport: makeTransport ?? { try SMTPTransport(settings: settings) }, control: control)
             delivery = dispatcher.deliver(jobs)
         } catch {
             delivery.errors.append(error)
@@ -100,6 +104,9 @@ public struct NotificationRun: Sendable {
         counts.failed = delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable
         counts.failedPermanently = delivery.failedPermanently
         counts.busyElsewhere = delivery.busyElsewhere
+        if delivery.notStarted > 0 {
+            delivery.errors.append(RunInterrupted(remaining: delivery.notStarted))
+        }
         let result = RunResult(runID: runID, counts: counts, errors: delivery.errors.map { "\($0)" },
                                databaseLost: delivery.errors.contains { ($0 as? DatabaseError)?.kind == .unreachable },
                                mailServerUnavailable: delivery.serverUnavailable > 0 && delivery.sent == 0)

@@ -6,6 +6,7 @@ public final class RunLock {
     /// The lock's key (an arbitrary constant: "sileme-notifier run").
     static let key = "7345120002"
     private let connection: PGConnection
+    private var held = true
 
     private init(connection: PGConnection) { self.connection = connection }
 
@@ -25,6 +26,8 @@ public final class RunLock {
 
     /// Releases the lock (closing the session would too).
     public func release() {
+        guard held else { return }
+        held = false
         _ = try? connection.execute("SELECT pg_advisory_unlock(\(RunLock.key))")
     }
 
