@@ -20,3 +20,6 @@ scripts/testenv/testenv.sh start "$state" >&2
 export SILEME_REQUIRE_SERVERS=1
 
 swift test "$@"
+
+# The systemd units: `systemd-analyze verify`, the security score (at most 1.5), the catalog.
+bash scripts/check-units.sh
