@@ -44,7 +44,7 @@ import Glibc
 public final class WallClockTimer: @unchecked Sendable {
     /// Why `wait(until:orAtMost:)` returned. When several apply, the first listed wins.
     public enum WakeReason: Sendable, Equatable {
-        /// `cancel()` was called (now or earlier): stop waiting for good.
+        /// `cancel()` was called (during this wait or since the previous one).
         case cancelled
         /// The wall clock has reached the deadline (also when it was already past when the
         /// wait began, or got past it through a clock step or a resume from suspend).
@@ -114,6 +114,7 @@ public final class WallClockTimer: @unchecked Sendable {
         cancelDescriptor = cancel
     }
 
+    /// Closes the three descriptors.
     deinit {
         close(deadlineDescriptor)
         close(intervalDescriptor)
@@ -159,7 +160,8 @@ public final class WallClockTimer: @unchecked Sendable {
                 fatalError("poll failed: \(SystemCallError(call: "poll", code: code))")
             }
             if descriptors[0].revents != 0 {
-                // Consume the wake-up: a cancel interrupts one wait, not every later one.
+                // Consume the wake-up: a cancel interrupts one wait, not every later one (the
+                // daemon uses it for both stop and reload, and re-checks its flags after a wake).
                 var counter: UInt64 = 0
                 _ = withUnsafeMutableBytes(of: &counter) { read(cancelDescriptor, $0.baseAddress, $0.count) }
                 return .cancelled
@@ -189,9 +191,9 @@ public final class WallClockTimer: @unchecked Sendable {
         }
     }
 
-    /// Makes the current or next `wait(until:orAtMost:)` return `.cancelled` promptly (once: the
-    /// wait consumes it; the daemon re-checks its stop and reload flags after every wake).
-    /// Safe to call from any thread, any number of times.
+    /// Makes the current or next `wait(until:orAtMost:)` return `.cancelled` promptly, once (that
+    /// wait consumes it; several cancels before it count as one). Safe to call from any thread,
+    /// any number of times.
     public func cancel() {
         var increment: UInt64 = 1
         // Can only fail with EAGAIN if the counter would overflow, which 2^64 - 2 calls won't.
