@@ -52,8 +52,7 @@ readonly JOURNAL_SOCKET=$JOURNAL_DIR/socket
 readonly JOURNALD_DROPIN_DIR=/run/systemd/journald.conf.d
 readonly JOURNALD_DROPIN=$JOURNALD_DROPIN_DIR/50-sileme-testenv.conf
 readonly JOURNALD_REG=/run/sileme-testenv-journald   # see the journald section
-# flock'ed (a directory, never written to): serialises journald sharing.
-if [[ -d /run/lock ]]; then readonly JOURNALD_LOCK=/run/lock; else readonly JOURNALD_LOCK=/run; fi
+readonly JOURNALD_LOCK=/run  # flock'ed, never written to: serialises journald sharing
 readonly SMTP_USER=sileme
 readonly SMTP_PASSWORD=smtp-test-secret
 readonly SMTP_MODES=(starttls tls plain)
@@ -288,11 +287,16 @@ start_smtp() {
 # not start (a real systemd machine) is only reused, never stopped. Registry
 # changes are serialised with flock.
 
-# with_journald_lock CMD...: run CMD holding the registry lock.
+# with_journald_lock CMD...: run CMD holding the registry lock. (Daemons must
+# not inherit the lock's descriptor: spawn closes it.)
 with_journald_lock() {
     local lockfd
     exec {lockfd}<"$JOURNALD_LOCK"
-    flock "$lockfd"
+    if ! flock -w 60 "$lockfd"; then
+        exec {lockfd}<&-
+        log "warning: journald registry lock (flock on $JOURNALD_LOCK) still busy after 60 s, see /proc/locks"
+        return 1
+    fi
     local rc=0
     "$@" || rc=$?
     exec {lockfd}<&-
@@ -492,8 +496,9 @@ cmd_start() {
     chmod a+x "$STATE" # the postgres user must traverse it
     JOURNAL_OK=0
 
-    # If anything below fails, stop what was already started.
+    # If anything below fails or we are interrupted, stop what was already started.
     trap 'rc=$?; if ((rc != 0)); then log "start failed, stopping what was started"; cmd_stop; fi' EXIT
+    trap 'exit 130' INT TERM HUP
 
     local ports pg_port starttls_port tls_port plain_port
     ports=$(free_ports 4)
@@ -510,9 +515,9 @@ cmd_start() {
         smtp_probe "$mode" "$port" "$(<"$STATE/pids/smtp-$mode.pid")" ||
             { tail -20 "$STATE/logs/smtp-$mode.log" >&2; die "SMTP server ($mode) not working"; }
     done
-    start_journald
+    start_journald || true
     write_env "$pg_port" "$starttls_port" "$tls_port" "$plain_port"
-    trap - EXIT
+    trap - EXIT INT TERM HUP
     log "ready: . $STATE/env.sh"
 }
 
@@ -523,7 +528,7 @@ cmd_stop() {
         stop_pidfile "$STATE/pids/smtp-$mode.pid" "--maildir $STATE/maildir"
     done
     stop_postgres
-    stop_journald
+    stop_journald || log "warning: journald left as it is"
     rm -f "$STATE/env.sh"
 }
 
