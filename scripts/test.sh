@@ -16,6 +16,9 @@ trap cleanup EXIT
 scripts/testenv/testenv.sh start "$state" >&2
 # shellcheck disable=SC1091
 . "$state/env.sh"
+# The harness checks itself first: every SMTP mode and failure injection answers as the tests expect.
+bash scripts/testenv/smtp_selftest.sh "$state" >/dev/null
+
 # The integration suites fail (rather than skip) if the servers are missing.
 export SILEME_REQUIRE_SERVERS=1
 

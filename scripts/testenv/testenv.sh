@@ -357,9 +357,10 @@ join_journald() {
 
 # spawn_journald: start journald standalone; its pid in the registry.
 spawn_journald() {
-    rm -rf "$JOURNALD_REG" # stale registry of a journald that is gone
+    # A registry left by a journald that is gone: keep its list of created paths.
+    rm -rf "$JOURNALD_REG/users" "$JOURNALD_REG/pid"
     mkdir -p "$JOURNALD_REG/users"
-    echo "$JOURNALD_REG" >"$JOURNALD_REG/created"
+    [[ -f "$JOURNALD_REG/created" ]] || echo "$JOURNALD_REG" >"$JOURNALD_REG/created"
     record_created "$JOURNAL_DIR"
     record_created "/run/log/journal/$(cat /etc/machine-id 2>/dev/null || echo none)"
     record_created "$JOURNALD_DROPIN_DIR"
@@ -444,7 +445,10 @@ release_journald_locked() {
         kill -TERM "$pid" 2>/dev/null || true
         wait_gone "$pid" 10 || { kill -KILL "$pid" 2>/dev/null || true; wait_gone "$pid" 5 || true; }
     fi
-    if [[ -f "$JOURNALD_REG/created" ]]; then
+    if journal_alive; then
+        # Some other journald serves the socket now: its /run paths are not ours.
+        log "journald: the journal socket is served by another journald, /run left as it is"
+    elif [[ -f "$JOURNALD_REG/created" ]]; then
         # Most recent first; never anything outside /run, whatever the file says.
         tac "$JOURNALD_REG/created" | while read -r path; do
             if [[ "$path" == /run/?* && "$path" != *..* ]]; then rm -rf -- "$path"; fi
