@@ -48,11 +48,7 @@ struct DeliveryIntegrationTests {
     func concurrentRuns() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        try db.query("""
-            WITH u AS (INSERT INTO users (name, emergency_email)
-                       SELECT 'User ' || g, 'user' || g || '@\(mail.domain)' FROM generate_series(1, 200) g RETURNING id)
-            INSERT INTO check_ins (user_id, check_in_date) SELECT id, '2026-01-10' FROM u
-            """)
+        try db.addUsers(count: 200, domain: mail.domain, lastCheckIn: "2026-01-10")
         let env = try NotifierProcess.environment(database: db, ["SMTP_CONNECTIONS": "4"])
         let first = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
         let second = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
@@ -71,11 +67,7 @@ struct DeliveryIntegrationTests {
         let env = try TestEnvironment.require()
         let db = try TestDatabase()
         let mail = try Mailbox()
-        try db.query("""
-            WITH u AS (INSERT INTO users (name, emergency_email)
-                       SELECT 'Race ' || g, 'race' || g || '@\(mail.domain)' FROM generate_series(1, 120) g RETURNING id)
-            INSERT INTO check_ins (user_id, check_in_date) SELECT id, '2026-01-10' FROM u
-            """)
+        try db.addUsers(count: 120, domain: mail.domain, lastCheckIn: "2026-01-10")
         var configuration = NotifierConfiguration()
         configuration.databaseURL = Secret(db.url)
         configuration.fromEmail = "noreply@sileme.app"

@@ -39,6 +39,15 @@ final class TestDatabase {
         return id
     }
 
+    /// Inserts `count` users (`user1@domain` …) whose only check-in is `lastCheckIn`, in one statement.
+    func addUsers(count: Int, domain: String, lastCheckIn: String) throws {
+        try connection.execute("""
+            WITH u AS (INSERT INTO users (name, emergency_email)
+                       SELECT 'User ' || g, 'user' || g || '@' || $2 FROM generate_series(1, $1::int) g RETURNING id)
+            INSERT INTO check_ins (user_id, check_in_date) SELECT id, $3::date FROM u
+            """, [String(count), domain, lastCheckIn])
+    }
+
     /// Records a check-in of `user` on `day`.
     func checkIn(_ user: String, _ day: String) throws {
         try connection.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2)", [user, day])
