@@ -23,7 +23,7 @@ set -euo pipefail
 
 state=$1
 log() { echo "ns-init: $*"; }
-trap 'rc=$?; if ((rc != 0)); then log "failed (exit $rc) at line $LINENO"; fi' EXIT
+trap 'rc=$?; if ((rc != 0)); then log "failed (exit $rc): $BASH_COMMAND"; fi' EXIT
 
 [[ $$ == 1 ]] || { log "must run as PID 1 of a new PID namespace"; exit 1; }
 [[ -d "$state/ns" ]] || { log "$state/ns missing"; exit 1; }
@@ -55,8 +55,10 @@ done
 mount -o remount,bind,ro /sys
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
-mount --bind /proc/sysrq-trigger /proc/sysrq-trigger
-mount -o remount,bind,ro /proc/sysrq-trigger
+if [[ -e /proc/sysrq-trigger ]]; then
+    mount --bind /proc/sysrq-trigger /proc/sysrq-trigger
+    mount -o remount,bind,ro /proc/sysrq-trigger
+fi
 
 # 5. cgroups: lines "MOUNTPOINT TYPE OPTIONS" (OPTIONS "-" for none), empty without a cgroup ns.
 if [[ -s "$state/ns/cgroup-mounts" ]]; then

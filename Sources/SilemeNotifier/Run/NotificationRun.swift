@@ -66,7 +66,8 @@ public struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             var evaluated = 0
-            try evaluate(db) { candidate, evaluation in
+            counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule)
+            try evaluate(db, includeStale: false) { candidate, evaluation in
                 counts.count(evaluation.decision)
                 evaluated += 1
                 if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
@@ -131,11 +132,12 @@ public struct NotificationRun: Sendable {
     }
 
     /// The shared decision code: streams the candidates of the batch query through the rule and
-    /// hands every user the report lists (`m ≥ threshold`) to `body`.
-    func evaluate(_ db: PGConnection, _ body: (Candidate, Evaluation) throws -> Void) throws {
+    /// hands every user the report lists (`m ≥ threshold`) to `body`. With `includeStale: false`
+    /// (the real run) stale users are not streamed; the caller counts them with `countStale`.
+    func evaluate(_ db: PGConnection, includeStale: Bool = true, _ body: (Candidate, Evaluation) throws -> Void) throws {
         let store = NotificationStore(owner: host)
         let rule = configuration.rule
-        try store.streamCandidates(db, runDate: runDate, rule: rule) { candidate in
+        try store.streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale) { candidate in
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }
     }

@@ -12,28 +12,41 @@ public struct NotificationStore: Sendable {
 
     // MARK: The batch query
 
-    /// Streams every user whose latest check-in before `runDate` is on or before
-    /// `rule.latestQualifyingCheckIn(runDate:)` and who has no check-in on or after `runDate` —
-    /// one set-based statement for all users, results streamed row by row.
-    public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule,
+    /// Streams every user whose latest check-in is before `runDate` and on or before
+    /// `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all users, results
+    /// streamed row by row. It range-scans `user_last_check_in` (kept by a trigger on `check_ins`,
+    /// migration 004) instead of aggregating the check-in history, so it costs what the listed
+    /// users cost. `includeStale: false` leaves out users past the catch-up window (the real run
+    /// only counts them, see `countStale`); the dry-run report lists them too.
+    public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  _ body: (Candidate) throws -> Void) throws {
         let sql = """
-            SELECT u.id::text, u.name, u.emergency_email, l.last_date,
+            SELECT u.id::text, u.name, u.emergency_email, s.last_check_in_date,
                    EXISTS (SELECT 1 FROM notification_logs n
-                           WHERE n.user_id = u.id AND n.notification_date > l.last_date AND n.email_sent)
-            FROM users u
-            CROSS JOIN LATERAL (SELECT max(c.check_in_date) AS last_date FROM check_ins c
-                                WHERE c.user_id = u.id AND c.check_in_date < $1::date) l
-            WHERE l.last_date <= $2::date
-              AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date >= $1::date)
-            ORDER BY l.last_date DESC, u.id
+                           WHERE n.user_id = s.user_id AND n.notification_date > s.last_check_in_date AND n.email_sent)
+            FROM user_last_check_in s
+            JOIN users u ON u.id = s.user_id
+            WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
+            ORDER BY s.last_check_in_date DESC, s.user_id
             """
-        let params = [runDate.description, rule.latestQualifyingCheckIn(runDate: runDate).description]
-        try db.stream(sql, params) { row in
+        let oldest = includeStale ? "-infinity" : oldestDue(runDate: runDate, rule: rule).description
+        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest]) { row in
             guard let id = row.string(0), let last = row.date(3) else { return }
             try body(Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2),
                                lastCheckIn: last, notifiedInStreak: row.bool(4)))
         }
+    }
+
+    /// The number of stale users on `runDate` (latest check-in before the catch-up window), from
+    /// the index alone.
+    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
+        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date",
+                       [oldestDue(runDate: runDate, rule: rule).description])[0].int(0) ?? 0
+    }
+
+    /// The oldest `L` still due on `runDate`: `m = threshold + catchUp`.
+    private func oldestDue(runDate: CalendarDate, rule: MissRule) -> CalendarDate {
+        runDate.adding(days: -(rule.thresholdDays + rule.catchUpDays) - 1)
     }
 
     // MARK: Runs

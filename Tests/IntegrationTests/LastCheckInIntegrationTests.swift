@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+/// Migration 004's `user_last_check_in`: it must always equal `max(check_in_date)` per user.
+@Suite("Last check-in summary on real PostgreSQL", .enabled(if: TestEnvironment.enabled))
+struct LastCheckInIntegrationTests {
+    /// Rows where the summary and the aggregate disagree (empty when they agree).
+    static func disagreements(_ db: TestDatabase) throws -> [[String?]] {
+        try db.query("""
+            SELECT coalesce(s.user_id, a.user_id)::text, s.last_check_in_date::text, a.last::text
+            FROM user_last_check_in s
+            FULL JOIN (SELECT user_id, max(check_in_date) AS last FROM check_ins GROUP BY user_id) a ON a.user_id = s.user_id
+            WHERE s.last_check_in_date IS DISTINCT FROM a.last
+            """)
+    }
+
+    @Test("inserts, duplicates, back-dated check-ins, updates, deletes and truncate keep it equal to max(check_in_date)")
+    func agreesWithAggregate() throws {
+        let db = try TestDatabase()
+        let users = try (0..<20).map { try db.addUser(name: "U\($0)", email: "u\($0)@example.com") }
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<600 {
+            let user = users.randomElement(using: &generator)!
+            let day = "2026-01-\(String(format: "%02d", Int.random(in: 1...28, using: &generator)))"
+            switch step % 6 {
+            case 0, 1:  // a new check-in, possibly back-dated; duplicates are ignored as the app does
+                try db.query("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2) ON CONFLICT DO NOTHING", [user, day])
+            case 2:  // a duplicate that the unique key rejects: the failed statement changes nothing
+                _ = try? db.query("INSERT INTO check_ins (user_id, check_in_date) SELECT user_id, check_in_date FROM check_ins WHERE user_id = $1 LIMIT 1", [user])
+            case 3:  // delete the latest check-in
+                try db.query("DELETE FROM check_ins WHERE id = (SELECT id FROM check_ins WHERE user_id = $1 ORDER BY check_in_date DESC LIMIT 1)", [user])
+            case 4:  // move a check-in to another date (or fail on the unique key)
+                _ = try? db.query("UPDATE check_ins SET check_in_date = $2 WHERE id = (SELECT min(id) FROM check_ins WHERE user_id = $1)", [user, day])
+            default:  // move a check-in to another user
+                let other = users.randomElement(using: &generator)!
+                _ = try? db.query("UPDATE check_ins SET user_id = $2 WHERE id = (SELECT max(id) FROM check_ins WHERE user_id = $1)", [user, other])
+            }
+            if step % 50 == 49 { #expect(try Self.disagreements(db).isEmpty, "after step \(step)") }
+        }
+        #expect(try Self.disagreements(db).isEmpty)
+        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first != "0")
+        try db.query("DELETE FROM check_ins WHERE user_id = $1", [users[0]])
+        #expect(try Self.disagreements(db).isEmpty)
+        try db.query("TRUNCATE check_ins")
+        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first == "0")
+    }
+
+    @Test("concurrent inserts and deletes for the same users from two sessions stay consistent")
+    func concurrentSessions() throws {
+        let db = try TestDatabase()
+        let users = try (0..<5).map { try db.addUser(name: "C\($0)", email: "c\($0)@example.com") }
+        let url = db.url
+        let failures = Locked(0)
+        WorkerPool.run(count: 2, name: "checkins") { worker in
+            guard let connection = try? PGConnection(Secret(url)) else { failures.withLock { $0 += 1 }; return }
+            for step in 0..<300 {
+                let user = users[(step + worker) % users.count]
+                let day = "2026-02-\(String(format: "%02d", (step * 7 + worker * 3) % 28 + 1))"
+                if (step + worker) % 3 == 0 {
+                    _ = try? connection.execute("DELETE FROM check_ins WHERE id = (SELECT id FROM check_ins WHERE user_id = $1 ORDER BY check_in_date DESC LIMIT 1)", [user])
+                } else {
+                    _ = try? connection.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2) ON CONFLICT DO NOTHING", [user, day])
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(try Self.disagreements(db).isEmpty)
+    }
+
+    @Test("migrating a database that already has check-ins backfills the summary")
+    func backfill() throws {
+        let db = try TestDatabase(migrate: false)
+        try db.connection.executeScript("""
+            CREATE TABLE users (id UUID PRIMARY KEY, name VARCHAR(100) NOT NULL, emergency_email VARCHAR(255) NOT NULL,
+                                created_at TIMESTAMP DEFAULT NOW(), updated_at TIMESTAMP DEFAULT NOW());
+            CREATE TABLE check_ins (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id), check_in_date DATE NOT NULL,
+                                    check_in_time TIMESTAMP DEFAULT NOW(), created_at TIMESTAMP DEFAULT NOW(), UNIQUE (user_id, check_in_date));
+            INSERT INTO users (id, name, emergency_email) SELECT gen_random_uuid(), 'u' || g, 'u' || g || '@example.com' FROM generate_series(1, 50) g;
+            INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '2026-01-01' + (random() * 30)::int FROM users, generate_series(1, 5) ON CONFLICT DO NOTHING;
+            """)
+        try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
+        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first == "50")
+        #expect(try Self.disagreements(db).isEmpty)
+    }
+}

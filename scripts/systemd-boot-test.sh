@@ -1,0 +1,646 @@
+#!/usr/bin/env bash
+# systemd-boot-test.sh — the shipped systemd/sileme-notifier.service under a real systemd (252).
+#
+# Boots /lib/systemd/systemd as PID 1 of new PID, mount, UTS, IPC and cgroup namespaces (the
+# recipe of ENGINEERING.md, "A whole systemd"; see scripts/systemd-boot-test/ns-init.sh for what
+# is isolated and how), installs the daemon in it the way the unit's header says (binary in
+# /usr/local/bin, user from the shipped sysusers file, /etc/sileme-notifier with notifier.conf and
+# the two secrets, the unit in /etc/systemd/system — /etc and /usr/local being copy-on-write
+# overlays inside the namespace), adds one test drop-in (WatchdogSec=4s, nothing else), starts
+# it, and checks readiness, status, the catch-up run's mail, watchdog, journal, reload and stop.
+# Network is shared: the daemon reaches the test servers on 127.0.0.1.
+#
+# Usage (as root; scripts/test.sh sets these from scripts/testenv/testenv.sh):
+#   SILEME_TEST_DATABASE_URL     superuser URI of a PostgreSQL on 127.0.0.1 (a database
+#                                sn_boot_<random> is created there and dropped at the end)
+#   SILEME_TEST_PG_PORT          its port
+#   SILEME_TEST_SMTP_STARTTLS_PORT, SILEME_TEST_SMTP_USER, SILEME_TEST_SMTP_PASSWORD,
+#   SILEME_TEST_SMTP_CA          the STARTTLS test server, its AUTH and its certificate
+#   SILEME_TEST_MAILDIR          where it records accepted mail (deliveries.jsonl)
+#   SILEME_BIN                   optional: the executable (default .build/debug/sileme-notifier);
+#                                migrations from the resource bundle beside it, or MIGRATIONS_DIR
+#   SILEME_BOOT_CGROUPNS=0       optional: no cgroup namespace (systemd then manages the host's
+#                                cgroup root, as in the plain recipe)
+#   SILEME_BOOT_HOLD=SECONDS     optional, for debugging: keep the namespace that long before
+#                                cleaning up (nsenter -t PID -p -m journalctl ...; PID is printed)
+#
+#   scripts/systemd-boot-test.sh
+#
+# Prints one PASS:/FAIL: line per check and the timings; exits 0 only if every check passed.
+# Bounded: every wait has a timeout and the whole run stays under two minutes. On every exit
+# path it powers the namespaced systemd off (SIGKILL of the namespace as a fallback), drops the
+# database and removes its state directory (/var/lib/sileme-boot-test.XXXXXX).
+set -euo pipefail
+
+readonly REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+readonly NS_INIT=$REPO/scripts/systemd-boot-test/ns-init.sh
+readonly UNIT=sileme-notifier.service
+readonly PY=/usr/bin/python3 # Debian's
+readonly ZONE=Asia/Shanghai
+readonly WATCHDOG_SEC=4
+# Seconds for everything up to the cleanup, which takes at most ~35 s more.
+readonly BUDGET=80
+readonly START=$SECONDS
+
+log() { printf 'systemd-boot-test: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+
+FAILED=0
+PASSED=0
+pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
+fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
+info() { printf '      %s\n' "$*"; }
+
+now_ms() { date +%s%3N; }
+ms_since() { echo $(($(now_ms) - $1)); }
+secs() { printf '%d.%03d s' $(($1 / 1000)) $(($1 % 1000)); }
+left() { echo $((BUDGET - (SECONDS - START))); }
+
+# cap SECONDS: SECONDS, or less if the budget is nearly spent (at least 1).
+cap() {
+    local l
+    l=$(left)
+    if ((l < 1)); then l=1; fi
+    if (($1 < l)); then echo "$1"; else echo "$l"; fi
+}
+
+# wait_until SECONDS CMD...: 0 as soon as CMD succeeds, 1 after SECONDS (capped by the budget).
+wait_until() {
+    local deadline=$(($(now_ms) + $(cap "$1") * 1000))
+    shift
+    while :; do
+        if "$@"; then return 0; fi
+        (($(now_ms) < deadline)) || return 1
+        sleep 0.2
+    done
+}
+
+# --- preconditions -------------------------------------------------------------------------
+
+[[ $EUID -eq 0 ]] || die "must run as root (it mounts and boots systemd in namespaces)"
+for var in SILEME_TEST_DATABASE_URL SILEME_TEST_PG_PORT SILEME_TEST_SMTP_STARTTLS_PORT \
+    SILEME_TEST_SMTP_USER SILEME_TEST_SMTP_PASSWORD SILEME_TEST_SMTP_CA SILEME_TEST_MAILDIR; do
+    [[ -n "${!var:-}" ]] || die "$var is not set (source the env.sh of scripts/testenv/testenv.sh start)"
+done
+for tool in unshare nsenter setpriv findmnt timeout "$PY" /lib/systemd/systemd systemd-sysusers; do
+    command -v "$tool" >/dev/null || die "$tool not found"
+done
+PSQL=${SILEME_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}/psql
+[[ -x "$PSQL" ]] || PSQL=$(command -v psql) || die "psql not found"
+BIN=${SILEME_BIN:-$REPO/.build/debug/sileme-notifier}
+[[ -x "$BIN" ]] || die "$BIN not found (swift build, or set SILEME_BIN)"
+MIGRATIONS=${MIGRATIONS_DIR:-$(dirname "$BIN")/sileme-notifier_SilemeNotifier.resources/Migrations}
+[[ -f "$MIGRATIONS/001_app_tables.sql" ]] || die "no migrations in $MIGRATIONS (set MIGRATIONS_DIR)"
+[[ -r "$SILEME_TEST_SMTP_CA" ]] || die "$SILEME_TEST_SMTP_CA not readable"
+[[ -f "$NS_INIT" ]] || die "$NS_INIT missing"
+
+# --- state and cleanup -----------------------------------------------------------------------
+
+RUN_ID=$(od -An -N4 -tx4 /dev/urandom | tr -d ' \n')
+DB=sn_boot_$RUN_ID
+DOMAIN=sn-boot-$RUN_ID.example.com
+STATE=""
+DB_CREATED=0
+UNSHARE_PID=""
+NS_PID=""
+CG_DIRS=()
+
+# ns CMD...: run CMD in the test's PID and mount namespaces (at most 30 s).
+ns() { timeout -k 2 30 nsenter -t "$NS_PID" -p -m -- "$@"; }
+# nst SECONDS CMD...: the same with a shorter time limit.
+nst() { local t=$1; shift; timeout -k 2 "$t" nsenter -t "$NS_PID" -p -m -- "$@"; }
+
+alive() { [[ -n "${1:-}" ]] && kill -0 "$1" 2>/dev/null; }
+
+stop_namespace() {
+    alive "$UNSHARE_PID" || return 0
+    if [[ -n "$NS_PID" ]] && alive "$NS_PID"; then
+        log "powering off the namespaced systemd"
+        local t0
+        t0=$(now_ms)
+        nst 10 systemctl poweroff --no-block >/dev/null 2>&1 || true
+        local i
+        for ((i = 0; i < 150; i++)); do
+            alive "$UNSHARE_PID" || break
+            sleep 0.1
+        done
+        alive "$UNSHARE_PID" || log "systemd powered off in $(secs "$(ms_since "$t0")")"
+    fi
+    if alive "$UNSHARE_PID"; then
+        log "systemd did not power off within 15 s: killing the namespace"
+        if [[ -n "$NS_PID" ]]; then kill -KILL "$NS_PID" 2>/dev/null || true; fi
+        kill -KILL "$UNSHARE_PID" 2>/dev/null || true
+    fi
+    wait "$UNSHARE_PID" 2>/dev/null || true
+}
+
+cleanup() {
+    local rc=$? d i
+    set +e
+    trap - EXIT INT TERM
+    if [[ -n "${SILEME_BOOT_HOLD:-}" && -n "$NS_PID" ]] && alive "$NS_PID"; then
+        log "holding the namespace for $SILEME_BOOT_HOLD s: nsenter -t $NS_PID -p -m bash"
+        sleep "$SILEME_BOOT_HOLD"
+    fi
+    stop_namespace
+    # The test's cgroups (systemd created its own below them): empty once the namespace is gone.
+    for d in "${CG_DIRS[@]}"; do
+        for ((i = 0; i < 50; i++)); do
+            [[ -d "$d" ]] || break
+            find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+            [[ -d "$d" ]] && sleep 0.1
+        done
+        [[ -d "$d" ]] && log "warning: could not remove cgroup $d"
+    done
+    if ((DB_CREATED)); then
+        timeout 15 "$PSQL" "$SILEME_TEST_DATABASE_URL" -qAtX -v ON_ERROR_STOP=1 \
+            -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null ||
+            log "warning: could not drop database $DB"
+    fi
+    if [[ -n "$STATE" && -d "$STATE" ]]; then
+        # The mounts on it lived in the namespace only; refuse to delete through a leftover one.
+        if grep -qF " $STATE" /proc/self/mountinfo; then
+            log "warning: something is still mounted under $STATE; left in place"
+        else
+            rm -rf --one-file-system -- "$STATE"
+        fi
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+STATE=$(mktemp -d -p /var/lib sileme-boot-test.XXXXXX)
+mkdir -p "$STATE/ns" "$STATE/install"
+
+# --- database ------------------------------------------------------------------------------------
+
+psql_admin() { timeout 20 "$PSQL" "$SILEME_TEST_DATABASE_URL" -qAtX -v ON_ERROR_STOP=1 "$@"; }
+DB_URL=$("$PY" -c 'import sys, urllib.parse as u
+p = u.urlsplit(sys.argv[1]); print(u.urlunsplit(p._replace(path="/" + sys.argv[2])))' \
+    "$SILEME_TEST_DATABASE_URL" "$DB")
+psql_db() { timeout 20 "$PSQL" "$DB_URL" -qAtX -v ON_ERROR_STOP=1 "$@"; }
+
+psql_admin -c "CREATE DATABASE $DB" >/dev/null
+DB_CREATED=1
+env -u SILEME_CONFIG DATABASE_URL="$DB_URL" MIGRATIONS_DIR="$MIGRATIONS" \
+    timeout 30 "$BIN" migrate >"$STATE/migrate.log" 2>&1 ||
+    { cat "$STATE/migrate.log" >&2; die "sileme-notifier migrate failed"; }
+
+# The daily time: a few seconds ago in the zone, so the daemon's catch-up runs at once; its date
+# D is the run date (= today in the zone, except in the seconds around midnight, where D keeps
+# the user due), and the user's last check-in D - 3 makes two missed days: due.
+fire_epoch=$(($(date +%s) - 5))
+NOTIFY_TIME=$(TZ=$ZONE date -d "@$fire_epoch" +%H:%M:%S)
+RUN_DATE=$(TZ=$ZONE date -d "@$fire_epoch" +%F)
+USER_ID=$(psql_db -c "
+    WITH u AS (INSERT INTO users (name, emergency_email) VALUES ('开机测试', 'contact@$DOMAIN') RETURNING id),
+         c AS (INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '$RUN_DATE' - 3 FROM u)
+    SELECT id FROM u")
+
+# --- what gets installed in the namespace ------------------------------------------------------
+
+inst=$STATE/install
+install -m 0755 "$BIN" "$inst/sileme-notifier"
+mkdir -p "$inst/migrations"
+cp "$MIGRATIONS"/*.sql "$inst/migrations/"
+# A snapshot: the repository's files may change while the test runs.
+cp "$REPO/systemd/sileme-notifier.service" "$REPO/systemd/sileme-notifier.sysusers" "$inst/"
+cp "$SILEME_TEST_SMTP_CA" "$inst/smtp-ca.pem"
+printf '%s' "$SILEME_TEST_SMTP_PASSWORD" >"$inst/smtp-password"
+printf '%s' "$DB_URL" >"$inst/database-url"
+chmod 0600 "$inst/smtp-password" "$inst/database-url"
+cat >"$inst/notifier.conf" <<EOF
+# Written by scripts/systemd-boot-test.sh. The secrets come from the LoadCredential= files.
+SMTP_HOST=${SILEME_TEST_SMTP_HOST:-127.0.0.1}
+SMTP_PORT=$SILEME_TEST_SMTP_STARTTLS_PORT
+SMTP_TLS=starttls
+SMTP_USER=$SILEME_TEST_SMTP_USER
+SMTP_CA_FILE=/etc/sileme-notifier/smtp-ca.pem
+SMTP_TIMEOUT_SECONDS=10
+FROM_EMAIL=noreply@sileme.app
+NOTIFY_TIME=$NOTIFY_TIME
+NOTIFY_TIME_ZONE=$ZONE
+EOF
+# The only change to the shipped unit: a short watchdog, so that it is exercised in seconds.
+cat >"$inst/50-boot-test.conf" <<EOF
+# scripts/systemd-boot-test.sh: exercise the watchdog within seconds (the unit says 60).
+[Service]
+WatchdogSec=${WATCHDOG_SEC}s
+EOF
+
+# --- units that must not start in the namespace ---------------------------------------------------
+# Everything enabled on this machine (it is not ours to start: the Debian PostgreSQL cluster, apt
+# timers, ...), SysV scripts of the runlevels, and the static units of sysinit/basic/multi-user
+# that would touch the kernel, devices, the clock, terminals or the real /var.
+{
+    for link in /etc/systemd/system/*.wants/* /etc/systemd/system/*.requires/* \
+        /etc/systemd/system/*.upholds/* /lib/systemd/system/multi-user.target.wants/*; do
+        [[ -e "$link" || -L "$link" ]] && basename "$link"
+    done
+    for link in /etc/rc[S2345].d/S*; do
+        [[ -e "$link" || -L "$link" ]] && printf '%s.service\n' "$(basename "$link" | sed 's/^S[0-9]*//')"
+    done
+    cat <<'EOF'
+postgresql.service
+postgresql@.service
+kmod-static-nodes.service
+systemd-modules-load.service
+systemd-sysctl.service
+systemd-binfmt.service
+proc-sys-fs-binfmt_misc.automount
+proc-sys-fs-binfmt_misc.mount
+dev-hugepages.mount
+dev-mqueue.mount
+sys-fs-fuse-connections.mount
+sys-kernel-config.mount
+sys-kernel-debug.mount
+sys-kernel-tracing.mount
+systemd-udevd.service
+systemd-udevd-control.socket
+systemd-udevd-kernel.socket
+systemd-udev-trigger.service
+systemd-udev-settle.service
+systemd-hwdb-update.service
+systemd-remount-fs.service
+systemd-fsck-root.service
+systemd-fsck@.service
+systemd-quotacheck.service
+quotaon.service
+systemd-tmpfiles-setup.service
+systemd-tmpfiles-setup-dev.service
+systemd-tmpfiles-clean.timer
+systemd-tmpfiles-clean.service
+systemd-sysusers.service
+systemd-firstboot.service
+systemd-machine-id-commit.service
+systemd-random-seed.service
+systemd-repart.service
+systemd-pcrphase.service
+systemd-pcrphase-sysinit.service
+systemd-update-utmp.service
+systemd-update-utmp-runlevel.service
+systemd-update-done.service
+systemd-journal-catalog-update.service
+ldconfig.service
+systemd-journald-audit.socket
+systemd-pstore.service
+systemd-timesyncd.service
+systemd-time-wait-sync.service
+hwclock.service
+systemd-logind.service
+systemd-user-sessions.service
+dbus.service
+dbus.socket
+getty@.service
+serial-getty@.service
+console-getty.service
+container-getty@.service
+getty-static.service
+systemd-ask-password-wall.path
+systemd-ask-password-console.path
+systemd-networkd.service
+systemd-networkd.socket
+systemd-networkd-wait-online.service
+systemd-resolved.service
+networking.service
+ifupdown-wait-online.service
+systemd-rfkill.service
+systemd-rfkill.socket
+systemd-boot-update.service
+systemd-boot-system-token.service
+cron.service
+apt-daily.service
+apt-daily-upgrade.service
+dpkg-db-backup.service
+e2scrub_all.service
+e2scrub_reap.service
+fstrim.service
+man-db.service
+EOF
+} | grep -v '^sileme-notifier' | sort -u >"$STATE/ns/masks"
+
+# --- cgroups: a cgroup of the test's own in every hierarchy, the root of its cgroup namespace -----
+
+CGROUPNS=0
+setup_cgroups() {
+    [[ "${SILEME_BOOT_CGROUPNS:-1}" == 1 ]] || return 1
+    # Writes STATE/ns/cgroup-mounts (for ns-init.sh) and prints the cgroups to create and join.
+    "$PY" - "sileme-boot-test-$RUN_ID" "$STATE/ns/cgroup-mounts" >"$STATE/ns/cgroup-dirs" <<'EOF' || return 1
+import sys
+name, mounts_out = sys.argv[1], sys.argv[2]
+controllers = {l.split()[0] for l in open("/proc/cgroups") if not l.startswith("#")}
+mounts = []
+for line in open("/proc/self/mountinfo"):
+    left, right = line.rstrip("\n").split(" - ", 1)
+    fields = left.split()
+    fstype, _source, superopts = right.split(" ", 2)
+    mp, root = fields[4], fields[3]
+    if fstype not in ("cgroup", "cgroup2") or not (mp == "/sys/fs/cgroup" or mp.startswith("/sys/fs/cgroup/")):
+        continue
+    if root != "/":
+        sys.exit("cgroup mount %s shows %s, not its root" % (mp, root))
+    opts = [o for o in superopts.split(",") if o not in ("rw", "ro")]
+    if fstype == "cgroup" and not any(o in controllers for o in opts):
+        opts.insert(0, "none")  # a named hierarchy without controllers (name=systemd)
+    mounts.append((mp, fstype, opts))
+if not mounts:
+    sys.exit("no cgroup file system under /sys/fs/cgroup")
+with open(mounts_out, "w") as out:
+    for mp, fstype, opts in sorted(mounts):
+        out.write("%s %s %s\n" % (mp, fstype, ",".join(opts) or "-"))
+for line in open("/proc/self/cgroup"):
+    _hid, ctrls, path = line.rstrip("\n").split(":", 2)
+    wanted = set(filter(None, ctrls.split(",")))
+    if not wanted:
+        match = [m for m in mounts if m[1] == "cgroup2"]
+    else:
+        match = [m for m in mounts if m[1] == "cgroup" and wanted <= set(m[2])]
+    # cpuset would need cpus/mems copied first, and systemd does not use it on v1: stay put there.
+    if not match or "cpuset" in wanted:
+        continue
+    print(match[0][0] + path.rstrip("/") + "/" + name)
+EOF
+    local d
+    while read -r d; do
+        mkdir "$d" || return 1
+        CG_DIRS+=("$d")
+    done <"$STATE/ns/cgroup-dirs"
+}
+if setup_cgroups; then
+    CGROUPNS=1
+else
+    log "note: no cgroup namespace (SILEME_BOOT_CGROUPNS=0 or cgroups not usable); systemd manages the host's cgroup root"
+    for d in "${CG_DIRS[@]}"; do rmdir "$d" 2>/dev/null || true; done
+    CG_DIRS=()
+    : >"$STATE/ns/cgroup-dirs"
+    : >"$STATE/ns/cgroup-mounts"
+fi
+
+# --- boot ------------------------------------------------------------------------------------------
+
+log "state $STATE, database $DB, run date $RUN_DATE, NOTIFY_TIME $NOTIFY_TIME $ZONE"
+boot_t0=$(now_ms)
+ns_flags=(--pid --fork --kill-child=SIGKILL --mount --mount-proc --uts --ipc)
+((CGROUPNS)) && ns_flags+=(--cgroup)
+# The launcher joins the test's cgroups, then becomes unshare; setpriv's parent-death signal and
+# --kill-child end the namespace even if this script is killed outright.
+bash -c 'while read -r d; do echo $$ >"$d/cgroup.procs" || exit 97; done <"$1"; shift; exec "$@"' \
+    launcher "$STATE/ns/cgroup-dirs" \
+    setpriv --pdeathsig KILL -- unshare "${ns_flags[@]}" -- /bin/bash "$NS_INIT" "$STATE" \
+    </dev/null >"$STATE/boot.log" 2>&1 &
+UNSHARE_PID=$!
+
+boot_failed() {
+    fail "boot: $*"
+    log "ns-init/systemd output (boot.log, console.log):"
+    tail -n 30 "$STATE/boot.log" "$STATE/console.log" 2>/dev/null | sed 's/^/    /' >&2
+    exit 1
+}
+
+# The namespace's PID 1 is unshare's child.
+ns_pid() {
+    alive "$UNSHARE_PID" || return 0
+    NS_PID=$({ cat "/proc/$UNSHARE_PID/task/$UNSHARE_PID/children" 2>/dev/null || pgrep -P "$UNSHARE_PID"; } | awk '{print $1; exit}')
+    [[ -n "$NS_PID" ]]
+}
+wait_until 10 ns_pid || boot_failed "the namespace did not come up"
+[[ -n "$NS_PID" ]] || boot_failed "the namespace exited at once"
+
+BOOT_STATE=""
+booted() {
+    alive "$NS_PID" || return 0 # reported below
+    BOOT_STATE=$(nst 5 systemctl is-system-running 2>/dev/null) || true
+    [[ "$BOOT_STATE" == running || "$BOOT_STATE" == degraded ]]
+}
+wait_until 30 booted || true
+alive "$NS_PID" || boot_failed "systemd exited"
+boot_ms=$(ms_since "$boot_t0")
+if [[ "$BOOT_STATE" == running || "$BOOT_STATE" == degraded ]]; then
+    pass "boot: systemd reached '$BOOT_STATE' in $(secs "$boot_ms") (PID 1 of namespace, host pid $NS_PID)"
+    failed_units=$(nst 5 systemctl list-units --failed --plain --no-legend --no-pager 2>/dev/null | awk '{print $1}' | tr '\n' ' ')
+    [[ -n "${failed_units// /}" ]] && info "failed units at boot (not ours): $failed_units"
+else
+    boot_failed "systemctl is-system-running says '${BOOT_STATE:-nothing}' after $(secs "$boot_ms")"
+fi
+
+# --- install, as the unit's header says -------------------------------------------------------------
+
+ns /bin/bash -euo pipefail -s -- "$inst" >"$STATE/install.log" 2>&1 <<'EOF' ||
+src=$1
+for dir in /etc /usr/local; do
+    [[ $(findmnt -n -o FSTYPE --target "$dir") == overlay ]] ||
+        { echo "refusing to install: $dir is not the test's overlay" >&2; exit 1; }
+done
+install -m 0755 "$src/sileme-notifier" /usr/local/bin/
+install -d /usr/local/share/sileme-notifier/migrations
+install -m 0644 "$src"/migrations/*.sql /usr/local/share/sileme-notifier/migrations/
+install -D -m 0644 "$src/sileme-notifier.sysusers" /usr/local/lib/sysusers.d/sileme-notifier.conf
+systemd-sysusers /usr/local/lib/sysusers.d/sileme-notifier.conf
+install -d -m 0750 -g sileme-notifier /etc/sileme-notifier
+install -m 0640 -g sileme-notifier "$src/notifier.conf" /etc/sileme-notifier/notifier.conf
+install -m 0640 -g sileme-notifier "$src/smtp-ca.pem" /etc/sileme-notifier/smtp-ca.pem
+install -m 0600 "$src/smtp-password" /etc/sileme-notifier/smtp-password
+install -m 0600 "$src/database-url" /etc/sileme-notifier/database-url
+install -m 0644 "$src/sileme-notifier.service" /etc/systemd/system/
+install -D -m 0644 "$src/50-boot-test.conf" /run/systemd/system/sileme-notifier.service.d/50-boot-test.conf
+systemctl daemon-reload
+getent passwd sileme-notifier
+EOF
+    { sed 's/^/    /' "$STATE/install.log" >&2; boot_failed "installing the daemon in the namespace failed"; }
+info "installed: $(tail -n1 "$STATE/install.log"); unit sha256 $(sha256sum <"$inst/sileme-notifier.service" | cut -c1-16)"
+
+# --- helpers for the checks --------------------------------------------------------------------------
+
+prop() { nst 10 systemctl show --property="$1" --value "$UNIT" 2>/dev/null; }
+journal_json() { nst 15 journalctl -u "$UNIT" -o json --no-pager 2>/dev/null; }
+
+# journal_has FIELD=VALUE... : an entry of the unit has all these fields (MESSAGE~TEXT: contains).
+journal_has() {
+    journal_json | "$PY" -c '
+import json, sys
+conds = sys.argv[1:]
+def val(e, k):
+    v = e.get(k)
+    if isinstance(v, list) and v and all(isinstance(x, int) for x in v):
+        v = bytes(v).decode("utf-8", "replace")
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+for line in sys.stdin:
+    try: e = json.loads(line)
+    except ValueError: continue
+    ok = True
+    for c in conds:
+        if "~" in c and "=" not in c.split("~")[0]:
+            k, t = c.split("~", 1); ok = ok and t in val(e, k)
+        else:
+            k, t = c.split("=", 1); ok = ok and val(e, k) == t
+    if ok:
+        print(" ".join("%s=%s" % (k, val(e, k)) for k in ("NOTIFIER_EVENT", "RUN_DATE", "DUE", "SENT", "FAILED", "EXIT_STATUS", "MESSAGE") if k in e))
+        sys.exit(0)
+sys.exit(1)' "$@"
+}
+
+show_unit_log() {
+    log "journal of $UNIT in the namespace (last 25 lines):"
+    nst 10 journalctl -u "$UNIT" -n 25 --no-pager -o short-monotonic 2>&1 | sed 's/^/    /' >&2 || true
+}
+
+mail_line=""
+mail_arrived() {
+    mail_line=$("$PY" - "$SILEME_TEST_MAILDIR/deliveries.jsonl" "$DOMAIN" <<'EOF'
+import json, sys
+try:
+    lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+except FileNotFoundError:
+    sys.exit(1)
+for line in lines:
+    try: d = json.loads(line)
+    except ValueError: continue
+    if any(r.lower().endswith("@" + sys.argv[2]) for r in d.get("rcpt_tos", [])):
+        print("from %s to %s, tls=%s auth=%s, %s bytes" % (d.get("mail_from"), ",".join(d["rcpt_tos"]), d.get("tls"), d.get("auth_user"), d.get("size")))
+        sys.exit(0)
+sys.exit(1)
+EOF
+    )
+}
+
+# --- 1. start: Type=notify readiness, active/running ---------------------------------------------------
+
+start_t0=$(now_ms)
+start_rc=0
+nst "$(cap 20)" systemctl start "$UNIT" >"$STATE/start.log" 2>&1 || start_rc=$?
+start_ms=$(ms_since "$start_t0")
+is_running() { [[ "$(prop ActiveState)/$(prop SubState)" == active/running ]]; }
+wait_until 20 is_running || true
+active=$(prop ActiveState)/$(prop SubState)
+svc_type=$(prop Type)
+if ((start_rc == 0)) && [[ "$active" == active/running && "$svc_type" == notify ]]; then
+    pass "1 start: systemctl start returned 0 after READY=1 (Type=$svc_type), $active"
+else
+    fail "1 start: systemctl start rc=$start_rc ($(tr '\n' ' ' <"$STATE/start.log")), Type=$svc_type, state $active, result $(prop Result)"
+    show_unit_log
+    exit 1
+fi
+MAIN_PID=$(prop MainPID)
+exec_start_us=$(prop ExecMainStartTimestampMonotonic)
+active_enter_us=$(prop ActiveEnterTimestampMonotonic)
+ready_ms=$(((${active_enter_us:-0} - ${exec_start_us:-0}) / 1000))
+info "readiness latency: systemctl start took $(secs "$start_ms"); exec to READY=1 $(secs "$ready_ms")"
+
+# --- 3. the due mail, from the catch-up run --------------------------------------------------------------
+
+mail_t0=$(now_ms)
+mail_ms=""
+if wait_until 20 mail_arrived; then
+    mail_ms=$(ms_since "$start_t0")
+    pass "3 mail: the due user's mail reached the SMTP server $(secs "$mail_ms") after systemctl start ($mail_line)"
+else
+    fail "3 mail: nothing for @$DOMAIN in $SILEME_TEST_MAILDIR/deliveries.jsonl after $(secs "$(ms_since "$mail_t0")")"
+    show_unit_log
+fi
+
+# --- 2. status text -----------------------------------------------------------------------------------------
+
+status=""
+has_next_run() { status=$(prop StatusText); [[ "$status" == *"next run"* && "$status" != *"running for"* ]]; }
+if wait_until 10 has_next_run; then
+    pass "2 status: StatusText=\"$status\""
+else
+    fail "2 status: StatusText=\"$status\" has no \"next run\""
+fi
+
+# --- 4. watchdog ------------------------------------------------------------------------------------------------
+
+wd_usec=$(prop WatchdogUSec)
+mono_us() { "$PY" -c 'import time; print(int(time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6))'; }
+wd_first=$(prop WatchdogTimestampMonotonic)
+sleep "$(cap 10)"
+wd_last=$(prop WatchdogTimestampMonotonic)
+wd_first=${wd_first:-0} wd_last=${wd_last:-0}
+wd_age_ms=$((($(mono_us) - wd_last) / 1000))
+restarts=$(prop NRestarts)
+active=$(prop ActiveState)/$(prop SubState)
+pid_now=$(prop MainPID)
+if [[ "$wd_usec" == "${WATCHDOG_SEC}s" && "$restarts" == 0 && "$active" == active/running && "$pid_now" == "$MAIN_PID" ]] &&
+    ((wd_last > wd_first && wd_age_ms < WATCHDOG_SEC * 1000)); then
+    pass "4 watchdog: WatchdogUSec=$wd_usec, 10 s later NRestarts=0, $active, same MainPID; last WATCHDOG=1 ${wd_age_ms} ms ago"
+else
+    fail "4 watchdog: WatchdogUSec=$wd_usec NRestarts=$restarts $active MainPID $MAIN_PID->$pid_now, last ping ${wd_age_ms} ms ago (first $wd_first, last $wd_last)"
+    show_unit_log
+fi
+rss=$(nst 5 awk '/^(VmRSS|VmHWM):/ {printf "%s %s %s  ", $1, $2, $3}' "/proc/$MAIN_PID/status" 2>/dev/null || true)
+info "memory of MainPID $MAIN_PID, settled (after the run and 10 s idle): ${rss:-unavailable}"
+
+# --- 5. journal fields ---------------------------------------------------------------------------------------------
+
+if entry=$(journal_has SYSLOG_IDENTIFIER=sileme-notifier NOTIFIER_EVENT=run_finished "RUN_DATE=$RUN_DATE"); then
+    pass "5 journal: -u $UNIT has SYSLOG_IDENTIFIER=sileme-notifier $entry"
+    sent_entry=$(journal_has NOTIFIER_EVENT=notification_sent "USER_ID=$USER_ID") &&
+        info "and notification_sent for user $USER_ID"
+else
+    fail "5 journal: no run_finished entry with SYSLOG_IDENTIFIER=sileme-notifier for $RUN_DATE in journalctl -u $UNIT"
+    show_unit_log
+fi
+
+# --- 6. reload: an edited notifier.conf takes effect without a restart -------------------------------------------
+
+new_epoch=$((fire_epoch + 1))
+new_time=$(TZ=$ZONE date -d "@$new_epoch" +%H:%M:%S)
+if [[ "${new_time:6:2}" == 00 ]]; then new_shown=${new_time:0:5}; else new_shown=$new_time; fi
+reload_ok=1
+sed "s/^NOTIFY_TIME=.*/NOTIFY_TIME=$new_time/" "$inst/notifier.conf" >"$inst/notifier-edited.conf"
+nst 10 install -m 0640 -g sileme-notifier "$inst/notifier-edited.conf" /etc/sileme-notifier/notifier.conf || reload_ok=0
+reload_t0=$(now_ms)
+reload_rc=0
+nst "$(cap 15)" systemctl reload "$UNIT" >"$STATE/reload.log" 2>&1 || reload_rc=$?
+reload_ms=$(ms_since "$reload_t0")
+reloaded() { journal_has "MESSAGE~configuration reloaded" >/dev/null; }
+new_status() { status=$(prop StatusText); [[ "$status" == *"next run"*"$new_shown"* ]]; }
+wait_until 10 reloaded || reload_ok=0
+wait_until 5 new_status || reload_ok=0
+active=$(prop ActiveState)/$(prop SubState)
+pid_now=$(prop MainPID)
+if ((reload_ok && reload_rc == 0)) && [[ "$active" == active/running && "$pid_now" == "$MAIN_PID" ]]; then
+    pass "6 reload: systemctl reload returned 0 in $(secs "$reload_ms"), \"configuration reloaded\" logged, same MainPID, $active, StatusText=\"$status\""
+else
+    fail "6 reload: rc=$reload_rc ($(tr '\n' ' ' <"$STATE/reload.log")), reloaded-in-journal=$(reloaded && echo yes || echo no), $active, MainPID $MAIN_PID->$pid_now, StatusText=\"$status\" (expected $new_shown)"
+    show_unit_log
+fi
+
+# --- 7. stop ---------------------------------------------------------------------------------------------------------
+
+stop_t0=$(now_ms)
+stop_rc=0
+nst "$(cap 25)" systemctl stop "$UNIT" >"$STATE/stop.log" 2>&1 || stop_rc=$?
+stop_ms=$(ms_since "$stop_t0")
+result=$(prop Result)
+main_code=$(prop ExecMainCode)
+main_status=$(prop ExecMainStatus)
+active=$(prop ActiveState)
+# ExecMainCode 1 = CLD_EXITED: it exited by itself (with ExecMainStatus), not killed by a signal.
+if ((stop_rc == 0)) && [[ "$result" == success && "$main_code" == 1 && "$main_status" == 0 && "$active" == inactive ]]; then
+    pass "7 stop: systemctl stop returned 0 in $(secs "$stop_ms"), Result=success, exit status 0, $active"
+else
+    fail "7 stop: rc=$stop_rc in $(secs "$stop_ms"), Result=$result ExecMainCode=$main_code ExecMainStatus=$main_status ActiveState=$active"
+    show_unit_log
+fi
+
+if ((FAILED == 0)); then
+    # A clean run leaves no trace of trouble in the unit's journal either.
+    if journal_has "MESSAGE~Watchdog timeout" >/dev/null; then
+        fail "journal: systemd reported a watchdog timeout"
+    fi
+fi
+
+# --- summary -----------------------------------------------------------------------------------------------------------
+
+printf 'timings: boot %s, systemctl start %s (exec->READY=1 %s), start->mail %s, reload %s, stop %s, total %d s before cleanup\n' \
+    "$(secs "$boot_ms")" "$(secs "$start_ms")" "$(secs "$ready_ms")" "$([[ -n "$mail_ms" ]] && secs "$mail_ms" || echo n/a)" \
+    "$(secs "$reload_ms")" "$(secs "$stop_ms")" $((SECONDS - START))
+if ((FAILED == 0)); then
+    printf 'systemd-boot-test: all %d checks passed\n' "$PASSED"
+    exit 0
+fi
+printf 'systemd-boot-test: %d failed, %d passed\n' "$FAILED" "$PASSED"
+exit 1
