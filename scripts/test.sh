@@ -26,3 +26,9 @@ swift test "$@"
 
 # The systemd units: `systemd-analyze verify`, the security score (at most 1.5), the catalog.
 bash scripts/check-units.sh
+
+# The service unit under a real systemd (booted in a private PID and mount namespace): start,
+# READY, StatusText, the watchdog, the journal, reload and stop. Only without a filter.
+if [ $# -eq 0 ]; then
+  SILEME_BIN="$PWD/.build/debug/sileme-notifier" bash scripts/systemd-boot-test.sh
+fi

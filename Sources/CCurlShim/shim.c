@@ -57,3 +57,11 @@ static size_t sileme_discard(char *data, size_t size, size_t count, void *userda
 CURLcode sileme_curl_set_write_discard(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, sileme_discard);
 }
+
+CURLcode sileme_curl_set_progress_callback(CURL *handle, sileme_progress_callback callback, void *userdata) {
+    CURLcode rc = curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    if (rc != CURLE_OK) return rc;
+    rc = curl_easy_setopt(handle, CURLOPT_XFERINFODATA, userdata);
+    if (rc != CURLE_OK) return rc;
+    return curl_easy_setopt(handle, CURLOPT_NOPROGRESS, 0L);
+}

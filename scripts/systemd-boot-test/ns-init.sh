@@ -6,17 +6,18 @@
 # /tmp, /var/tmp or /run:
 #
 #   1. mount --make-rprivate /            nothing mounted here propagates to the host
-#   2. fresh tmpfs on /tmp, /var/tmp, /run (systemd-tmpfiles would empty the real /tmp) and /dev/shm
+#   2. fresh tmpfs on /tmp, /var/tmp, /run (systemd-tmpfiles would empty the real /tmp)
 #   3. overlayfs on /etc and /usr/local    writes (systemd-sysusers, the installed unit, config,
 #                                          binary) land in STATE_DIR/overlay/*/upper
-#   4. /dev/console, /dev/kmsg, /dev/watchdog* replaced by harmless files; /sys, /proc/sys and
-#      /proc/sysrq-trigger read-only (boot messages go to STATE_DIR/console.log, no sysctl or
-#      hardware watchdog is touched)
+#   4. a private /dev (tmpfs with the pseudo devices, a new devpts, /dev/shm; /dev/console is
+#      STATE_DIR/console.log; no kmsg, watchdog or disks); /sys, /proc/sys, /proc/sysrq-trigger
+#      read-only (no sysctl is written)
 #   5. the cgroup hierarchies remounted inside the cgroup namespace (STATE_DIR/ns/cgroup-mounts),
 #      so systemd's cgroups are created under the test's own cgroup, not at the host's root
 #   6. units that must not start are masked in /run/systemd/system.control (STATE_DIR/ns/masks;
 #      that directory wins over /etc/systemd/system), journald is volatile, no watchdog device
-#   7. exec /lib/systemd/systemd --system, with container=... so that systemd behaves as in a
+#   7. / made rshared (inside the namespace only), as systemd does itself outside containers
+#   8. exec /lib/systemd/systemd --system, with container=... so that systemd behaves as in a
 #      container: no clock/timezone setting, no kmsg logging, and no unmounting or read-only
 #      remounting of shared file systems at poweroff.
 set -euo pipefail
@@ -35,7 +36,6 @@ mount --make-rprivate /
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
-mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
 
 # 3. Copy-on-write /etc and /usr/local.
 for name in etc usr-local; do
@@ -45,13 +45,28 @@ for name in etc usr-local; do
         "sileme-boot-test-$name" "$target"
 done
 
-# 4. Devices and kernel interfaces that must not be written.
-touch "$state/console.log"
+# 4. A private /dev, as a container manager gives one: systemd would otherwise create /dev/log,
+# /dev/initctl, ... in the host's devtmpfs, and write boot messages to the host's console. Only
+# the pseudo devices; /dev/console is a log file; no kmsg, no watchdog, no disks.
+mount -t tmpfs -o mode=0755,nosuid,noexec tmpfs /dev
+mknod -m 0666 /dev/null c 1 3
+mknod -m 0666 /dev/zero c 1 5
+mknod -m 0666 /dev/full c 1 7
+mknod -m 0666 /dev/random c 1 8
+mknod -m 0666 /dev/urandom c 1 9
+mknod -m 0666 /dev/tty c 5 0
+mkdir -m 0755 /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620,nosuid,noexec devpts /dev/pts
+ln -s pts/ptmx /dev/ptmx
+mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /dev/shm
+ln -s /proc/self/fd /dev/fd
+ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout
+ln -s /proc/self/fd/2 /dev/stderr
+touch "$state/console.log" /dev/console
 mount --bind "$state/console.log" /dev/console
-mount --bind /dev/null /dev/kmsg
-for dev in /dev/watchdog /dev/watchdog[0-9]*; do
-    if [[ -e "$dev" ]]; then mount --bind /dev/null "$dev"; fi
-done
+
+# Kernel interfaces read-only (sysctl, sysfs): systemd in a container copes with that.
 mount -o remount,bind,ro /sys
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
@@ -60,7 +75,7 @@ if [[ -e /proc/sysrq-trigger ]]; then
     mount -o remount,bind,ro /proc/sysrq-trigger
 fi
 
-# 5. cgroups: lines "MOUNTPOINT TYPE OPTIONS" (OPTIONS "-" for none), empty without a cgroup ns.
+# 5. cgroups: lines "MOUNTPOINT TYPE OPTIONS" (OPTIONS "-" for none), written by the caller.
 if [[ -s "$state/ns/cgroup-mounts" ]]; then
     if ! grep -q '^/sys/fs/cgroup cgroup2 ' "$state/ns/cgroup-mounts"; then
         mount -t tmpfs -o mode=0755,nosuid,nodev,noexec tmpfs /sys/fs/cgroup
@@ -95,6 +110,13 @@ ForwardToConsole=no
 ForwardToWall=no
 RateLimitIntervalSec=0
 EOF
+
+# 7. Shared propagation *within* this namespace, as systemd sets it up itself on a real boot but
+# not in a container (it leaves that to the container manager). The mounts above were private, so
+# this creates new peer groups that exist only here: nothing propagates to the host. Without it,
+# mounts that systemd makes in a service's helper namespace never appear in PID 1's: LoadCredential=
+# then leaves an empty /run/credentials/UNIT (0700 root) and the service cannot read its secrets.
+mount --make-rshared /
 
 log "namespace ready, starting systemd"
 trap - EXIT

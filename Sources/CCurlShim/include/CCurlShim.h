@@ -21,6 +21,12 @@ typedef int (*sileme_debug_callback)(CURL *handle, curl_infotype type, char *dat
 CURLcode sileme_curl_set_read_callback(CURL *handle, sileme_read_callback callback, void *userdata);
 CURLcode sileme_curl_set_debug_callback(CURL *handle, sileme_debug_callback callback, void *userdata);
 
+/// Signature of the transfer-progress callback (same as CURLOPT_XFERINFOFUNCTION).
+typedef int (*sileme_progress_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+
+/// Installs a progress callback, which libcurl calls about once a second even while it waits.
+CURLcode sileme_curl_set_progress_callback(CURL *handle, sileme_progress_callback callback, void *userdata);
+
 /// Makes the handle discard any response body (instead of curl's default: writing it to stdout).
 CURLcode sileme_curl_set_write_discard(CURL *handle);
 

@@ -12,7 +12,7 @@ public struct ConfigurationLoader: Sendable {
         "DATABASE_URL", "DATABASE_URL_FILE",
         "SMTP_HOST", "SMTP_PORT", "SMTP_USER", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "SMTP_TLS",
         "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
-        "SMTP_CONNECTIONS",
+        "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT",
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
@@ -62,6 +62,7 @@ public struct ConfigurationLoader: Sendable {
         config.smtp.retryAttempts = try settings.integer("SMTP_RETRY_ATTEMPTS", in: 1...20) ?? config.smtp.retryAttempts
         config.smtp.retryBackoffSeconds = try settings.number("SMTP_RETRY_BACKOFF_SECONDS", in: 0...600) ?? config.smtp.retryBackoffSeconds
         config.smtp.connections = try settings.integer("SMTP_CONNECTIONS", in: 1...64) ?? config.smtp.connections
+        config.smtp.rateLimit = try settings.number("SMTP_RATE_LIMIT", in: 0.01...100_000)
 
         if let from = try settings.string("FROM_EMAIL"), !from.isEmpty {
             do { config.fromEmail = try EmailAddress(validating: from).address } catch {

@@ -20,8 +20,10 @@ public struct SMTPSettings: Sendable, Equatable {
     public var retryAttempts: Int = 3
     /// `SMTP_RETRY_BACKOFF_SECONDS`: first pause between attempts, doubled each time (default 2).
     public var retryBackoffSeconds: Double = 2
-    /// `SMTP_CONNECTIONS`: parallel SMTP connections used by one run (default 2).
-    public var connections: Int = 2
+    /// `SMTP_CONNECTIONS`: parallel SMTP connections used by one run (default 4).
+    public var connections: Int = 4
+    /// `SMTP_RATE_LIMIT`: at most this many messages per second over all connections (unset: no limit).
+    public var rateLimit: Double?
 
     /// Creates settings with the documented defaults.
     public init() {}

@@ -157,13 +157,13 @@ public final class Daemon: @unchecked Sendable {
         }
         defer { lock.release() }
         systemd.status("running for \(date) (\(reason))")
-        let control = RunControl { [weak self] progress in
+        let control = RunControl(onProgress: { [weak self] progress in
             guard let self else { return }
             if self.pingWatchdogIfDue() {
                 self.systemd.status(progress.due > 0 ? "running for \(date): \(progress.handled)/\(progress.due) mails handled"
                                                      : "running for \(date): \(progress.evaluated) users evaluated")
             }
-        }
+        }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
         flags.withLock { $0.run = control }
         defer { flags.withLock { $0.run = nil } }
         if stopRequested { return }

@@ -51,18 +51,22 @@ public enum HeaderEncoding {
     /// An RFC 5322 date such as `Tue, 13 Jan 2026 09:00:00 +0800`, in `timeZone`, with English
     /// names whatever the process locale.
     public static func dateHeader(_ date: Date, timeZone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
+        // Plain arithmetic on the local time (no Calendar: this runs once per message).
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        let offset = timeZone.secondsFromGMT(for: date) / 60
+        let offsetSeconds = timeZone.secondsFromGMT(for: date)
+        let local = Int(date.timeIntervalSince1970.rounded(.down)) + offsetSeconds
+        let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        let seconds = local - days * 86_400
+        let (year, month, day) = CalendarDate(dayNumber: days).components
+        let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday (index 4)
+        let offset = offsetSeconds / 60
         func pad(_ n: Int, _ width: Int = 2) -> String {
             let digits = String(n)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        return "\(weekdays[c.weekday! - 1]), \(pad(c.day!)) \(months[c.month! - 1]) \(pad(c.year!, 4)) "
-            + "\(pad(c.hour!)):\(pad(c.minute!)):\(pad(c.second!)) "
+        return "\(weekdays[weekday]), \(pad(day)) \(months[month - 1]) \(pad(year, 4)) "
+            + "\(pad(seconds / 3600)):\(pad(seconds % 3600 / 60)):\(pad(seconds % 60)) "
             + "\(offset < 0 ? "-" : "+")\(pad(abs(offset) / 60))\(pad(abs(offset) % 60))"
     }
 

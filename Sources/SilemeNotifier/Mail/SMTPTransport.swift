@@ -11,6 +11,14 @@ public final class SMTPTransport {
     fileprivate var rawHandle: UnsafeMutableRawPointer { handle }
     private let settings: SMTPSettings
     private let replies = ReplyCapture()
+    private let waiting = WaitHook()
+
+    /// Called from inside a transfer about once a second while libcurl waits for the server
+    /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
+    public var onWait: (@Sendable () -> Void)? {
+        get { waiting.action }
+        set { waiting.action = newValue }
+    }
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
@@ -47,6 +55,12 @@ public final class SMTPTransport {
                 }
                 return 0
             }, Unmanaged.passUnretained(replies).toOpaque())
+        }
+        if rc == CURLE_OK {
+            rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
+                if let userdata { Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue().action?() }
+                return 0
+            }, Unmanaged.passUnretained(waiting).toOpaque())
         }
         guard rc == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(rc))
@@ -127,6 +141,11 @@ private final class UploadSource {
         offset += count
         return count
     }
+}
+
+/// What the progress callback calls (set by the owner of the transport, read on its thread).
+private final class WaitHook {
+    var action: (@Sendable () -> Void)?
 }
 
 /// The server's reply lines of the current transfer, as libcurl's debug callback sees them.

@@ -4,10 +4,12 @@ import Logging
 /// Sends the due mails of one run with the claim → send → record protocol of SPEC §4, over
 /// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
 ///
-/// Per message: claim the `(user, D)` row (only the winner sends), send, retry transient failures
-/// with exponential backoff within the run, then record `sent`, `retry` or `failed`. A crash between
-/// claim and record leaves a `sending` row whose session is gone; the next run takes it over and
-/// resends with the same `Message-ID`.
+/// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends
+/// them one by one — retrying transient failures with exponential backoff within the run — and
+/// hands each outcome to the `ResultRecorder`, which writes `sent`, `retry` or `failed` in
+/// micro-batches on its own connection. A crash leaves `sending` rows whose session is gone; the
+/// next run takes them over and sends with the same `Message-ID` (a resend only for a mail the
+/// server had accepted in the last moment before the crash).
 struct Dispatcher {
     let configuration: NotifierConfiguration
     let composer: MailComposer
@@ -23,39 +25,72 @@ struct Dispatcher {
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
     static let unavailableLimit = 3
+    /// Jobs a worker claims per statement.
+    static let claimBatch = 16
 
     /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
-    /// its unprocessed jobs stay unclaimed (still due) and the error is returned.
+    /// its unclaimed jobs stay due and the error is returned.
     func deliver(_ jobs: [DeliveryJob]) -> DeliveryResult {
+        guard !jobs.isEmpty else { return DeliveryResult() }
         let queue = Locked(jobs[...])
         let result = Locked(DeliveryResult())
+        let recorder: ResultRecorder
+        do { recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store) } catch {
+            var failed = DeliveryResult()
+            failed.errors.append(error)
+            failed.notStarted = jobs.count
+            return failed
+        }
+        let limiter = configuration.smtp.rateLimit.map { RateLimiter(perSecond: $0) }
         let workers = max(1, min(configuration.smtp.connections, jobs.count))
-        guard !jobs.isEmpty else { return DeliveryResult() }
+        // Small runs spread over every connection; large ones claim up to `claimBatch` per statement.
+        let batchSize = max(1, min(Self.claimBatch, jobs.count / workers))
         WorkerPool.run(count: workers, name: "sileme-send") { _ in
             do {
                 let db = try PGConnection(configuration.databaseURL)
                 let transport = try makeTransport()
-                while control?.stopRequested != true, let job = queue.withLock({ $0.popFirst() }) {
-                    let outcome = try deliver(job, db: db, transport: transport, result: result)
-                    let handled = result.withLock { $0.add(outcome); return $0.handled }
-                    control?.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
+                if let control, let smtp = transport as? SMTPTransport { smtp.onWait = { control.alive() } }
+                while control?.stopRequested != true {
+                    let batch = queue.withLock { queue -> [DeliveryJob] in
+                        let taken = Array(queue.prefix(batchSize))
+                        queue.removeFirst(taken.count)
+                        return taken
+                    }
+                    if batch.isEmpty { break }
+                    let claims = try store.claim(db, jobs: batch, runDate: runDate, runID: runID,
+                                                 newMessageIDs: batch.map { composer.newMessageID(for: $0, runDate: runDate) })
+                    for job in batch {
+                        let outcome: JobOutcome
+                        if let claim = claims[job.userID] {
+                            if control?.stopRequested == true {
+                                recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
+                                                                text: "not attempted: the run was stopped",
+                                                                nextAttempt: Date(), at: Date()))
+                                result.withLock { $0.notStarted += 1 }
+                                continue
+                            }
+                            limiter?.acquire()
+                            outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
+                        } else {
+                            outcome = .busyElsewhere
+                        }
+                        let handled = result.withLock { $0.add(outcome); return $0.handled }
+                        control?.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
+                    }
                 }
             } catch {
                 result.withLock { $0.errors.append(error) }
             }
         }
+        if let failure = recorder.finish() { result.withLock { $0.errors.append(failure) } }
         var final = result.withLock { $0 }
-        final.notStarted = queue.withLock { $0.count }
+        final.notStarted += queue.withLock { $0.count }
         return final
     }
 
-    /// Claims, sends and records one job.
-    private func deliver(_ job: DeliveryJob, db: PGConnection, transport: any MailTransport,
-                         result: Locked<DeliveryResult>) throws -> JobOutcome {
-        guard let claim = try store.claim(db, job: job, runDate: runDate, runID: runID,
-                                          newMessageID: composer.newMessageID(for: job, runDate: runDate)) else {
-            return .busyElsewhere
-        }
+    /// Sends one claimed job (with retries) and queues its outcome for recording.
+    private func deliver(_ job: DeliveryJob, claim: Claim, transport: any MailTransport, recorder: ResultRecorder,
+                         result: Locked<DeliveryResult>) -> JobOutcome {
         let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
         var attempts = 0
         var outcome: SendOutcome
@@ -64,9 +99,7 @@ struct Dispatcher {
                                  serverUnavailable: true)
         } else {
             repeat {
-                if attempts > 0 {
-                    Thread.sleep(forTimeInterval: configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1)))
-                }
+                if attempts > 0 { pause(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))) }
                 attempts += 1
                 outcome = transport.send(from: composer.from.address, to: job.email.address, message: bytes)
             } while attempts < configuration.smtp.retryAttempts && { if case .transient = outcome { true } else { false } }()
@@ -80,7 +113,8 @@ struct Dispatcher {
         let reply = outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
         switch outcome {
         case .accepted:
-            try store.markSent(db, claim: claim, attempts: attempts, reply: reply)
+            recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
+                                            nextAttempt: nil, at: Date()))
             result.withLock { $0.consecutiveUnavailable = 0 }
             logger.info("notification sent for user \(job.userID) (\(job.missedDays) days missed)",
                         metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationSent.rawValue)",
@@ -88,27 +122,38 @@ struct Dispatcher {
                                                   "smtp_reply": "\(reply)"]) { $1 })
             return .sent
         case .transient(_, let serverDown):
-            return try recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: serverDown,
-                                     reply: reply, fields: fields, db: db, result: result)
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: serverDown,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
         case .permanent:
-            return try recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
-                                     reply: reply, fields: fields, db: db, result: result)
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
         }
     }
 
     private func recordFailure(_ job: DeliveryJob, claim: Claim, attempts: Int, permanent: Bool, serverDown: Bool,
-                               reply: String, fields: Logger.Metadata, db: PGConnection,
-                               result: Locked<DeliveryResult>) throws -> JobOutcome {
+                               reply: String, fields: Logger.Metadata, recorder: ResultRecorder,
+                               result: Locked<DeliveryResult>) -> JobOutcome {
         let nextAttempt = permanent
             ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
                                                                 base: configuration.retryLaterSeconds))
-        try store.markFailed(db, claim: claim, attempts: attempts, permanent: permanent, error: reply, nextAttempt: nextAttempt)
+        recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
+                                        text: reply, nextAttempt: nextAttempt, at: Date()))
         result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
         logger.error("notification failed for user \(job.userID): \(reply)",
                      metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationFailed.rawValue)",
                                                "message_id": "\(NotifierEvent.notificationFailed.messageID)",
                                                "permanent": "\(permanent)", "error": "\(reply)"]) { $1 })
         return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
+    }
+
+    /// Sleeps `seconds` in slices of at most one second, telling the daemon it is alive in between.
+    private func pause(_ seconds: TimeInterval) {
+        var left = seconds
+        while left > 0 {
+            Thread.sleep(forTimeInterval: min(1, left))
+            left -= 1
+            control?.alive()
+        }
     }
 
     /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`

@@ -5,10 +5,14 @@ import Foundation
 public final class RunControl: @unchecked Sendable {
     private let stop = Locked(false)
     private let onProgress: @Sendable (RunProgress) -> Void
+    private let onAlive: @Sendable () -> Void
 
-    /// Creates a control that reports progress to `onProgress` (called from worker threads).
-    public init(onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in }) {
+    /// Creates a control that reports progress to `onProgress` and liveness while waiting (for a
+    /// slow server, a retry backoff) to `onAlive`; both are called from worker threads.
+    public init(onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
+                onAlive: @escaping @Sendable () -> Void = {}) {
         self.onProgress = onProgress
+        self.onAlive = onAlive
     }
 
     /// Asks the run to stop: messages in flight are finished and recorded, nothing new is claimed.
@@ -19,6 +23,9 @@ public final class RunControl: @unchecked Sendable {
 
     /// Reports progress.
     func progress(_ value: RunProgress) { onProgress(value) }
+
+    /// Reports that the run is alive while it waits.
+    func alive() { onAlive() }
 }
 
 /// A run's progress: how many of the due mails were handled so far.

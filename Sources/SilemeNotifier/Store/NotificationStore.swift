@@ -73,17 +73,21 @@ public struct NotificationStore: Sendable {
 
     // MARK: Claim, send, record
 
-    /// Claims `(job.userID, runDate)` for sending: inserts the row, or takes over a row that may be
-    /// (re)sent now — skipped earlier, a transient failure whose retry time has come, or a claim whose
-    /// owner's database session is gone (a crashed run). Only the session whose statement wins
-    /// gets a claim; everyone else gets nil. A taken-over row keeps its `Message-ID`.
-    public func claim(_ db: PGConnection, job: DeliveryJob, runDate: CalendarDate, runID: Int64?,
-                      newMessageID: String) throws -> Claim? {
+    /// Claims `(user, runDate)` for each job, in one statement: inserts the rows, or takes over
+    /// rows that may be (re)sent now — skipped earlier, a transient failure whose retry time has
+    /// come, or a claim whose owner's database session is gone (a crashed run). Only the session
+    /// whose statement wins a row gets its claim; jobs missing from the result are someone else's.
+    /// A taken-over row keeps its `Message-ID`. Returns the claims by user id.
+    public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
+                      newMessageIDs: [String]) throws -> [String: Claim] {
+        guard !jobs.isEmpty else { return [:] }
         let result = try db.execute("""
             INSERT INTO notification_logs AS n
                 (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
                  claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
-            VALUES ($1::uuid, $2::date, false, $3, 'sending', 0, $4, $5, pg_backend_pid(), now(), $6::date, $7, $8, now())
+            SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2, pg_backend_pid(), now(),
+                   j.last, j.masked, $3::bigint, now()
+            FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[]) AS j(user_id, miss, message_id, last, masked)
             ON CONFLICT (user_id, notification_date) DO UPDATE
                 SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
                     claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
@@ -96,52 +100,60 @@ public struct NotificationStore: Sendable {
                     OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
                     OR (n.status = 'sending' AND NOT EXISTS (
                             SELECT 1 FROM pg_stat_activity a WHERE a.pid = n.claim_backend_pid)))
-            RETURNING id, message_id, attempts, (xmax <> 0)
-            """, [job.userID, runDate.description, String(job.missedDays), newMessageID, owner,
-                  job.lastCheckIn.description, job.email.masked, runID.map(String.init)])
-        guard result.count == 1, let id = Int64(result[0].string(0) ?? ""), let messageID = result[0].string(1) else {
-            return nil
+            RETURNING user_id::text, id, message_id, attempts, (xmax <> 0)
+            """, [runDate.description, owner, runID.map(String.init),
+                  PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
+                  PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
+                  PGArray.literal(jobs.map(\.email.masked))])
+        var claims: [String: Claim] = [:]
+        for row in result.rows {
+            guard let user = row.string(0), let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) else { continue }
+            claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
         }
-        return Claim(logID: id, messageID: messageID, previousAttempts: result[0].int(2) ?? 0,
-                     tookOver: result[0].bool(3))
+        return claims
     }
 
-    /// Records a mail the server accepted: `email_sent = true`, `sent_at`, the server's reply.
-    public func markSent(_ db: PGConnection, claim: Claim, attempts: Int, reply: String) throws {
-        try db.execute("""
-            UPDATE notification_logs SET status = 'sent', email_sent = true, sent_at = now(),
-                   attempts = attempts + $2, last_error = NULL, next_attempt_at = NULL, updated_at = now(),
-                   message_id = $3, last_reply = $4
-            WHERE id = $1
-            """, [String(claim.logID), String(attempts), claim.messageID, String(reply.prefix(1000))])
-    }
-
-    /// Records a failure: `retry` (transient, due again at `nextAttempt`) or `failed` (permanent).
-    public func markFailed(_ db: PGConnection, claim: Claim, attempts: Int, permanent: Bool,
-                           error: String, nextAttempt: Date?) throws {
-        try db.execute("""
-            UPDATE notification_logs SET status = $2, attempts = attempts + $3, last_error = $4, last_reply = $4,
-                   next_attempt_at = to_timestamp($5::double precision), updated_at = now()
-            WHERE id = $1 AND NOT email_sent
-            """, [String(claim.logID), permanent ? "failed" : "retry", String(attempts), String(error.prefix(1000)),
-                  nextAttempt.map { String($0.timeIntervalSince1970) }])
+    /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
+    /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`).
+    public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
+        let sent = outcomes.filter { $0.status == .sent }
+        if !sent.isEmpty {
+            try db.execute("""
+                UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
+                       attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
+                       last_reply = r.reply, updated_at = now()
+                FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)
+                WHERE n.id = r.id
+                """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
+                      PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
+                      PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) })])
+        }
+        let failed = outcomes.filter { $0.status != .sent }
+        if !failed.isEmpty {
+            try db.execute("""
+                UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
+                       last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
+                       updated_at = now()
+                FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[]) AS r(id, status, attempts, error, next_epoch)
+                WHERE n.id = r.id AND NOT n.email_sent
+                """, [PGArray.literal(failed.map { String($0.logID) }), PGArray.literal(failed.map(\.status.rawValue)),
+                      PGArray.literal(failed.map { String($0.attempts) }), PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
+                      PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } })])
+        }
     }
 
     /// Records users skipped for bad data (one statement for all of them); a row that already
     /// exists for the day is left as it is.
     public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
         guard !skips.isEmpty else { return }
-        func array(_ values: [String]) -> String {
-            "{" + values.map { "\"" + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\"" }.joined(separator: ",") + "}"
-        }
         try db.execute("""
             INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status,
                                            last_error, last_check_in_date, run_id, updated_at)
             SELECT s.user_id, $1::date, false, s.miss, 'skipped', s.reason, s.last, $2::bigint, now()
             FROM unnest($3::uuid[], $4::int[], $5::text[], $6::date[]) AS s(user_id, miss, reason, last)
             ON CONFLICT (user_id, notification_date) DO NOTHING
-            """, [runDate.description, runID.map(String.init), array(skips.map(\.userID)),
-                  array(skips.map { String($0.missedDays) }), array(skips.map(\.reason)),
-                  array(skips.map(\.lastCheckIn.description))])
+            """, [runDate.description, runID.map(String.init), PGArray.literal(skips.map(\.userID)),
+                  PGArray.literal(skips.map { String($0.missedDays) }), PGArray.literal(skips.map(\.reason)),
+                  PGArray.literal(skips.map(\.lastCheckIn.description))])
     }
 }

@@ -1,0 +1,323 @@
+#!/usr/bin/python3
+"""sileme-notifier benchmark: the daily run at N users, side by side with the design doc's plan.
+
+    bench/bench.sh [--users N] [--repeat R] [--connections C]      (N default 1,000,000)
+
+Creates a throwaway PostgreSQL 15 cluster and a local SMTP sink, generates N users with 30 days
+of check-in history (about 95% checking in each day, about 3% currently missing 2+ days, a third
+of those already notified), and measures in one run, with medians of R repetitions:
+
+  baseline       the design doc's per-user loop: one prepared query per user over one
+                 connection (timed on a sample of users, extrapolated to N, as it says)
+  aggregate      the best single aggregate over check_ins (GROUP BY user_id, max(check_in_date))
+  due-set        sileme-notifier's due-set query alone (the range scan over user_last_check_in)
+  dry run        `sileme-notifier --run-now --dry-run --format json`, process start to exit
+  run-now        a real `--run-now` sending the due mails to the local sink (mails per second)
+  smtp bare      a bare SMTP load generator (C threads of smtplib, one connection each) to the
+                 same sink, for the ceiling the sink allows
+  insert path    what the trigger costs the app: pgbench single-row check-in inserts with and
+                 without the trigger
+
+and the peak memory (max RSS) of the notifier process. Prints a table with ratios.
+"""
+import argparse
+import os
+import shutil
+import smtplib
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psycopg2
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PG_BIN = "/usr/lib/postgresql/15/bin"
+RUN_DATE = "2026-01-31"
+
+
+def log(message):
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster owned by the postgres user."""
+
+    def __init__(self, base):
+        self.dir = os.path.join(base, "pg")
+        self.port = free_port()
+        os.makedirs(self.dir)
+        shutil.chown(self.dir, "postgres", "postgres")
+        os.chmod(base, 0o755)
+        self.run_as_postgres([f"{PG_BIN}/initdb", "-D", self.dir + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8"])
+        conf = (f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.dir}'\n"
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 1GB\n"
+                "work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = 8GB\nmax_connections = 100\n")
+        with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
+            f.write(conf)
+        self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "start"])
+        self.url = self.database_url("postgres")
+
+    def database_url(self, name):
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def run_as_postgres(self, argv):
+        subprocess.run(["runuser", "-u", "postgres", "--"] + argv, check=True, stdout=subprocess.DEVNULL)
+
+    def stop(self):
+        subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "immediate", "stop"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Sink:
+    """The project's SMTP test server in plain mode, counting without storing."""
+
+    def __init__(self, base):
+        self.port = free_port()
+        self.maildir = os.path.join(base, "maildir")
+        os.makedirs(self.maildir)
+        self.process = subprocess.Popen(
+            ["/usr/bin/python3", os.path.join(ROOT, "scripts/testenv/smtp_server.py"), "--host", "127.0.0.1",
+             "--port", str(self.port), "--mode", "plain", "--maildir", self.maildir, "--no-store"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("SMTP sink did not start")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def generate(conn, users):
+    """N users with 30 days of history before RUN_DATE."""
+    cur = conn.cursor()
+    cur.execute("ALTER TABLE check_ins DISABLE TRIGGER sileme_track_last_check_in")
+    cur.execute("""
+        CREATE TEMP TABLE shape AS
+        SELECT md5('u' || g)::uuid AS id, g,
+               CASE WHEN r < 0.03 THEN 3 + (random() * 9)::int   -- missing 2+ days (m = 2..11; 10+ is stale)
+                    WHEN r < 0.05 THEN 2                         -- missed yesterday only
+                    WHEN r < 0.60 THEN 0                         -- checked in today already
+                    ELSE 1 END AS k                              -- will check in later today
+        FROM (SELECT g, random() AS r FROM generate_series(1, %s) g) s
+        """, (users,))
+    cur.execute("INSERT INTO users (id, name, emergency_email) SELECT id, '用户' || g, 'user' || g || '@bench.example' FROM shape")
+    cur.execute("""
+        INSERT INTO check_ins (user_id, check_in_date, check_in_time, created_at)
+        SELECT id, %s::date - d, now(), now() FROM shape, generate_series(0, 29) d
+        WHERE d >= k AND (d = k OR random() < 0.95)
+        """, (RUN_DATE,))
+    # A third of the users missing 3+ days were already mailed yesterday.
+    cur.execute("""
+        INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
+        SELECT id, %s::date - 1, true, k - 2, 'sent', now() FROM shape WHERE k >= 4 AND g %% 3 = 0
+        """, (RUN_DATE,))
+    cur.execute("INSERT INTO user_last_check_in SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
+    cur.execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
+    conn.commit()
+    conn.autocommit = True
+    cur.execute("VACUUM ANALYZE")
+    cur.execute("SELECT count(*) FROM check_ins")
+    return cur.fetchone()[0]
+
+
+def timed(fn, repeat):
+    times = []
+    result = None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def baseline(url, users, sample):
+    """The design doc's loop: for each user, one prepared query for the latest check-in before D
+    and whether a notification was already logged — over one connection."""
+    conn = psycopg2.connect(url)
+    cur = conn.cursor()
+    cur.execute("SELECT id FROM users ORDER BY random() LIMIT %s", (sample,))
+    ids = [r[0] for r in cur.fetchall()]
+    cur.execute("""
+        PREPARE last_check_in(uuid, date) AS
+        SELECT (SELECT max(check_in_date) FROM check_ins WHERE user_id = $1 AND check_in_date < $2),
+               EXISTS (SELECT 1 FROM notification_logs WHERE user_id = $1 AND notification_date = $2)
+        """)
+    start = time.perf_counter()
+    for user in ids:
+        cur.execute("EXECUTE last_check_in(%s, %s)", (user, RUN_DATE))
+        cur.fetchone()
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed * users / sample
+
+
+def query_seconds(url, sql, params):
+    conn = psycopg2.connect(url)
+    cur = conn.cursor()
+    start = time.perf_counter()
+    cur.execute(sql, params)
+    rows = cur.fetchall()
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return elapsed, len(rows)
+
+
+def run_notifier(binary, args, env):
+    """Runs the notifier under /usr/bin/time -v; returns (seconds, max RSS kB, exit status)."""
+    start = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-v", binary] + args, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    rss = next((int(l.split()[-1]) for l in p.stderr.splitlines() if "Maximum resident set size" in l), 0)
+    return elapsed, rss, p.returncode
+
+
+def bare_smtp(port, messages, connections):
+    """A bare SMTP load generator: `connections` threads, each one smtplib connection."""
+    body = ("From: bench@bench.example\r\nTo: x@bench.example\r\nSubject: bench\r\n\r\n" + "x" * 600 + "\r\n").encode()
+    per = messages // connections
+
+    def worker():
+        s = smtplib.SMTP("127.0.0.1", port)
+        for _ in range(per):
+            s.sendmail("bench@bench.example", ["sink@bench.example"], body)
+        s.quit()
+
+    threads = [threading.Thread(target=worker) for _ in range(connections)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return per * connections / (time.perf_counter() - start)
+
+
+def pgbench_tps(cluster, db, trigger, seconds=5):
+    script = os.path.join(os.path.dirname(cluster.dir), "insert.sql")
+    with open(script, "w") as f:
+        f.write("\\set g random(1, 1000)\n"
+                "INSERT INTO check_ins (user_id, check_in_date) VALUES (md5('u' || :g)::uuid, DATE '2026-02-01' + (random() * 3000)::int) ON CONFLICT DO NOTHING;\n")
+    os.chmod(script, 0o644)
+    conn = psycopg2.connect(cluster.database_url(db))
+    conn.autocommit = True
+    conn.cursor().execute(f"ALTER TABLE check_ins {'ENABLE' if trigger else 'DISABLE'} TRIGGER sileme_track_last_check_in")
+    out = subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pgbench", "-n", "-h", "127.0.0.1",
+                          "-p", str(cluster.port), "-U", "postgres", "-f", script, "-T", str(seconds), "-c", "1", db],
+                         capture_output=True, text=True, check=True).stdout
+    conn.cursor().execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
+    conn.close()
+    return float(next(l for l in out.splitlines() if l.startswith("tps")).split()[2])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=4)
+    parser.add_argument("--sample", type=int, default=20_000)
+    parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
+    args = parser.parse_args()
+
+    base = tempfile.mkdtemp(prefix="sileme-bench-", dir="/var/tmp")
+    cluster = sink = None
+    try:
+        log(f"PostgreSQL and SMTP sink in {base}")
+        cluster = Cluster(base)
+        sink = Sink(base)
+        admin = psycopg2.connect(cluster.url)
+        admin.autocommit = True
+        admin.cursor().execute("CREATE DATABASE bench")
+        url = cluster.database_url("bench")
+        env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT=str(sink.port), SMTP_TLS="none",
+                   FROM_EMAIL="noreply@sileme.app", SMTP_CONNECTIONS=str(args.connections),
+                   MIGRATIONS_DIR=os.path.join(ROOT, "Sources/SilemeNotifier/Store/Migrations"))
+        for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
+            env.pop(key, None)
+        subprocess.run([args.binary, "migrate"], env=env, check=True)
+        conn = psycopg2.connect(url)
+        start = time.perf_counter()
+        rows = generate(conn, args.users)
+        log(f"generated {args.users} users, {rows} check-ins in {time.perf_counter() - start:.0f} s")
+
+        sample = min(args.sample, args.users)
+        t_baseline, _ = timed(lambda: baseline(url, args.users, sample), 1)
+        t_aggregate, (_, n_aggregate) = timed(lambda: query_seconds(url, """
+            SELECT user_id, max(check_in_date) FROM check_ins WHERE check_in_date < %s::date
+            GROUP BY user_id HAVING max(check_in_date) <= %s::date - 3""", (RUN_DATE, RUN_DATE)), args.repeat)
+        t_dueset, (_, n_due) = timed(lambda: query_seconds(url, """
+            SELECT u.id, u.name, u.emergency_email, s.last_check_in_date,
+                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
+                           AND n.notification_date > s.last_check_in_date AND n.email_sent)
+            FROM user_last_check_in s JOIN users u ON u.id = s.user_id
+            WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10""", (RUN_DATE, RUN_DATE)), args.repeat)
+
+        dry = [run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE], env) for _ in range(args.repeat)]
+        t_dry = statistics.median(d[0] for d in dry)
+        rss_dry = max(d[1] for d in dry)
+
+        runs = []
+        for _ in range(args.repeat):
+            reset = psycopg2.connect(url)
+            reset.autocommit = True
+            reset.cursor().execute("DELETE FROM notification_logs WHERE notification_date = %s", (RUN_DATE,))
+            reset.cursor().execute("DELETE FROM notifier_runs")
+            reset.close()
+            elapsed, rss, status = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
+            check = psycopg2.connect(url)
+            cur = check.cursor()
+            cur.execute("SELECT count(*) FROM notification_logs WHERE notification_date = %s AND email_sent", (RUN_DATE,))
+            sent = cur.fetchone()[0]
+            check.close()
+            runs.append((elapsed, rss, status, sent))
+        t_run = statistics.median(r[0] for r in runs)
+        sent = runs[-1][3]
+        rss_run = max(r[1] for r in runs)
+        mails_per_second = statistics.median(r[3] / r[0] for r in runs)
+        bare = statistics.median(bare_smtp(sink.port, 6000, args.connections) for _ in range(args.repeat))
+
+        tps_without = pgbench_tps(cluster, "bench", trigger=False)
+        tps_with = pgbench_tps(cluster, "bench", trigger=True)
+
+        print()
+        print(f"sileme-notifier benchmark: {args.users:,} users, {rows:,} check-ins, run date {RUN_DATE}, "
+              f"medians of {args.repeat}, {args.connections} SMTP connections, {os.cpu_count()} cores")
+        print(f"{'measure':<44} {'time':>10} {'rows/mails':>11} {'max RSS':>9} {'vs baseline':>12}")
+        def row(name, seconds, count, rss=None):
+            ratio = f"{t_baseline / seconds:,.0f}x" if seconds > 0 else "-"
+            print(f"{name:<44} {seconds:>9.3f}s {count:>11,} {(f'{rss / 1024:.1f} MB' if rss else ''):>9} {ratio:>12}")
+        row(f"baseline: per-user loop (sample {sample:,}, extrapolated)", t_baseline, args.users)
+        row("best single aggregate over check_ins", t_aggregate, n_aggregate)
+        row("due-set query (user_last_check_in range)", t_dueset, n_due)
+        row("dry run --format json, end to end", t_dry, n_due, rss_dry)
+        row(f"run-now to the SMTP sink (exit {runs[-1][2]})", t_run, sent, rss_run)
+        print()
+        print(f"due-set vs baseline: {t_baseline / t_dueset:,.0f}x faster; vs best aggregate: {t_aggregate / t_dueset:,.1f}x faster")
+        print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
+              f"({mails_per_second / bare * 100:.0f}% of it)")
+        print(f"insert path (pgbench, 1 client, single-row check-ins): {tps_without:,.0f} tps without the trigger, "
+              f"{tps_with:,.0f} tps with it ({(1 - tps_with / tps_without) * 100:.0f}% slower)")
+    finally:
+        if sink:
+            sink.stop()
+        if cluster:
+            cluster.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
