@@ -61,6 +61,7 @@ class Cluster:
         self.run_as_postgres([f"{PG_BIN}/initdb", "-D", self.dir + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8"])
         conf = (f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.dir}'\n"
                 "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 1GB\n"
+                "wal_level = minimal\nmax_wal_senders = 0\nmax_parallel_maintenance_workers = 2\n"
                 "work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = 8GB\nmax_connections = 100\n")
         with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
             f.write(conf)
@@ -105,7 +106,13 @@ class Sink:
 def generate(conn, users):
     """N users with 30 days of history before RUN_DATE."""
     cur = conn.cursor()
-    cur.execute("ALTER TABLE check_ins DISABLE TRIGGER sileme_track_last_check_in")
+    # Bulk load: the trigger off (the summary is filled with one aggregate below, as migration 004
+    # does), the check-in indexes built after the load, and no WAL for a table truncated in the
+    # same transaction (wal_level = minimal).
+    cur.execute("SET session_replication_role = replica")  # no per-row foreign-key or summary triggers
+    cur.execute("TRUNCATE check_ins")
+    cur.execute("ALTER TABLE check_ins DROP CONSTRAINT check_ins_user_id_check_in_date_key")
+    cur.execute("ALTER TABLE check_ins DROP CONSTRAINT check_ins_pkey")
     cur.execute("""
         CREATE TEMP TABLE shape AS
         SELECT md5('u' || g)::uuid AS id, g,
@@ -120,14 +127,17 @@ def generate(conn, users):
         INSERT INTO check_ins (user_id, check_in_date, check_in_time, created_at)
         SELECT id, %s::date - d, now(), now() FROM shape, generate_series(0, 29) d
         WHERE d >= k AND (d = k OR random() < 0.95)
+        ORDER BY id, d DESC
         """, (RUN_DATE,))
+    cur.execute("ALTER TABLE check_ins ADD PRIMARY KEY (id)")
+    cur.execute("ALTER TABLE check_ins ADD CONSTRAINT check_ins_user_id_check_in_date_key UNIQUE (user_id, check_in_date)")
     # A third of the users missing 3+ days were already mailed yesterday.
     cur.execute("""
         INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
         SELECT id, %s::date - 1, true, k - 2, 'sent', now() FROM shape WHERE k >= 4 AND g %% 3 = 0
         """, (RUN_DATE,))
     cur.execute("INSERT INTO user_last_check_in SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
-    cur.execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
+    cur.execute("SET session_replication_role = origin")
     conn.commit()
     conn.autocommit = True
     cur.execute("VACUUM ANALYZE")
@@ -230,6 +240,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--sample", type=int, default=20_000)
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
 
@@ -263,8 +274,10 @@ def main():
             SELECT u.id, u.name, u.emergency_email, s.last_check_in_date,
                    EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
                            AND n.notification_date > s.last_check_in_date AND n.email_sent)
-            FROM user_last_check_in s JOIN users u ON u.id = s.user_id
-            WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10""", (RUN_DATE, RUN_DATE)), args.repeat)
+            FROM user_last_check_in s
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
+            WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10
+            ORDER BY s.last_check_in_date DESC, s.user_id""", (RUN_DATE, RUN_DATE)), args.repeat)
 
         dry = [run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE], env) for _ in range(args.repeat)]
         t_dry = statistics.median(d[0] for d in dry)
@@ -314,9 +327,12 @@ def main():
     finally:
         if sink:
             sink.stop()
-        if cluster:
-            cluster.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep and cluster:
+            print(f"kept: {cluster.database_url('bench')} (stop: pg_ctl -D {cluster.dir}/data stop; rm -rf {base})")
+        else:
+            if cluster:
+                cluster.stop()
+            shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ public struct NotificationStore: Sendable {
                    EXISTS (SELECT 1 FROM notification_logs n
                            WHERE n.user_id = s.user_id AND n.notification_date > s.last_check_in_date AND n.email_sent)
             FROM user_last_check_in s
-            JOIN users u ON u.id = s.user_id
+            -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
+            -- into a hash join that scans every user): the cost follows the listed users only.
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
             WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
             ORDER BY s.last_check_in_date DESC, s.user_id
             """
