@@ -2,20 +2,41 @@ import ArgumentParser
 import Foundation
 import SilemeNotifier
 
-/// `sileme-notifier`: the daemon, a one-shot run, the dry-run report, `migrate` and `check`.
+/// `sileme-notifier`: the daemon, a one-shot run, the dry-run report (all in `RunCommand`, the
+/// default subcommand), `migrate`, `check`, `report` and `retry`.
 @main
 struct SilemeNotifierCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sileme-notifier",
         abstract: "Emails a user's emergency contact when the user misses check-ins (一键打卡).",
         discussion: """
-            Every run evaluates, for run date D (today in NOTIFY_TIME_ZONE unless --date is given), each user's latest check-in L before D. Consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not notified in this streak get one mail; users beyond that window are reported as stale and never mailed.
+            Invocations:
+              sileme-notifier
+                  the daemon (what the systemd unit runs)
+              sileme-notifier --run-now [--date D]
+                  one run for D (default: today in NOTIFY_TIME_ZONE), then exit
+              sileme-notifier --run-now --dry-run [--date D] [--format table|json|csv]
+                              [--full-emails] [--preview USER_ID]
+                  the admin report: who would be mailed and why; writes and sends nothing
+              sileme-notifier migrate | check | report | retry
+                  see `sileme-notifier help <subcommand>`
+            `sileme-notifier help run` lists the options of the first three forms.
 
-            Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from SMTP_PASSWORD_FILE / DATABASE_URL_FILE or systemd credentials (smtp-password, database-url in $CREDENTIALS_DIRECTORY). See config/notifier.conf.example.
+            Every run evaluates, for run date D, each user's latest check-in L before D. Consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not notified in this streak get one mail; users beyond that window are reported as stale and never mailed.
+
+            Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from SMTP_PASSWORD_FILE / DATABASE_URL_FILE or systemd credentials (smtp-password, database-url in $CREDENTIALS_DIRECTORY). Settings: DATABASE_URL, SMTP_HOST, SMTP_PORT, SMTP_TLS (starttls|tls|none), SMTP_USER, SMTP_PASSWORD, SMTP_CA_FILE, SMTP_TIMEOUT_SECONDS, SMTP_RETRY_ATTEMPTS, SMTP_RETRY_BACKOFF_SECONDS, SMTP_CONNECTIONS, SMTP_RATE_LIMIT, FROM_EMAIL, FROM_NAME, APP_NAME, NOTIFY_TIME, NOTIFY_TIME_ZONE, MISS_THRESHOLD_DAYS, CATCH_UP_DAYS, RETRY_LATER_SECONDS, HEARTBEAT_URL, TEMPLATE_DIR, MIGRATIONS_DIR. See config/notifier.conf.example.
 
             Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
             """,
-        subcommands: [MigrateCommand.self, CheckCommand.self])
+        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, RetryCommand.self],
+        defaultSubcommand: RunCommand.self)
+}
+
+/// The default subcommand: the daemon, `--run-now`, and the dry-run report.
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The daemon (no options), one run (--run-now), or the dry-run report (--run-now --dry-run). The default subcommand.")
 
     @OptionGroup var common: CommonOptions
 
@@ -34,10 +55,14 @@ struct SilemeNotifierCommand: ParsableCommand {
     @Flag(name: .long, help: "Show contact emails in full in the dry-run report (masked by default).")
     var fullEmails = false
 
+    @Option(name: .long, help: "With --run-now --dry-run: print the exact message (headers and body) USER_ID's contact would receive on the run date, and the rule's verdict on standard error.")
+    var preview: String?
+
     func validate() throws {
         if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
         if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
         if !runNow && (date != nil || fullEmails) { throw ValidationError("--date and --full-emails need --run-now") }
+        if preview != nil && !dryRun { throw ValidationError("--preview needs --run-now --dry-run") }
     }
 
     func run() throws {
@@ -46,6 +71,17 @@ struct SilemeNotifierCommand: ParsableCommand {
         let logger = LoggingSetup.bootstrap(interactive: true)
         let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
         try Console.exitOnFailure {
+            if let preview {
+                do {
+                    let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate)
+                    Console.error("preview for \(preview) on \(runDate): \(result.verdict)")
+                    if let message = result.message { FileHandle.standardOutput.write(Data(message)) }
+                    return .success
+                } catch let error as PreviewError {
+                    Console.error("sileme-notifier: --preview: \(error)")
+                    return .usage
+                }
+            }
             if dryRun {
                 let output = TextOutput()
                 let sink: any ReportSink = switch format {
@@ -74,7 +110,7 @@ struct SilemeNotifierCommand: ParsableCommand {
     }
 }
 
-extension SilemeNotifierCommand {
+extension RunCommand {
     /// The daemon: runs until SIGTERM/SIGINT; SIGHUP reloads the configuration.
     func runDaemon() throws {
         let configuration = try common.loadConfiguration()

@@ -12,8 +12,8 @@ struct DaemonState {
 
     static func read(_ db: PGConnection, runDate: CalendarDate) throws -> DaemonState {
         let row = try db.execute("""
-            SELECT EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1 AND status = 'completed'),
-                   EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1),
+            SELECT EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1 AND status = 'completed' AND mode <> 'retry'),
+                   EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1 AND mode <> 'retry'),
                    (SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now()) ELSE now() END))
                     FROM notification_logs n
                     WHERE n.notification_date = $1 AND NOT n.email_sent

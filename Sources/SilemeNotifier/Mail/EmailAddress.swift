@@ -67,8 +67,10 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// Lowercases the domain, converts non-ASCII labels to Punycode and checks the LDH rules.
     private static func normalizedDomain(_ raw: String) throws(AddressError) -> String {
         // NFKC folds full-width forms (`ｅｘａｍｐｌｅ．com`); U+3002 (。) separates labels as in UTS 46.
-        let folded = raw.precomposedStringWithCompatibilityMapping.lowercased()
-            .replacingOccurrences(of: "\u{3002}", with: ".")
+        // Plain ASCII (nearly every address) needs neither: lower-casing is all.
+        let folded = raw.utf8.allSatisfy({ $0 < 0x80 })
+            ? raw.lowercased()
+            : raw.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
         let labels = folded.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard labels.count >= 2 else { throw .invalidDomain }
 

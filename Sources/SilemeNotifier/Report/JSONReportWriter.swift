@@ -38,6 +38,8 @@ public final class JSONReportWriter: ReportSink {
 
     /// A JSON string literal for `text` (RFC 8259 escaping; non-ASCII kept as UTF-8).
     static func string(_ text: String) -> String {
+        // Fast path: nothing to escape (no control characters, quotes, backslashes, U+2028/2029).
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 != 0xE2 }) { return "\"" + text + "\"" }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -15,15 +15,18 @@ public struct NotificationRun: Sendable {
     public let logger: Logger
     /// The host name written to `notifier_runs` and `claimed_by`.
     public let host: String
+    /// Only these users (the `retry` command), or everyone when nil.
+    public let onlyUsers: Set<String>?
 
     /// Creates a run for `runDate`.
     public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
-                host: String = ProcessInfo.processInfo.hostName) {
+                host: String = ProcessInfo.processInfo.hostName, onlyUsers: Set<String>? = nil) {
         self.configuration = configuration
         self.runDate = runDate
         self.mode = mode
         self.logger = logger
         self.host = host
+        self.onlyUsers = onlyUsers
     }
 
     /// The dry run: evaluates every candidate in a read-only transaction and hands each listed user
@@ -66,7 +69,7 @@ public struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             var evaluated = 0
-            counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule)
+            if onlyUsers == nil { counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule) }
             try evaluate(db, includeStale: false) { candidate, evaluation in
                 counts.count(evaluation.decision)
                 evaluated += 1
@@ -84,6 +87,10 @@ public struct NotificationRun: Sendable {
                 }
             }
             try store.recordSkips(db, skips, runDate: runDate, runID: runID)
+            if onlyUsers != nil {
+                // `retry`: failed mails of users still due are due again now (the claim takes them).
+                try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
+            }
             for skip in skips {
                 logger.warning("notification skipped for user \(skip.userID): \(skip.reason)", metadata: base.merging([
                     "notifier_event": "\(NotifierEvent.notificationSkipped.rawValue)",
@@ -138,6 +145,7 @@ public struct NotificationRun: Sendable {
         let store = NotificationStore(owner: host)
         let rule = configuration.rule
         try store.streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale) { candidate in
+            if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }
     }

@@ -6,4 +6,7 @@ public enum RunMode: String, Sendable, Codable {
     case runNow = "run-now"
     /// `--run-now --dry-run`: nothing written, nothing sent.
     case dryRun = "dry-run"
+    /// `sileme-notifier retry`: failed or stuck mails of one date re-attempted now (not a daily run:
+    /// the daemon's catch-up ignores it).
+    case retry
 }

@@ -144,6 +144,53 @@ public struct NotificationStore: Sendable {
         }
     }
 
+    /// One user as the rule sees them on `runDate` (for `--preview`), whether or not they are due:
+    /// nil when there is no such user; `lastCheckIn` nil when they never checked in before `runDate`.
+    public func user(_ db: PGConnection, id: String, runDate: CalendarDate)
+        throws -> (candidate: Candidate?, checkedInSince: Bool, name: String?, email: String?)? {
+        let result = try db.execute("""
+            SELECT u.id::text, u.name, u.emergency_email, l.last,
+                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date >= $2::date),
+                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id AND n.notification_date > l.last AND n.email_sent)
+            FROM users u
+            CROSS JOIN LATERAL (SELECT max(check_in_date) AS last FROM check_ins c
+                                WHERE c.user_id = u.id AND c.check_in_date < $2::date) l
+            WHERE u.id::text = $1
+            """, [id.lowercased(), runDate.description])
+        guard result.count == 1 else { return nil }
+        let row = result[0]
+        let candidate = row.date(3).map {
+            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0, notifiedInStreak: row.bool(5))
+        }
+        return (candidate, row.bool(4), row.string(1), row.string(2))
+    }
+
+    /// The rows of `runDate` that the `retry` command re-attempts: permanent and transient failures
+    /// and claims whose process died — of one user, or of everyone.
+    public func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?) throws -> [RetryTarget] {
+        try db.execute("""
+            SELECT n.user_id::text, n.status, n.attempts, n.last_error, n.recipient_masked
+            FROM notification_logs n
+            WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
+              AND (n.status IN ('failed', 'retry')
+                   OR (n.status = 'sending' AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = n.claim_backend_pid)))
+            ORDER BY n.user_id
+            """, [runDate.description, userID]).rows.compactMap { row in
+                row.string(0).map { RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,
+                                                lastError: row.string(3), recipient: row.string(4)) }
+            }
+    }
+
+    /// Makes failed rows of `userIDs` on `runDate` claimable now (`retry`, due immediately).
+    public func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate) throws {
+        guard !userIDs.isEmpty else { return }
+        try db.execute("""
+            UPDATE notification_logs SET status = 'retry', next_attempt_at = now(), updated_at = now()
+            WHERE notification_date = $1::date AND user_id = ANY($2::uuid[]) AND NOT email_sent
+              AND status IN ('failed', 'retry')
+            """, [runDate.description, PGArray.literal(userIDs)])
+    }
+
     /// Records users skipped for bad data (one statement for all of them); a row that already
     /// exists for the day is left as it is.
     public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {

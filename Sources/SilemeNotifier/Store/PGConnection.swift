@@ -48,25 +48,26 @@ public final class PGConnection {
         _ = try check(PQexec(handle, sql))
     }
 
-    /// Runs a query and hands each row to `body` as it arrives (libpq single-row mode), so that a
-    /// large result is never held in memory whole.
-    public func stream(_ sql: String, _ parameters: [String?] = [], row body: (PGRow) throws -> Void) throws {
-        let sent = withParameters(parameters) { count, values in
-            PQsendQueryParams(handle, sql, count, nil, values, nil, nil, 0)
-        }
-        guard sent == 1 else { throw connectionError() }
-        _ = PQsetSingleRowMode(handle)
-        var failure: (any Error)?
-        while let result = PQgetResult(handle) {
-            defer { PQclear(result) }
-            let status = PQresultStatus(result)
-            if status == PGRES_SINGLE_TUPLE, failure == nil {
-                do { try body(PGRow(result: result, index: 0)) } catch { failure = error }
-            } else if status != PGRES_SINGLE_TUPLE, status != PGRES_TUPLES_OK, failure == nil {
-                failure = resultError(result)
+    /// Runs a query and hands each row to `body`, fetching `batch` rows at a time through a cursor,
+    /// so that a large result is never held in memory whole (and without single-row mode's cost of
+    /// one result object per row). Opens a transaction around the cursor when none is open.
+    public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000, row body: (PGRow) throws -> Void) throws {
+        let cursor = "sileme_stream"
+        let own = PQtransactionStatus(handle) == PQTRANS_IDLE
+        if own { try execute("BEGIN") }
+        do {
+            try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, parameters)
+            while true {
+                let result = try execute("FETCH \(batch) FROM \(cursor)")
+                for index in 0..<result.count { try body(result[index]) }
+                if result.count < batch { break }
             }
+            try execute("CLOSE \(cursor)")
+            if own { try execute("COMMIT") }
+        } catch {
+            if own { _ = try? execute("ROLLBACK") }
+            throw error
         }
-        if let failure { throw failure }
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.

@@ -1,0 +1,56 @@
+import ArgumentParser
+import Foundation
+import SilemeNotifier
+
+/// `sileme-notifier retry`: re-attempts failed or stuck notifications of a run date now, through
+/// the same claim → send → record path as a run (never a second mail for a streak that got one).
+struct RetryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry",
+        abstract: "Re-attempt failed or stuck notifications now (permanent and transient failures, claims of crashed runs).",
+        discussion: "Users who checked in since, or whose streak was notified meanwhile, are not mailed. Exit codes as for --run-now.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The run date whose notifications are retried, YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE).")
+    var date: String?
+
+    @Option(name: .long, help: "Only this user's notification.")
+    var user: String?
+
+    @Flag(name: .long, help: "Show what would be retried; send and write nothing.")
+    var dryRun = false
+
+    @Flag(name: .long, help: "With --dry-run: print JSON instead of a table.")
+    var json = false
+
+    func validate() throws {
+        if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
+        if let user, UUID(uuidString: user) == nil { throw ValidationError("--user must be a user id (UUID) (got \"\(user)\")") }
+        if json && !dryRun { throw ValidationError("--json needs --dry-run") }
+    }
+
+    func run() throws {
+        let configuration = try common.loadConfiguration()
+        let logger = LoggingSetup.bootstrap(interactive: true)
+        let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
+        try Console.exitOnFailure {
+            let plan = try RetryPlan.make(configuration: configuration, runDate: runDate, userID: user?.lowercased(), logger: logger)
+            if dryRun {
+                let output = TextOutput()
+                output.write(json ? RetryPlanFormat.json(plan, runDate: runDate) : RetryPlanFormat.table(plan, runDate: runDate))
+                output.flush()
+                return .success
+            }
+            guard !plan.usersToSend.isEmpty else {
+                Console.error("nothing to retry for \(runDate): \(plan.entries.count) failed or stuck, none still due")
+                return .success
+            }
+            let lock = try RunLock.acquire(configuration.databaseURL)
+            defer { lock.release() }
+            let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
+                                      onlyUsers: plan.usersToSend)
+            return try run.execute().exitStatus
+        }
+    }
+}
