@@ -8,6 +8,7 @@ packages=(
   postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL
   python3-aiosmtpd openssl swaks                             # tests and demo: a real SMTP server, TLS
   systemd                                                    # journald, journalctl, systemd-analyze
+  chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
 )
 
 missing=()

@@ -28,7 +28,7 @@ struct SilemeNotifierCommand: ParsableCommand {
 
             Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
             """,
-        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, RetryCommand.self],
+        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 

@@ -171,6 +171,53 @@ struct DaemonIntegrationTests {
         }
     }
 
+    @Test("the heartbeat URL is fetched after each run, with /fail when the run failed")
+    func heartbeat() throws {
+        // A real HTTP server (Python's http.server) that records each request's path.
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("hb-\(UUID().uuidString).log").path
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = ["-c", """
+            import http.server, sys
+            class H(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    open(sys.argv[1], "a").write(self.path + "\\n"); self.send_response(200); self.end_headers(); self.wfile.write(b"OK")
+                def log_message(self, *a): pass
+            s = http.server.HTTPServer(("127.0.0.1", 0), H)
+            print(s.server_address[1], flush=True)
+            s.serve_forever()
+            """, log]
+        let portPipe = Pipe()
+        server.standardOutput = portPipe
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        let port = String(decoding: portPipe.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let paths = { (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").map(String.init) ?? [] }
+
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let fire = Self.localTime(offset: -3600)
+        try Self.addDueUsers(db, mail, today: fire.date, count: 1)
+        let ok = try NotifierProcess.start([], environment: try NotifierProcess.environment(database: db, [
+            "NOTIFY_TIME": fire.time, "HEARTBEAT_URL": "http://127.0.0.1:\(port)/ping/abc",
+        ]))
+        #expect(Self.eventually(15) { paths() == ["/ping/abc"] })
+        kill(ok.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(ok.0, ok.1, ok.2).status == 0)
+
+        // A run that cannot deliver (the mail server refuses the connection) pings /fail.
+        let failing = try TestDatabase()
+        try Self.addDueUsers(failing, mail, today: fire.date, count: 1, local: "down")
+        let bad = try NotifierProcess.start([], environment: try NotifierProcess.environment(database: failing, [
+            "NOTIFY_TIME": fire.time, "HEARTBEAT_URL": "http://127.0.0.1:\(port)/ping/abc", "SMTP_PORT": "1",
+            "SMTP_RETRY_ATTEMPTS": "1",
+        ]))
+        #expect(Self.eventually(15) { paths().contains("/ping/abc/fail") })
+        kill(bad.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(bad.0, bad.1, bad.2).status == 0)
+    }
+
     @Test("a bad configuration or an unmigrated database stops the daemon at start with exit 78")
     func startupFailures() throws {
         let db = try TestDatabase()

@@ -37,6 +37,7 @@ struct HistorySVG {
         return result
     }
 
+    /// Collects the parts of the chart as the parser reports them.
     private final class Delegate: NSObject, XMLParserDelegate {
         var svg = HistorySVG()
         private var stack: [String] = []
