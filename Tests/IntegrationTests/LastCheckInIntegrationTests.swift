@@ -71,11 +71,8 @@ struct LastCheckInIntegrationTests {
     @Test("migrating a database that already has check-ins backfills the summary")
     func backfill() throws {
         let db = try TestDatabase(migrate: false)
+        try db.createDesignDocTables(only: ["users", "check_ins"])
         try db.connection.executeScript("""
-            CREATE TABLE users (id UUID PRIMARY KEY, name VARCHAR(100) NOT NULL, emergency_email VARCHAR(255) NOT NULL,
-                                created_at TIMESTAMP DEFAULT NOW(), updated_at TIMESTAMP DEFAULT NOW());
-            CREATE TABLE check_ins (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id), check_in_date DATE NOT NULL,
-                                    check_in_time TIMESTAMP DEFAULT NOW(), created_at TIMESTAMP DEFAULT NOW(), UNIQUE (user_id, check_in_date));
             INSERT INTO users (id, name, emergency_email) SELECT gen_random_uuid(), 'u' || g, 'u' || g || '@example.com' FROM generate_series(1, 50) g;
             INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '2026-01-01' + (random() * 30)::int FROM users, generate_series(1, 5) ON CONFLICT DO NOTHING;
             """)

@@ -24,13 +24,8 @@ struct OperationsIntegrationTests {
     func migrateExisting() throws {
         let db = try TestDatabase(migrate: false)
         // The design doc's tables as the app created them (no claim key, no delivery state).
+        try db.createDesignDocTables()
         try db.connection.executeScript("""
-            CREATE TABLE users (id UUID PRIMARY KEY, name VARCHAR(100) NOT NULL, emergency_email VARCHAR(255) NOT NULL,
-                                created_at TIMESTAMP DEFAULT NOW(), updated_at TIMESTAMP DEFAULT NOW());
-            CREATE TABLE check_ins (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id), check_in_date DATE NOT NULL,
-                                    check_in_time TIMESTAMP DEFAULT NOW(), created_at TIMESTAMP DEFAULT NOW(), UNIQUE (user_id, check_in_date));
-            CREATE TABLE notification_logs (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id), notification_date DATE NOT NULL,
-                                            email_sent BOOLEAN DEFAULT FALSE, consecutive_miss_days INTEGER NOT NULL, created_at TIMESTAMP DEFAULT NOW());
             INSERT INTO users (id, name, emergency_email) VALUES ('11111111-1111-1111-1111-111111111111', '老用户', 'old@example.com');
             INSERT INTO check_ins (user_id, check_in_date) VALUES ('11111111-1111-1111-1111-111111111111', '2026-01-01');
             INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days)
@@ -55,9 +50,8 @@ struct OperationsIntegrationTests {
     @Test("migrate refuses to guess about duplicate log rows and changes nothing")
     func migrateDuplicates() throws {
         let db = try TestDatabase(migrate: false)
+        try db.createDesignDocTables(only: ["users"])
         try db.connection.executeScript("""
-            CREATE TABLE users (id UUID PRIMARY KEY, name VARCHAR(100) NOT NULL, emergency_email VARCHAR(255) NOT NULL,
-                                created_at TIMESTAMP DEFAULT NOW(), updated_at TIMESTAMP DEFAULT NOW());
             CREATE TABLE notification_logs (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL, notification_date DATE NOT NULL,
                                             email_sent BOOLEAN DEFAULT FALSE, consecutive_miss_days INTEGER NOT NULL, created_at TIMESTAMP DEFAULT NOW());
             INSERT INTO notification_logs (user_id, notification_date, consecutive_miss_days) VALUES

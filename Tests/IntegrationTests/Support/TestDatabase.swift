@@ -39,6 +39,28 @@ final class TestDatabase {
         return id
     }
 
+    /// Creates the design doc's tables as the app created them — no claim key, no delivery state,
+    /// no summary — to test migrations on an existing database (`only`: a subset, in order).
+    func createDesignDocTables(only: [String] = ["users", "check_ins", "notification_logs"]) throws {
+        let ddl = [
+            "users": """
+                CREATE TABLE users (id UUID PRIMARY KEY, name VARCHAR(100) NOT NULL, emergency_email VARCHAR(255) NOT NULL,
+                                    created_at TIMESTAMP DEFAULT NOW(), updated_at TIMESTAMP DEFAULT NOW())
+                """,
+            "check_ins": """
+                CREATE TABLE check_ins (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id),
+                                        check_in_date DATE NOT NULL, check_in_time TIMESTAMP DEFAULT NOW(),
+                                        created_at TIMESTAMP DEFAULT NOW(), UNIQUE (user_id, check_in_date))
+                """,
+            "notification_logs": """
+                CREATE TABLE notification_logs (id BIGSERIAL PRIMARY KEY, user_id UUID NOT NULL REFERENCES users(id),
+                                                notification_date DATE NOT NULL, email_sent BOOLEAN DEFAULT FALSE,
+                                                consecutive_miss_days INTEGER NOT NULL, created_at TIMESTAMP DEFAULT NOW())
+                """,
+        ]
+        for table in only { try connection.executeScript(ddl[table]!) }
+    }
+
     /// Inserts `count` users (`user1@domain` …) whose only check-in is `lastCheckIn`, in one statement.
     func addUsers(count: Int, domain: String, lastCheckIn: String) throws {
         try connection.execute("""
