@@ -136,7 +136,10 @@ def generate(conn, users):
         INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
         SELECT id, %s::date - 1, true, k - 2, 'sent', now() FROM shape WHERE k >= 4 AND g %% 3 = 0
         """, (RUN_DATE,))
-    cur.execute("INSERT INTO user_last_check_in SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
+    cur.execute("INSERT INTO user_last_check_in (user_id, last_check_in_date) SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
+    cur.execute("""UPDATE user_last_check_in s SET last_notified_date = n.last
+                   FROM (SELECT user_id, max(notification_date) AS last FROM notification_logs WHERE email_sent GROUP BY user_id) n
+                   WHERE n.user_id = s.user_id""")
     cur.execute("SET session_replication_role = origin")
     conn.commit()
     conn.autocommit = True
@@ -284,8 +287,7 @@ def main():
         n_aggregate = query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[1]
         due_sql = """
             SELECT u.id, u.name, u.emergency_email, s.last_check_in_date,
-                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
-                           AND n.notification_date > s.last_check_in_date AND n.email_sent)
+                   coalesce(s.last_notified_date > s.last_check_in_date, false)
             FROM user_last_check_in s
             CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
             WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10

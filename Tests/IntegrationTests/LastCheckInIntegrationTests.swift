@@ -68,6 +68,39 @@ struct LastCheckInIntegrationTests {
         #expect(try Self.disagreements(db).isEmpty)
     }
 
+    @Test("last_notified_date equals the latest accepted notification through inserts, updates and deletes")
+    func lastNotified() throws {
+        let db = try TestDatabase()
+        let users = try (0..<10).map { try db.addUser(name: "N\($0)", email: "n\($0)@example.com", checkIns: ["2026-01-01"]) }
+        // A notification for a user whose summary row does not exist yet, then the first check-in.
+        let late = try db.addUser(name: "Late", email: "late@example.com")
+        try db.query("INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days) VALUES ($1, '2026-01-05', true, 2)", [late])
+        try db.checkIn(late, "2026-01-02")
+        var generator = SystemRandomNumberGenerator()
+        for step in 0..<400 {
+            let user = users.randomElement(using: &generator)!
+            let day = "2026-01-\(String(format: "%02d", Int.random(in: 2...28, using: &generator)))"
+            switch step % 4 {
+            case 0, 1:
+                try db.query("""
+                    INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days)
+                    VALUES ($1, $2, $3, 2) ON CONFLICT (user_id, notification_date) DO UPDATE SET email_sent = EXCLUDED.email_sent
+                    """, [user, day, step % 3 == 0 ? "false" : "true"])
+            case 2:
+                try db.query("UPDATE notification_logs SET email_sent = NOT email_sent WHERE id = (SELECT max(id) FROM notification_logs WHERE user_id = $1)", [user])
+            default:
+                try db.query("DELETE FROM notification_logs WHERE id = (SELECT id FROM notification_logs WHERE user_id = $1 ORDER BY notification_date DESC LIMIT 1)", [user])
+            }
+        }
+        let wrong = try db.query("""
+            SELECT s.user_id::text FROM user_last_check_in s
+            WHERE s.last_notified_date IS DISTINCT FROM
+                  (SELECT max(notification_date) FROM notification_logs n WHERE n.user_id = s.user_id AND n.email_sent)
+            """)
+        #expect(wrong.isEmpty)
+        #expect(try db.query("SELECT last_notified_date::text FROM user_last_check_in WHERE user_id = $1", [late]).first?.first == "2026-01-05")
+    }
+
     @Test("migrating a database that already has check-ins backfills the summary")
     func backfill() throws {
         let db = try TestDatabase(migrate: false)

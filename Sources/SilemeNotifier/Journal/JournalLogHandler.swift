@@ -67,6 +67,13 @@ public struct JournalLogHandler: LogHandler {
     /// A journald field name for a metadata key: upper case A–Z, 0–9 and `_`, not starting with
     /// `_` or a digit, at most 64 characters; nil when nothing valid remains.
     static func fieldName(_ key: String) -> String? {
+        // Fast path (every key this program uses): lower-case ASCII letters, digits and `_`,
+        // starting with a letter, at most 64 bytes — upper-casing is all it takes.
+        let bytes = key.utf8
+        if let first = bytes.first, (0x61...0x7A).contains(first), bytes.count <= 64,
+           bytes.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F }) {
+            return String(decoding: bytes.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+        }
         var name = String(key.uppercased().map { ($0.isASCII && ($0.isLetter || $0.isNumber)) ? $0 : "_" })
         while let first = name.first, first == "_" || first.isNumber { name.removeFirst() }
         name = String(name.prefix(64))

@@ -96,10 +96,24 @@ public struct MailMessage: Sendable {
 
     /// Content headers, a blank line and the base64 body (76-character lines) of one text part.
     private static func part(_ text: String, subtype: String) -> [String] {
-        let normalized = text.replacingOccurrences(of: "\r\n", with: "\n")
-            .replacingOccurrences(of: "\r", with: "\n")
-            .replacingOccurrences(of: "\n", with: "\r\n")
-        let base64 = Data(normalized.utf8).base64EncodedString()
+        // CRLF line ends: CR LF, a lone CR and a lone LF all become CR LF (one pass over the bytes).
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(text.utf8.count + 32)
+        var previousCR = false
+        for byte in text.utf8 {
+            switch byte {
+            case 0x0D:
+                normalized += [0x0D, 0x0A]
+                previousCR = true
+            case 0x0A:
+                if !previousCR { normalized += [0x0D, 0x0A] }
+                previousCR = false
+            default:
+                normalized.append(byte)
+                previousCR = false
+            }
+        }
+        let base64 = Data(normalized).base64EncodedString()
         var body: [String] = []
         var start = base64.startIndex
         while start < base64.endIndex {

@@ -33,8 +33,10 @@ public struct ReportRow: Sendable, Equatable {
 
     /// Control characters replaced by U+FFFD so that a hostile value cannot move a terminal's cursor.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map {
-            $0.properties.generalCategory == .control ? "\u{FFFD}" : $0
-        }))
+        // General category Cc is exactly U+0000–U+001F and U+007F–U+009F: compare values, no
+        // property lookups, and return the string itself when there is nothing to replace.
+        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? "\u{FFFD}" : $0 }))
     }
 }

@@ -64,7 +64,11 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// `YYYY-MM-DD`.
     public var description: String {
         let (y, m, d) = components
-        return String(format: "%04d-%02d-%02d", y, m, d)
+        func pad(_ n: Int, _ width: Int) -> String {
+            let digits = String(n)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
     }
 
     /// `YYYYMMDD`, for identifiers.

@@ -14,16 +14,16 @@ public struct NotificationStore: Sendable {
 
     /// Streams every user whose latest check-in is before `runDate` and on or before
     /// `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all users, results
-    /// streamed row by row. It range-scans `user_last_check_in` (kept by a trigger on `check_ins`,
-    /// migration 004) instead of aggregating the check-in history, so it costs what the listed
-    /// users cost. `includeStale: false` leaves out users past the catch-up window (the real run
+    /// streamed row by row. It range-scans `user_last_check_in` (kept by triggers on `check_ins`
+    /// and `notification_logs`, migrations 004 and 005) instead of aggregating the check-in
+    /// history, so it costs what the listed users cost: "once per streak" is the comparison of the
+    /// latest accepted notification with `L`. `includeStale: false` leaves out users past the catch-up window (the real run
     /// only counts them, see `countStale`); the dry-run report lists them too.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  _ body: (Candidate) throws -> Void) throws {
         let sql = """
             SELECT u.id::text, u.name, u.emergency_email, s.last_check_in_date,
-                   EXISTS (SELECT 1 FROM notification_logs n
-                           WHERE n.user_id = s.user_id AND n.notification_date > s.last_check_in_date AND n.email_sent)
+                   coalesce(s.last_notified_date > s.last_check_in_date, false)
             FROM user_last_check_in s
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
