@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+@Suite("RateLimiter (SMTP_RATE_LIMIT)")
+struct RateLimiterTests {
+    @Test("messages are spaced at 1/rate across threads: 12 at 40/s take at least 11/40 s")
+    func spacing() {
+        let limiter = RateLimiter(perSecond: 40)
+        let start = Date()
+        WorkerPool.run(count: 3, name: "rate") { _ in
+            for _ in 0..<4 { limiter.acquire() }
+        }
+        // A lower bound only: the limiter must never let messages through faster than the rate.
+        #expect(Date().timeIntervalSince(start) >= 11.0 / 40 - 0.01)
+    }
+
+    @Test("the configuration accepts a positive rate and refuses others")
+    func configuration() throws {
+        #expect(try ConfigurationLoader(environment: ["SMTP_RATE_LIMIT": "12.5"], filePath: nil).load().smtp.rateLimit == 12.5)
+        #expect(try ConfigurationLoader(environment: [:], filePath: nil).load().smtp.rateLimit == nil)
+        #expect { try ConfigurationLoader(environment: ["SMTP_RATE_LIMIT": "0"], filePath: nil).load() } throws: {
+            ($0 as? ConfigurationError)?.setting == "SMTP_RATE_LIMIT"
+        }
+    }
+}
