@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+/// `config/least-privilege.sql`: the notifier works as a role that reads users and check_ins and
+/// writes only notification_logs and notifier_runs (issue 6).
+@Suite("Least-privilege role on real PostgreSQL", .enabled(if: TestEnvironment.enabled))
+struct LeastPrivilegeIntegrationTests {
+    @Test("runs, dry runs, retries and reports work as the restricted role, which cannot touch the app's data")
+    func restrictedRole() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // Roles are cluster-wide: give this test's role a name of its own.
+        let role = "sileme_notifier_\(db.name.suffix(8))"
+        let sql = try String(contentsOf: TestEnvironment.root.appendingPathComponent("config/least-privilege.sql"), encoding: .utf8)
+        try db.connection.executeScript(sql.replacingOccurrences(of: "sileme_notifier", with: role))
+        defer { _ = try? db.connection.executeScript("REASSIGN OWNED BY \(role) TO postgres; DROP OWNED BY \(role); DROP ROLE \(role)") }
+        let user = try db.addUser(name: "受限", email: mail.address("restricted"), checkIns: ["2026-01-10"])
+        let bad = try db.addUser(name: "Bad", email: "not-an-address", checkIns: ["2026-01-10"])
+        let env = try TestEnvironment.require()
+        let url = "postgresql://\(role)@127.0.0.1:\(env.pgPort)/\(db.name)"
+        let run = try NotifierProcess.environment(database: db, ["DATABASE_URL": url])
+        #expect(try NotifierProcess.run(["check"], environment: run).status == 0)
+        #expect(try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"], environment: run).status == 0)
+        #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: run).status == 0)
+        #expect(try db.logs(user).map(\.emailSent) == [true])
+        #expect(try db.logs(bad).map(\.status) == ["skipped"])
+        #expect(try NotifierProcess.run(["retry", "--date", "2026-01-13", "--dry-run"], environment: run).status == 0)
+        #expect(try NotifierProcess.run(["report", "--from", "2026-01-10", "--to", "2026-01-13", "--format", "json"], environment: run).status == 0)
+        // The role cannot change the app's data or the schema.
+        let restricted = try PGConnection(Secret(url))
+        for statement in ["UPDATE users SET name = 'x'", "DELETE FROM check_ins", "DELETE FROM notification_logs",
+                          "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
+                          "UPDATE user_last_check_in SET last_check_in_date = '2026-01-13'", "CREATE TABLE x (i int)"] {
+            #expect(throws: DatabaseError.self, "\(statement)") { try restricted.execute(statement) }
+        }
+        #expect(try NotifierProcess.run(["migrate"], environment: run).status != 0, "migrations need the owner")
+    }
+}
