@@ -7,7 +7,7 @@
 #
 # `start` brings up, all on 127.0.0.1 and free ports:
 #   - PostgreSQL 15 (initdb as the `postgres` user, trust auth, fsync=off,
-#     max_connections=200, unix socket in STATE_DIR/pg/run);
+#     max_connections=200, unix socket in STATE_DIR/pg/run, TLS with the test certificate);
 #   - a self-signed certificate for localhost / 127.0.0.1 in STATE_DIR/tls;
 #   - three SMTP test servers (smtp_server.py: starttls, tls, plain) sharing
 #     STATE_DIR/maildir, AUTH sileme / smtp-test-secret;
@@ -179,7 +179,14 @@ max_connections = 200
 fsync = off
 synchronous_commit = off
 full_page_writes = off
+# TLS with the test certificate (CN=localhost, SAN localhost and 127.0.0.1), so that clients can
+# be tested with sslmode=verify-full; plain connections keep working (trust on the host lines).
+ssl = on
+ssl_cert_file = 'server.crt'
+ssl_key_file = 'server.key'
 EOF
+    install -o postgres -g postgres -m 0644 "$STATE/tls/cert.pem" "$pg/data/server.crt"
+    install -o postgres -g postgres -m 0600 "$STATE/tls/key.pem" "$pg/data/server.key"
 
     log "starting PostgreSQL on 127.0.0.1:$port"
     (cd / && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$pg/data" -l "$pg/postgresql.log" \
@@ -508,8 +515,8 @@ cmd_start() {
     ports=$(free_ports 4)
     read -r pg_port starttls_port tls_port plain_port <<<"$ports"
 
-    start_postgres "$pg_port"
     make_certificate
+    start_postgres "$pg_port"
     start_smtp starttls "$starttls_port"
     start_smtp tls "$tls_port"
     start_smtp plain "$plain_port"
