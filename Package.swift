@@ -39,9 +39,11 @@ let package = Package(
                 "SilemeNotifier",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "SilemeNotifierTests", dependencies: ["SilemeNotifier"]),
+        // Parsers the tests of both test targets use (CSV, the reports' SVG charts).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "SilemeNotifierTests", dependencies: ["SilemeNotifier", "TestSupport"]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SilemeNotifier", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["SilemeNotifier", "TestSupport", .product(name: "Logging", package: "swift-log")]),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SilemeNotifier
 
 /// `sileme-notifier report`: the history per day and per user, in every format, run as the real
@@ -16,25 +17,6 @@ struct HistoryIntegrationTests {
         try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
     }
 
-    /// RFC 4180 fields of `text` (after the byte-order mark), one array per line.
-    static func csv(_ text: String) -> [[String]] {
-        var rows: [[String]] = [], row: [String] = [], field = "", quoted = false
-        let characters = Array(text.dropFirst())
-        var i = 0
-        while i < characters.count {
-            let c = characters[i]
-            if quoted {
-                if c == "\"" {
-                    if i + 1 < characters.count, characters[i + 1] == "\"" { field.append("\""); i += 1 } else { quoted = false }
-                } else { field.append(c) }
-            } else if c == "\"" { quoted = true }
-            else if c == "," { row.append(field); field = "" }
-            else if c == "\r\n" || c == "\n" { row.append(field); rows.append(row); row = []; field = "" }
-            else { field.append(c) }
-            i += 1
-        }
-        return rows
-    }
 
     // MARK: Per day
 
@@ -137,7 +119,7 @@ struct HistoryIntegrationTests {
         let result = try Self.report(db, Self.week + ["--format", "csv"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("\u{FEFF}record,date,runs,sent,"))
-        let rows = Self.csv(result.stdout)
+        let rows = CSVText.rows(result.stdout)
         let header = rows[0]
         #expect(rows.allSatisfy { $0.count == header.count })
         func records(_ kind: String) -> [[String: String]] {
@@ -259,7 +241,7 @@ struct HistoryIntegrationTests {
         for line in table.stdout.split(separator: "\n") { #expect(DisplayWidth.of(String(line)) <= 80, "\(line)") }
         #expect(table.stdout.contains("2026-01-03  2026-01-08       4  notified 2026-01-06 at 09:00:02, m 2"))
         #expect(table.stdout.contains("            message id <\(HistoryScenario.messageID("a", "2026-01-12"))>\n"))
-        let csv = Self.csv(try Self.report(db, ["report", "--from", "2026-01-01", "--to", "2026-01-13", "--user", users["d"]!,
+        let csv = CSVText.rows(try Self.report(db, ["report", "--from", "2026-01-01", "--to", "2026-01-13", "--user", users["d"]!,
                                                 "--format", "csv"]).stdout)
         #expect(csv.dropFirst().map { $0[0] } == ["user", "streak", "notification", "notification", "miss_days", "miss_days"])
     }
@@ -300,7 +282,7 @@ struct HistoryIntegrationTests {
         #expect(!html.lowercased().contains("<script"))
         #expect(html.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;"))
         #expect(html.contains("554 5.7.1 &lt;b&gt;rejected&lt;/b&gt; &amp; &quot;spam&quot;"))
-        let charts = try HistorySVG.charts(in: html)
+        let charts = try SVGDocument.charts(in: html)
         #expect(charts.count == 2)
         let mails = charts[0], missDays = charts[1]
 
@@ -317,7 +299,7 @@ struct HistoryIntegrationTests {
             if sent == 0 { #expect(sentHeight == 0) } else { units.append(sentHeight / Double(sent)) }
             if failed == 0 { #expect(failedHeight == 0) } else { units.append(failedHeight / Double(failed)) }
             // Stacked: sent on the baseline, failed on top of it.
-            let baseline = mails.plot["y"]! + mails.plot["height"]!
+            let baseline = mails.plotNumber("y")! + mails.plotNumber("height")!
             #expect(abs(bar.number("sent", "y")! + sentHeight - baseline) < 0.02)
             #expect(abs(bar.number("failed", "y")! + failedHeight - bar.number("sent", "y")!) < 0.02)
         }
@@ -357,20 +339,20 @@ struct HistoryIntegrationTests {
         // The plot areas are the only pixels of their colour: two of them, one above the other.
         let plots = shot.areas(of: SVGBarChart.plotColor)
         try #require(plots.count == 2, "plot areas: \(plots)")
-        let charts = try HistorySVG.charts(in: result.stdout)
-        let checks: [(HistorySVG, (x0: Int, y0: Int, x1: Int, y1: Int), [(String, String)], (HistorySVG.Bar) -> [Int])] = [
+        let charts = try SVGDocument.charts(in: result.stdout)
+        let checks: [(SVGDocument, (x0: Int, y0: Int, x1: Int, y1: Int), [(String, String)], (SVGDocument.Bar) -> [Int])] = [
             (charts[0], plots[0], [("sent", HistoryCharts.sentColor), ("failed", HistoryCharts.failedColor)],
              { [Int($0.attributes["data-sent"]!)!, Int($0.attributes["data-failed"]!)!] }),
             (charts[1], plots[1], [("sent", HistoryCharts.notifiedColor), ("not-sent", HistoryCharts.notNotifiedColor)],
              { [Int($0.attributes["data-sent"]!)!, Int($0.attributes["data-not-sent"]!)!] }),
         ]
         for (svg, area, series, values) in checks {
-            let scaleX = Double(area.x1 - area.x0 + 1) / svg.plot["width"]!
+            let scaleX = Double(area.x1 - area.x0 + 1) / svg.plotNumber("width")!
             var measured: [(pixels: Int, number: Int, bar: String)] = []
             for bar in svg.bars {
                 let rect = try #require(bar.segment(series[0].0))
                 let center = Double(rect["x"]!)! + Double(rect["width"]!)! / 2
-                let x = area.x0 + Int(((center - svg.plot["x"]!) * scaleX).rounded())
+                let x = area.x0 + Int(((center - svg.plotNumber("x")!) * scaleX).rounded())
                 let numbers = values(bar)
                 var above: Int?
                 for ((_, color), number) in zip(series, numbers) {

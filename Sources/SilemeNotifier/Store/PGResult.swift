@@ -13,9 +13,6 @@ public final class PGResult {
     /// Number of columns.
     public var columnCount: Int { Int(PQnfields(handle)) }
 
-    /// Number of rows a command changed (`UPDATE`, `INSERT`, …).
-    public var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
-
     /// Row `index`.
     public subscript(index: Int) -> PGRow { PGRow(result: handle, index: Int32(index), owner: self) }
 

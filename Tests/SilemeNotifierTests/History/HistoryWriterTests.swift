@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SilemeNotifier
 
 /// The four writers fed a made-up history (`HistoryFixtures`): JSON and CSV parsed field by field,
@@ -80,33 +81,13 @@ struct HistoryWriterTests {
 
     // MARK: CSV
 
-    static func parseCSV(_ text: String) -> [[String]] {
-        var rows: [[String]] = [], row: [String] = [], field = "", quoted = false
-        var characters = Array(text.unicodeScalars.map(Character.init))
-        if characters.first == "\u{FEFF}" { characters.removeFirst() }
-        var i = 0
-        while i < characters.count {
-            let c = characters[i]
-            if quoted {
-                if c == "\"" {
-                    if i + 1 < characters.count, characters[i + 1] == "\"" { field.append("\""); i += 1 } else { quoted = false }
-                } else { field.append(c) }
-            } else if c == "\"" { quoted = true }
-            else if c == "," { row.append(field); field = "" }
-            else if c == "\r" {}
-            else if c == "\n" { row.append(field); rows.append(row); row = []; field = "" }
-            else { field.append(c) }
-            i += 1
-        }
-        return rows
-    }
 
     @Test("CSV: BOM, one header, one record per line with its kind; quoted and formula-safe")
     func csv() throws {
         let text = try F.render(.csv) { try F.feedDays($0) }
         #expect(text.hasPrefix("\u{FEFF}record,date,"))
         #expect(text.contains("\r\n"))
-        let rows = Self.parseCSV(text)
+        let rows = CSVText.rows(text)
         let header = rows[0]
         #expect(header == HistoryCSVWriter.columns)
         #expect(rows.allSatisfy { $0.count == header.count })
@@ -136,7 +117,7 @@ struct HistoryWriterTests {
 
     @Test("CSV: the per-user report has user, streak and notification records")
     func csvUser() throws {
-        let rows = Self.parseCSV(try F.render(.csv) { try F.feedUser($0) })
+        let rows = CSVText.rows(try F.render(.csv) { try F.feedUser($0) })
         let kinds = rows.dropFirst().map { $0[0] }
         #expect(kinds == ["user", "streak", "streak", "notification", "notification", "miss_days", "miss_days", "miss_days"])
         let header = rows[0]

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import SilemeNotifier
 
 /// The SVG bar chart's geometry (one scale, zero is zero, stacked on the baseline), axis and escaping.

@@ -3,23 +3,45 @@ import Foundation
 import FoundationXML
 #endif
 
-/// An `<svg>` element parsed with Foundation's XML parser, reduced to what the chart tests check:
-/// the plot rectangle and each bar (`<g class="bar">`) with its attributes, tooltip and segments.
-struct SVGDocument {
+/// An `<svg>` chart of the HTML report parsed with Foundation's XML parser, reduced to what the
+/// chart tests (unit and integration) check: the plot rectangle and each bar (`<g class="bar">`)
+/// with its `data-*` attributes, tooltip (`<title>`) and segments (`<rect class="segment">`).
+public struct SVGDocument: Sendable {
     /// One `<g class="bar">`.
-    struct Bar {
-        var attributes: [String: String]
-        var title = ""
-        var segments: [[String: String]] = []
+    public struct Bar: Sendable {
+        public var attributes: [String: String]
+        public var title = ""
+        public var segments: [[String: String]] = []
+
+        /// The segment of `series` (`sent`, `failed`, `not-sent`).
+        public func segment(_ series: String) -> [String: String]? { segments.first { $0["data-series"] == series } }
+        /// A number of a segment's attribute.
+        public func number(_ series: String, _ attribute: String) -> Double? { segment(series).flatMap { Double($0[attribute] ?? "") } }
     }
 
-    var root: [String: String] = [:]
-    var plot: [String: String] = [:]
-    var bars: [Bar] = []
-    var texts: [String] = []
+    public var root: [String: String] = [:]
+    public var plot: [String: String] = [:]
+    public var bars: [Bar] = []
+    public var texts: [String] = []
+
+    /// A number of the plot rectangle (`x`, `y`, `width`, `height`).
+    public func plotNumber(_ attribute: String) -> Double? { plot[attribute].flatMap(Double.init) }
+
+    /// Every chart of an HTML page, parsed; throws when one is not well-formed XML.
+    public static func charts(in html: String) throws -> [SVGDocument] {
+        try all(in: html).map { svg in
+            guard let document = SVGDocument(svg) else { throw SVGError() }
+            return document
+        }
+    }
+
+    /// An `<svg>` of the page that is not well-formed XML.
+    public struct SVGError: Error, CustomStringConvertible {
+        public var description: String { "an <svg> of the report is not well-formed XML" }
+    }
 
     /// Parses `svg` (one well-formed `<svg>` element); nil when it is not well-formed XML.
-    init?(_ svg: String) {
+    public init?(_ svg: String) {
         let delegate = Delegate()
         let parser = XMLParser(data: Data(svg.utf8))
         parser.delegate = delegate
@@ -28,7 +50,7 @@ struct SVGDocument {
     }
 
     /// Every `<svg …>…</svg>` in an HTML page, in order.
-    static func all(in html: String) -> [String] {
+    public static func all(in html: String) -> [String] {
         var result: [String] = []
         var rest = html[...]
         while let start = rest.range(of: "<svg"), let end = rest.range(of: "</svg>", range: start.upperBound..<rest.endIndex) {
