@@ -9,8 +9,11 @@ of those already notified), and measures in one run, with medians of R repetitio
 
   baseline       the design doc's per-user loop: one prepared query per user over one
                  connection (timed on a sample of users, extrapolated to N, as it says)
-  aggregate      the best single aggregate over check_ins (GROUP BY user_id, max(check_in_date))
-  due-set        sileme-notifier's due-set query alone (the range scan over user_last_check_in)
+  aggregate      the best single aggregate over check_ins (GROUP BY user_id, max(check_in_date)),
+                 alone and joined with users for the names and addresses a run needs
+  due-set        sileme-notifier's due-set query alone (the range scan over user_last_check_in):
+                 ids and dates only (like for like with the aggregate), and with names and
+                 addresses (one users probe per due user: what the run executes)
   dry run        `sileme-notifier --run-now --dry-run --format json`, process start to exit
   run-now        a real `--run-now` sending the due mails to the local sink (mails per second)
   smtp bare      a bare SMTP load generator (C threads of smtplib, one connection each) to the
@@ -18,9 +21,12 @@ of those already notified), and measures in one run, with medians of R repetitio
   insert path    what the trigger costs the app: pgbench single-row check-in inserts with and
                  without the trigger
 
-and the peak memory (max RSS) of the notifier process. Prints a table with ratios.
+and the peak memory (max RSS) of the notifier process. Prints a table with ratios. It also checks
+its results (the dry run lists the due set; every real run sends exactly the mails the dry run
+said, exit 0) and exits 1 when they are wrong: CI runs it small (`--users 20000 --repeat 1`).
 """
 import argparse
+import json
 import os
 import shutil
 import smtplib
@@ -200,14 +206,21 @@ def server_seconds(url, sql, params):
     return plan[0]["Execution Time"] / 1000
 
 
-def run_notifier(binary, args, env):
-    """Runs the notifier under /usr/bin/time -v; returns (seconds, max RSS kB, exit status)."""
+def run_notifier(binary, args, env, stdout=None):
+    """Runs the notifier under /usr/bin/time -v; returns (seconds, max RSS kB, exit status).
+    `stdout`, if given, is an open file that takes the notifier's standard output."""
     start = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-v", binary] + args, env=env, stdout=subprocess.DEVNULL,
+    p = subprocess.run(["/usr/bin/time", "-v", binary] + args, env=env, stdout=stdout or subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     rss = next((int(l.split()[-1]) for l in p.stderr.splitlines() if "Maximum resident set size" in l), 0)
     return elapsed, rss, p.returncode
+
+
+def check(condition, message):
+    """The benchmark's own sanity checks: a wrong result is not a fast one."""
+    if not condition:
+        sys.exit(f"bench: CHECK FAILED: {message}")
 
 
 def bare_smtp(port, messages, connections):
@@ -253,6 +266,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--sample", type=int, default=20_000)
+    parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
@@ -294,13 +308,36 @@ def main():
             ORDER BY s.last_check_in_date DESC, s.user_id"""
         t_dueset = statistics.median(query_seconds(url, due_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         n_due = query_seconds(url, due_sql, (RUN_DATE, RUN_DATE))[1]
-        # The same two queries as the server alone executes them (no client, no row transfer).
+        # Like for like with the aggregate, which yields ids and dates only: the due set without
+        # the users' names and addresses (the same range scan, no users probe).
+        due_ids_sql = """
+            SELECT s.user_id, s.last_check_in_date, coalesce(s.last_notified_date > s.last_check_in_date, false)
+            FROM user_last_check_in s
+            WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10"""
+        t_due_ids = statistics.median(query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
+        # And the other way round: the aggregate as the app would need it, with names and addresses.
+        aggregate_users_sql = f"""
+            SELECT u.id, u.name, u.emergency_email, a.max FROM ({aggregate_sql}) a JOIN users u ON u.id = a.user_id"""
+        t_aggregate_users = statistics.median(query_seconds(url, aggregate_users_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
+        # The same queries as the server alone executes them (no client, no row transfer).
         s_aggregate = statistics.median(server_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
         s_dueset = statistics.median(server_seconds(url, due_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
+        s_due_ids = statistics.median(server_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
 
-        dry = [run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE], env) for _ in range(args.repeat)]
+        check(n_due == query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[1], "the two due-set queries disagree")
+        report_path = os.path.join(base, "dry-run.json")
+        dry = []
+        for _ in range(args.repeat):
+            with open(report_path, "w") as report:
+                dry.append(run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE], env, report))
         t_dry = statistics.median(d[0] for d in dry)
         rss_dry = max(d[1] for d in dry)
+        check(all(d[2] == 0 for d in dry), f"dry run exit statuses {[d[2] for d in dry]}")
+        with open(report_path) as report:
+            decisions = [u["decision"] for u in json.load(report)["users"]]
+        to_send = decisions.count("send")
+        in_window = len(decisions) - decisions.count("stale")  # the report also lists the stale users
+        check(in_window == n_due and to_send > 0, f"dry run lists {in_window} users in the window ({to_send} to send), the due set has {n_due}")
 
         runs = []
         for _ in range(args.repeat):
@@ -310,20 +347,22 @@ def main():
             reset.cursor().execute("DELETE FROM notifier_runs")
             reset.close()
             elapsed, rss, status = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
-            check = psycopg2.connect(url)
-            cur = check.cursor()
+            counter = psycopg2.connect(url)
+            cur = counter.cursor()
             cur.execute("SELECT count(*) FROM notification_logs WHERE notification_date = %s AND email_sent", (RUN_DATE,))
             sent = cur.fetchone()[0]
-            check.close()
+            counter.close()
             runs.append((elapsed, rss, status, sent))
+        check(all(r[2] == 0 and r[3] == to_send for r in runs),
+              f"run-now (exit status, mails sent) {[(r[2], r[3]) for r in runs]}, the dry run said {to_send}")
         t_run = statistics.median(r[0] for r in runs)
         sent = runs[-1][3]
         rss_run = max(r[1] for r in runs)
         mails_per_second = statistics.median(r[3] / r[0] for r in runs)
         bare = statistics.median(bare_smtp(sink.port, 6000, args.connections) for _ in range(args.repeat))
 
-        tps_without = pgbench_tps(cluster, "bench", trigger=False)
-        tps_with = pgbench_tps(cluster, "bench", trigger=True)
+        tps_without = pgbench_tps(cluster, "bench", trigger=False, seconds=args.pgbench_seconds)
+        tps_with = pgbench_tps(cluster, "bench", trigger=True, seconds=args.pgbench_seconds)
 
         print()
         print(f"sileme-notifier benchmark: {args.users:,} users, {rows:,} check-ins, run date {RUN_DATE}, "
@@ -335,13 +374,19 @@ def main():
         row(f"baseline: per-user loop (sample {sample:,}, extrapolated)", t_baseline, args.users)
         row("best single aggregate over check_ins", t_aggregate, n_aggregate)
         row("  the same, server execution only", s_aggregate, n_aggregate)
-        row("due-set query (user_last_check_in range)", t_dueset, n_due)
+        row("aggregate joined with users (names, emails)", t_aggregate_users, n_aggregate)
+        row("due set: ids and dates (like the aggregate)", t_due_ids, n_due)
+        row("  the same, server execution only", s_due_ids, n_due)
+        row("due-set query with names, emails (the app's)", t_dueset, n_due)
         row("  the same, server execution only", s_dueset, n_due)
         row("dry run --format json, end to end", t_dry, n_due, rss_dry)
         row(f"run-now to the SMTP sink (exit {runs[-1][2]})", t_run, sent, rss_run)
         print()
-        print(f"due-set vs baseline: {t_baseline / t_dueset:,.0f}x faster; vs best aggregate: {t_aggregate / t_dueset:,.1f}x faster "
-              f"(server execution only: {s_aggregate / s_dueset:,.1f}x)")
+        print(f"due-set vs baseline: {t_baseline / t_dueset:,.0f}x faster (the app's query, names included)")
+        print(f"due-set vs best aggregate, like for like (ids and dates): {t_aggregate / t_due_ids:,.1f}x faster "
+              f"(server execution only: {s_aggregate / s_due_ids:,.1f}x)")
+        print(f"due-set vs best aggregate, both with names and emails: {t_aggregate_users / t_dueset:,.1f}x faster; "
+              f"app query vs bare aggregate: {t_aggregate / t_dueset:,.1f}x (server only: {s_aggregate / s_dueset:,.1f}x)")
         print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
               f"({mails_per_second / bare * 100:.0f}% of it)")
         print(f"insert path (pgbench, 1 client, single-row check-ins): {tps_without:,.0f} tps without the trigger, "

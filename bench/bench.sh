@@ -4,9 +4,6 @@
 #   bench/bench.sh --users 100000        smaller, to see how each figure grows
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-if ! dpkg-query -W -f='${Status}' python3-psycopg2 time 2>/dev/null | grep -q "install ok installed.*install ok installed"; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-psycopg2 time >/dev/null
-fi
+scripts/install-deps.sh   # includes python3-psycopg2 and time
 swift build -c release >&2
 exec /usr/bin/python3 bench/bench.py "$@"

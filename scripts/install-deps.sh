@@ -9,6 +9,7 @@ packages=(
   python3-aiosmtpd openssl swaks                             # tests and demo: a real SMTP server, TLS
   systemd                                                    # journald, journalctl, systemd-analyze
   chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
+  python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
 )
 
 missing=()

@@ -27,6 +27,13 @@ swift test "$@"
 # The systemd units: `systemd-analyze verify`, the security score (at most 1.5), the catalog.
 bash scripts/check-units.sh
 
+# The benchmark, small (20,000 users, debug build): its own checks fail the run when the due set,
+# the dry run and the real run disagree; its figures are only printed here (CI gates no speed).
+if [ $# -eq 0 ]; then
+  /usr/bin/python3 bench/bench.py --users 20000 --repeat 1 --sample 2000 --pgbench-seconds 2 \
+    --binary "$PWD/.build/debug/sileme-notifier"
+fi
+
 # The service unit under a real systemd (booted in a private PID and mount namespace): start,
 # READY, StatusText, the watchdog, the journal, reload and stop. Only without a filter.
 if [ $# -eq 0 ]; then
