@@ -35,6 +35,11 @@ Failure injection, by the recipient's local part (case-insensitive)
   perm550        550 5.1.1 <addr>: Recipient address rejected
   data554        RCPT accepted, DATA answered 554 5.6.0
   slow<N>        wait N seconds before answering DATA (then accept)
+  close421once   first RCPT for that exact address gets 421 4.3.2 and the
+                 server closes the connection; later ones are accepted
+  dropdataonce   the first message for that exact address is stored (accepted)
+                 but the connection is cut before the reply to DATA: the
+                 client cannot know; later ones are accepted normally
 When several apply: perm550, then temp451always, then temp451once at RCPT;
 at DATA the longest slow<N> of all recipients is waited, then data554 of any
 recipient rejects the whole message.
@@ -61,6 +66,7 @@ from aiosmtpd.smtp import SMTP, AuthResult, LoginPassword
 log = logging.getLogger("sileme.smtp")
 
 TEMP_FAIL = "451 4.3.0 Temporary failure, try again"
+CLOSING = "421 4.3.2 Service shutting down, closing connection"
 DATA_REJECT = "554 5.6.0 Message rejected: content refused"
 SLOW_RE = re.compile(r"slow(\d+)")
 # Message-ID header at the start of a header line, with folded continuations.
@@ -147,6 +153,11 @@ class Handler:
             return 550, "550 5.1.1 <%s>: Recipient address rejected: mailbox unavailable" % address
         if "temp451always" in local:
             return 451, TEMP_FAIL
+        if "close421once" in local:
+            key = "421:" + address.lower()
+            if key not in self.temp_once_seen:
+                self.temp_once_seen.add(key)
+                return 421, CLOSING
         if "temp451once" in local:
             key = address.lower()
             if key not in self.temp_once_seen:
@@ -162,6 +173,9 @@ class Handler:
         self.store.event(
             {"event": "rcpt", "address": address, "code": code, "time": time.time(), "mode": self.mode}
         )
+        if code == 421:
+            # After the reply is written, hang up (as a server going down does).
+            asyncio.get_running_loop().call_later(0.05, server.transport.close)
         return reply
 
     async def handle_DATA(self, server, session, envelope):
@@ -169,6 +183,16 @@ class Handler:
         delay = max((int(m) for lp in locals_ for m in SLOW_RE.findall(lp)), default=0)
         if delay:
             await asyncio.sleep(delay)
+        drop = [a for a in envelope.rcpt_tos if "dropdataonce" in local_part(a) and "drop:" + a.lower() not in self.temp_once_seen]
+        if drop:
+            # Accepted and stored, but the reply never reaches the client.
+            for address in drop:
+                self.temp_once_seen.add("drop:" + address.lower())
+            self._accept(session, envelope)
+            for address in envelope.rcpt_tos:
+                self.store.event({"event": "data", "address": address, "code": 0, "time": time.time(), "mode": self.mode})
+            server.transport.abort()
+            return "250 OK (never sent: the connection is gone)"
         if any("data554" in lp for lp in locals_):
             code, reply = 554, DATA_REJECT
         else:

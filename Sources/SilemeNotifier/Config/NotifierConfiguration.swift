@@ -24,6 +24,9 @@ public struct NotifierConfiguration: Sendable {
     /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently
     /// failed mail (default 300; doubled per round, at most 2 hours apart, until the day ends).
     public var retryLaterSeconds: Double = 300
+    /// `DATABASE_RECONNECT_SECONDS`: how long a run keeps reconnecting after its database
+    /// connection broke (a PostgreSQL restart) before it gives up; 0 gives up at once.
+    public var databaseReconnectSeconds: Double = 60
     /// `HEARTBEAT_URL`: a dead man's switch pinged after each daemon run (`/fail` appended on failure).
     public var heartbeatURL: String?
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.

@@ -97,7 +97,8 @@ public final class SMTPTransport {
         let detail = String(cString: errorBuffer)
         return SendOutcome.classify(
             curlCode: Int(code.rawValue), responseCode: response, reply: replies.reply(code: response),
-            curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+            curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
+            messageHandedOver: source.isExhausted)
     }
 }
 
@@ -131,6 +132,9 @@ private final class UploadSource {
     private var offset = 0
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Whether every byte was handed to libcurl (the message went out after `354`).
+    var isExhausted: Bool { offset == bytes.count }
 
     func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
         let count = min(capacity, bytes.count - offset)

@@ -7,12 +7,17 @@ public enum SendOutcome: Sendable, Equatable {
     case transient(reason: String, serverUnavailable: Bool)
     /// The server refused this message for good (5xx): recorded with its reply.
     case permanent(reply: String)
+    /// The whole message went out but no final reply came (the connection dropped, a timeout):
+    /// the server may have accepted it. Not retried within the run — that could deliver it twice
+    /// at once — but recorded `retry` for a later pass, which sends it again with the same
+    /// `Message-ID` (at least once).
+    case unknown(reason: String)
 
     /// The reply or reason in words.
     public var text: String {
         switch self {
         case .accepted(let reply), .permanent(let reply): reply
-        case .transient(let reason, _): reason
+        case .transient(let reason, _), .unknown(let reason): reason
         }
     }
 
@@ -20,9 +25,17 @@ public enum SendOutcome: Sendable, Equatable {
     /// send/reply error (55, 8, 67) carrying a 4xx reply is transient, a 5xx one permanent; any other
     /// code is a transport, TLS or configuration problem (transient, server unavailable).
     /// Never judged by the reply code alone: after a STARTTLS failure it is a stale 250.
-    public static func classify(curlCode: Int, responseCode: Int, reply: String?, curlMessage: String) -> SendOutcome {
+    ///
+    /// `messageHandedOver` says the whole message went out after `354`: a failure with no final
+    /// reply then (the connection dropped, a timeout) is `unknown` — the server may have accepted it.
+    public static func classify(curlCode: Int, responseCode: Int, reply: String?, curlMessage: String,
+                                messageHandedOver: Bool = false) -> SendOutcome {
         let replyText = reply ?? "\(responseCode)"
         if curlCode == 0 { return .accepted(reply: reply ?? "250") }
+        if messageHandedOver && !(400..<600).contains(responseCode) {
+            return .unknown(reason: "outcome unknown: no reply after the message was sent (curl error \(curlCode): \(curlMessage)); "
+                            + "it will be sent again later with the same Message-ID")
+        }
         let replyErrors: Set<Int> = [8, 55, 56]  // weird server reply, send error, recv error after a reply
         if replyErrors.contains(curlCode) || curlCode == 67 {
             switch responseCode {

@@ -5,7 +5,7 @@ import Logging
 /// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
 ///
 /// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends
-/// them one by one — retrying transient failures with exponential backoff within the run — and
+/// them one by one — retrying transient failures with exponential backoff within the run (never a mail whose outcome is unknown) — and
 /// hands each outcome to the `ResultRecorder`, which writes `sent`, `retry` or `failed` in
 /// micro-batches on its own connection. A crash leaves `sending` rows whose session is gone; the
 /// next run takes them over and sends with the same `Message-ID` (a resend only for a mail the
@@ -35,7 +35,11 @@ struct Dispatcher {
         let queue = Locked(jobs[...])
         let result = Locked(DeliveryResult())
         let recorder: ResultRecorder
-        do { recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store) } catch {
+        let patience = configuration.databaseReconnectSeconds
+        do {
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, patience: patience,
+                                          onRetry: Self.reconnectNotice(logger), onWait: { [control] in control?.alive() })
+        } catch {
             var failed = DeliveryResult()
             failed.errors.append(error)
             failed.notStarted = jobs.count
@@ -47,19 +51,30 @@ struct Dispatcher {
         let batchSize = max(1, min(Self.claimBatch, jobs.count / workers))
         WorkerPool.run(count: workers, name: "sileme-send") { _ in
             do {
-                let db = try PGConnection(configuration.databaseURL)
+                let db = try ReconnectingConnection(configuration.databaseURL, patience: patience,
+                                                    onRetry: Self.reconnectNotice(logger), onWait: { control?.alive() })
                 let transport = try makeTransport()
                 if let control, let smtp = transport as? SMTPTransport { smtp.onWait = { control.alive() } }
-                while control?.stopRequested != true {
+                while control?.stopRequested != true && recorder.isWritable {
                     let batch = queue.withLock { queue -> [DeliveryJob] in
                         let taken = Array(queue.prefix(batchSize))
                         queue.removeFirst(taken.count)
                         return taken
                     }
                     if batch.isEmpty { break }
-                    let claims = try store.claim(db, jobs: batch, runDate: runDate, runID: runID,
-                                                 newMessageIDs: batch.map { composer.newMessageID(for: $0, runDate: runDate) })
+                    // A claim retried after a broken connection may have committed the first time:
+                    // then it takes its own rows over again, with the same Message-IDs.
+                    let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
+                    let claims = try db.perform {
+                        try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs)
+                    }
                     for job in batch {
+                        // No mail is sent that could not be recorded: wait while the recorder
+                        // reconnects; stop if it gave up (these claims are taken over next run).
+                        guard recorder.waitUntilWritable(alive: { control?.alive() }) else {
+                            result.withLock { $0.notStarted += 1 }
+                            continue
+                        }
                         let outcome: JobOutcome
                         if let claim = claims[job.userID] {
                             if control?.stopRequested == true {
@@ -86,6 +101,14 @@ struct Dispatcher {
         var final = result.withLock { $0 }
         final.notStarted += queue.withLock { $0.count }
         return final
+    }
+
+    /// Logs a broken database connection that the run is reconnecting.
+    static func reconnectNotice(_ logger: Logger) -> @Sendable (DatabaseError, TimeInterval) -> Void {
+        { error, delay in
+            logger.warning("database connection lost during the run: \(error); reconnecting in \(String(format: "%.2g", delay)) s",
+                           metadata: ["notifier_event": "database_reconnecting"])
+        }
     }
 
     /// Sends one claimed job (with retries) and queues its outcome for recording.
@@ -126,6 +149,9 @@ struct Dispatcher {
                                  reply: reply, fields: fields, recorder: recorder, result: result)
         case .permanent:
             return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
+        case .unknown:
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: false,
                                  reply: reply, fields: fields, recorder: recorder, result: result)
         }
     }

@@ -54,9 +54,13 @@ public struct NotificationRun: Sendable {
         try ConfigurationLoader.validateForSending(configuration)
         let composer = try MailComposer(configuration: configuration,
                                         templates: MailTemplates(directory: configuration.templateDirectory))
-        let db = try PGConnection(configuration.databaseURL)
+        // After `startRun` (not retried: it inserts), every statement on this connection may run
+        // twice, so a broken connection is reconnected (DATABASE_RECONNECT_SECONDS).
+        let db = try ReconnectingConnection(
+            configuration.databaseURL, patience: configuration.databaseReconnectSeconds,
+            onRetry: Dispatcher.reconnectNotice(logger), onWait: { control?.alive() })
         let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier)")
-        let runID = try store.startRun(db, runDate: runDate, mode: mode, host: host)
+        let runID = try db.perform(retrying: false) { try store.startRun($0, runDate: runDate, mode: mode, host: host) }
         let base: Logger.Metadata = ["run_date": "\(runDate)", "run_mode": "\(mode.rawValue)", "run_id": "\(runID)"]
         logger.info("run started for \(runDate) (\(mode.rawValue))", metadata: base.merging([
             "notifier_event": "\(NotifierEvent.runStarted.rawValue)", "message_id": "\(NotifierEvent.runStarted.messageID)",
@@ -68,28 +72,33 @@ public struct NotificationRun: Sendable {
         var skips: [SkippedUser] = []
         var delivery = DeliveryResult()
         do {
-            var evaluated = 0
-            if onlyUsers == nil { counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule) }
-            try evaluate(db, includeStale: false) { candidate, evaluation in
-                counts.count(evaluation.decision)
-                evaluated += 1
-                if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
-                switch evaluation.decision {
-                case .send:
-                    jobs.append(DeliveryJob(userID: candidate.userID, name: evaluation.name!, email: evaluation.email!,
-                                            missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
-                case .invalidEmail, .invalidName:
-                    skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
-                                             lastCheckIn: candidate.lastCheckIn, decision: evaluation.decision,
-                                             reason: evaluation.reason ?? evaluation.decision.rawValue))
-                case .alreadyNotified, .stale:
-                    break
+            try db.perform { db in
+                // Evaluated afresh if the connection broke half-way (a read-only pass, then two
+                // idempotent statements).
+                (counts, jobs, skips) = (RunCounts(), [], [])
+                var evaluated = 0
+                if onlyUsers == nil { counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule) }
+                try evaluate(db, includeStale: false) { candidate, evaluation in
+                    counts.count(evaluation.decision)
+                    evaluated += 1
+                    if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
+                    switch evaluation.decision {
+                    case .send:
+                        jobs.append(DeliveryJob(userID: candidate.userID, name: evaluation.name!, email: evaluation.email!,
+                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
+                    case .invalidEmail, .invalidName:
+                        skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
+                                                 lastCheckIn: candidate.lastCheckIn, decision: evaluation.decision,
+                                                 reason: evaluation.reason ?? evaluation.decision.rawValue))
+                    case .alreadyNotified, .stale:
+                        break
+                    }
                 }
-            }
-            try store.recordSkips(db, skips, runDate: runDate, runID: runID)
-            if onlyUsers != nil {
-                // `retry`: failed mails of users still due are due again now (the claim takes them).
-                try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
+                try store.recordSkips(db, skips, runDate: runDate, runID: runID)
+                if onlyUsers != nil {
+                    // `retry`: failed mails of users still due are due again now (the claim takes them).
+                    try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
+                }
             }
             for skip in skips {
                 logger.warning("notification skipped for user \(skip.userID): \(skip.reason)", metadata: base.merging([
@@ -120,7 +129,7 @@ public struct NotificationRun: Sendable {
                                mailServerUnavailable: delivery.serverUnavailable > 0 && delivery.sent == 0)
         // The run's own row is written on the run's first connection; if that is gone too, the
         // journal below is the record (and the row stays `running`).
-        try? store.finishRun(db, id: runID, counts: counts, error: result.errors.first)
+        try? db.perform { try store.finishRun($0, id: runID, counts: counts, error: result.errors.first) }
         let level: Logger.Level = result.errors.isEmpty && counts.failed == 0 ? .notice : .error
         let skipped = counts.invalidEmail + counts.invalidName
         let errorText = result.errors.first.map { "; error: \($0)" } ?? ""

@@ -116,7 +116,9 @@ public struct NotificationStore: Sendable {
     }
 
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
-    /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`).
+    /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`). Idempotent:
+    /// writing the same outcomes again (after a broken connection) leaves sent rows and rows no
+    /// longer `sending` alone.
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
@@ -125,7 +127,7 @@ public struct NotificationStore: Sendable {
                        attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
                        last_reply = r.reply, updated_at = now()
                 FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)
-                WHERE n.id = r.id
+                WHERE n.id = r.id AND NOT n.email_sent
                 """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
                       PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
                       PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) })])
@@ -137,7 +139,7 @@ public struct NotificationStore: Sendable {
                        last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
                        updated_at = now()
                 FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[]) AS r(id, status, attempts, error, next_epoch)
-                WHERE n.id = r.id AND NOT n.email_sent
+                WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
                 """, [PGArray.literal(failed.map { String($0.logID) }), PGArray.literal(failed.map(\.status.rawValue)),
                       PGArray.literal(failed.map { String($0.attempts) }), PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
                       PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } })])

@@ -2,22 +2,35 @@ import Foundation
 import SilemeNotifier
 
 /// A fresh PostgreSQL database for one test, migrated with the shipped migrations, with helpers
-/// to build a scenario (users, check-ins) and to read back what the notifier wrote.
+/// to build a scenario (users, check-ins) and to read back what the notifier wrote — on the
+/// shared test server, or on a test's own `PostgresCluster`. Its connection reconnects after the
+/// server was restarted.
 final class TestDatabase {
     let name: String
     let url: String
-    let connection: PGConnection
+    private(set) var connection: PGConnection
     private let environment: TestEnvironment
+    private let adminURL: String
 
-    /// Creates the database; `migrate: false` leaves it empty.
-    init(migrate: Bool = true) throws {
+    /// Creates the database (on `cluster`, else on the shared server); `migrate: false` leaves it empty.
+    init(migrate: Bool = true, cluster: PostgresCluster? = nil) throws {
         environment = try TestEnvironment.require()
         name = "sn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
-        let admin = try PGConnection(Secret(environment.adminDatabaseURL))
+        adminURL = cluster?.url() ?? environment.adminDatabaseURL
+        let admin = try PGConnection(Secret(adminURL))
         try admin.execute("CREATE DATABASE \(name)")
-        url = "postgresql://postgres@127.0.0.1:\(environment.pgPort)/\(name)"
+        url = "postgresql://postgres@127.0.0.1:\(cluster.map { String($0.port) } ?? environment.pgPort)/\(name)"
         connection = try PGConnection(Secret(url))
         if migrate { try Migrator(directory: Self.migrationsDirectory).migrate(connection) }
+    }
+
+    /// Runs `sql` on the connection, reconnecting once if the server was restarted meanwhile.
+    @discardableResult
+    private func execute(_ sql: String, _ parameters: [String?]) throws -> PGResult {
+        do { return try connection.execute(sql, parameters) } catch where error.kind == .unreachable {
+            connection = try PGConnection(Secret(url))
+            return try connection.execute(sql, parameters)
+        }
     }
 
     static let migrationsDirectory = TestEnvironment.root.appendingPathComponent("Sources/SilemeNotifier/Store/Migrations").path
@@ -25,7 +38,7 @@ final class TestDatabase {
     /// Runs `sql` and returns every row as text values.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws -> [[String?]] {
-        let result = try connection.execute(sql, parameters)
+        let result = try execute(sql, parameters)
         let columns = result.columnCount
         return result.rows.map { row in (0..<columns).map { row.string($0) } }
     }
@@ -34,7 +47,7 @@ final class TestDatabase {
     @discardableResult
     func addUser(name: String?, email: String?, checkIns: [String] = []) throws -> String {
         let id = UUID().uuidString.lowercased()
-        try connection.execute("INSERT INTO users (id, name, emergency_email) VALUES ($1, $2, $3)", [id, name, email])
+        try execute("INSERT INTO users (id, name, emergency_email) VALUES ($1, $2, $3)", [id, name, email])
         for day in checkIns { try checkIn(id, day) }
         return id
     }
@@ -63,7 +76,7 @@ final class TestDatabase {
 
     /// Inserts `count` users (`user1@domain` …) whose only check-in is `lastCheckIn`, in one statement.
     func addUsers(count: Int, domain: String, lastCheckIn: String) throws {
-        try connection.execute("""
+        try execute("""
             WITH u AS (INSERT INTO users (name, emergency_email)
                        SELECT 'User ' || g, 'user' || g || '@' || $2 FROM generate_series(1, $1::int) g RETURNING id)
             INSERT INTO check_ins (user_id, check_in_date) SELECT id, $3::date FROM u
@@ -72,7 +85,7 @@ final class TestDatabase {
 
     /// Records a check-in of `user` on `day`.
     func checkIn(_ user: String, _ day: String) throws {
-        try connection.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2)", [user, day])
+        try execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2)", [user, day])
     }
 
     /// The `notification_logs` rows of `user`: (date, status, email_sent, attempts, last_error, message_id, m).
@@ -110,7 +123,7 @@ final class TestDatabase {
 
     deinit {
         // Best effort: databases of a failed run are dropped with the cluster anyway.
-        if let admin = try? PGConnection(Secret(environment.adminDatabaseURL)) {
+        if let admin = try? PGConnection(Secret(adminURL)) {
             _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
     }

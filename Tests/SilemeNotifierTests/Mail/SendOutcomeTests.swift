@@ -19,6 +19,23 @@ struct SendOutcomeTests {
         }
     }
 
+    @Test("no final reply after the whole message went out: outcome unknown",
+          arguments: [(56, 354), (28, 354), (55, 354), (56, 0)])
+    func unknownAfterData(curl: Int, response: Int) {
+        let outcome = SendOutcome.classify(curlCode: curl, responseCode: response, reply: nil, curlMessage: "Connection died",
+                                           messageHandedOver: true)
+        guard case .unknown(let reason) = outcome else {
+            Issue.record("expected unknown, got \(outcome)")
+            return
+        }
+        #expect(reason.hasPrefix("outcome unknown") && reason.contains("curl error \(curl)"))
+        // A final reply after DATA is no mystery: 554 stays permanent, 451 transient.
+        #expect(SendOutcome.classify(curlCode: 8, responseCode: 554, reply: "554 no", curlMessage: "", messageHandedOver: true)
+                == .permanent(reply: "554 no"))
+        #expect(SendOutcome.classify(curlCode: 8, responseCode: 451, reply: "451 later", curlMessage: "", messageHandedOver: true)
+                == .transient(reason: "451 later", serverUnavailable: false))
+    }
+
     @Test("transport, TLS and login failures are transient and mean the server is unusable",
           arguments: [(7, 0), (64, 250), (28, 0), (35, 0), (60, 0), (67, 535)])
     func transport(curl: Int, response: Int) {

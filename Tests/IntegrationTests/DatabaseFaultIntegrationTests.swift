@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+@testable import SilemeNotifier
+
+/// Issue 6, PostgreSQL faults: the server restarted mid-run, down at the fire time, a statement
+/// timeout. Each test runs on a cluster of its own (`PostgresCluster`) or holds its own lock, so
+/// the shared test server is never disturbed.
+@Suite("PostgreSQL faults", .enabled(if: TestEnvironment.enabled))
+struct DatabaseFaultIntegrationTests {
+    @Test("PostgreSQL restarted in the middle of a run: the run reconnects and finishes, every alert sent exactly once")
+    func restartMidRun() throws {
+        let cluster = try PostgresCluster()
+        let db = try TestDatabase(cluster: cluster)
+        let mail = try Mailbox()
+        try db.addUsers(count: 240, domain: mail.domain, lastCheckIn: "2026-01-10")
+        // 60 mails a second over two connections: about four seconds of sending to restart into.
+        let env = try NotifierProcess.environment(database: db, ["SMTP_CONNECTIONS": "2", "SMTP_RATE_LIMIT": "60"])
+        let (process, out, err) = try NotifierProcess.start(["--run-now", "--date", "2026-01-13"], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(try DaemonIntegrationTests.eventually(30) { try mail.deliveries().count >= 40 })
+        try cluster.restart()
+        let deliveredAtRestart = try mail.deliveries().count
+        let result = NotifierProcess.finish(process, out, err)
+        #expect(deliveredAtRestart < 240, "the restart happened mid-run (\(deliveredAtRestart) mails by then)")
+        #expect(result.status == 0, "\(result.stderr.suffix(2000))")
+        #expect(result.stderr.contains("database connection lost during the run"), "the reconnect is logged")
+        let deliveries = try mail.deliveries()
+        #expect(deliveries.count == 240, "no alert lost, none doubled")
+        #expect(Set(deliveries.map(\.recipient)).count == 240)
+        #expect(try db.query("SELECT count(*), count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["240", "240"])
+        #expect(try db.query("SELECT status, sent::text FROM notifier_runs").first == ["completed", "240"])
+    }
+
+    @Test("PostgreSQL down at the fire time: the daemon retries with backoff and runs when it is back, the same day")
+    func downAtFireTime() throws {
+        let cluster = try PostgresCluster()
+        let db = try TestDatabase(cluster: cluster)
+        let mail = try Mailbox()
+        let fire = DaemonIntegrationTests.localTime(offset: 5)
+        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
+                     [fire.date.adding(days: -1).description])
+        let users = try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 3)
+        let notify = try NotifySocket()
+        defer { notify.shutdown() }
+        let env = try NotifierProcess.environment(database: db, ["NOTIFY_TIME": fire.time, "NOTIFY_SOCKET": notify.path])
+        let (process, out, err) = try NotifierProcess.start([], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(notify.waitFor(10) { $0.contains("READY=1") } != nil)
+        try cluster.stop()
+        let unavailable = notify.waitFor(20) { $0.contains("STATUS=database unavailable; retrying in 5 s") }
+        #expect(unavailable != nil, "the fire found the database down and said so")
+        #expect(try mail.deliveries().isEmpty)
+        try cluster.start()
+        #expect(try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count == 3 }, "sent once the database is back")
+        #expect(try DaemonIntegrationTests.eventually(5) {
+            try db.query("SELECT count(*) FROM notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description]).first?.first == "1"
+        })
+        for user in users { #expect(try db.logs(user).map(\.status) == ["sent"]) }
+        kill(process.processIdentifier, SIGTERM)
+        let result = NotifierProcess.finish(process, out, err)
+        #expect(result.status == 0)
+    }
+
+    @Test("a statement timeout fails the run with the reason, sends nothing it cannot record, and the next run sends everything once")
+    func statementTimeout() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.addUsers(count: 20, domain: mail.domain, lastCheckIn: "2026-01-10")
+        // Another session holds the log table: the claim waits, and the server cancels it.
+        let blocker = try PGConnection(Secret(db.url))
+        try blocker.execute("BEGIN")
+        try blocker.execute("LOCK TABLE notification_logs IN ACCESS EXCLUSIVE MODE")
+        let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": db.url + "?options=-c%20statement_timeout%3D1500"])
+        let blocked = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        try blocker.execute("ROLLBACK")
+        #expect(blocked.status == 1)
+        #expect(blocked.stderr.contains("canceling statement due to statement timeout"), "\(blocked.stderr.suffix(1500))")
+        #expect(try mail.deliveries().isEmpty)
+        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE notification_date = '2026-01-13'").first?.first == "0")
+        let rerun = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        #expect(rerun.status == 0)
+        #expect(try mail.deliveries().count == 20)
+        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "20")
+    }
+}
