@@ -71,9 +71,9 @@ public final class OutboxTransport: MailTransport {
             defer { close(fd) }
             try writeAll(fd, Array("probe\n".utf8))
             try retryingInterrupts("fsync") { fsync(fd) }
-            return .accepted(reply: "outbox \(directory): writable")
+            return .accepted(reply: "\(directory) is writable (probe file created, synced and removed)")
         } catch {
-            return .transient(reason: "outbox: \(error.text) writing \(directory) (\(error.step))", serverUnavailable: true)
+            return .transient(reason: "\(error.text) writing \(directory) (\(error.step))", serverUnavailable: true)
         }
     }
 

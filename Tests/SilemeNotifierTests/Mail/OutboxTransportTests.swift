@@ -97,7 +97,7 @@ struct OutboxTransportTests {
     @Test("check's probe: writable folder accepted and left clean; missing folder transient")
     func verify() throws {
         let folder = try Folder()
-        #expect(OutboxTransport(directory: folder.path).verify() == .accepted(reply: "outbox \(folder.path): writable"))
+        #expect(OutboxTransport(directory: folder.path).verify() == .accepted(reply: "\(folder.path) is writable (probe file created, synced and removed)"))
         #expect(try folder.files("tmp").isEmpty)
         #expect(try folder.files("new").isEmpty)
         guard case .transient(_, true) = OutboxTransport(directory: "\(folder.path)/gone").verify() else {
