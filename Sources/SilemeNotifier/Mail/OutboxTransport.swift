@@ -56,6 +56,8 @@ public final class OutboxTransport: MailTransport {
             let name = try deliver(message)
             return .accepted(reply: "outbox: new/\(name)")
         } catch {
+            // The next message checks the subfolders again (one may have been removed meanwhile).
+            prepared = false
             return .transient(reason: "outbox: \(error.text) writing \(directory) (\(error.step))", serverUnavailable: true)
         }
     }
@@ -113,14 +115,22 @@ public final class OutboxTransport: MailTransport {
         }
     }
 
-    /// Creates `tmp/`, `new/` and `cur/` where missing.
+    /// Creates `tmp/`, `new/` and `cur/` where missing (mode 0750 whatever the umask, like the files),
+    /// and syncs the outbox folder when it created one.
     private func prepare() throws(OutboxFailure) {
+        var created = false
         for sub in ["tmp", "new", "cur"] {
             let path = "\(directory)/\(sub)"
             var info = stat()
             if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { continue }
-            if mkdir(path, Self.directoryMode) != 0, errno != EEXIST { throw OutboxFailure(errno, "mkdir \(sub)") }
+            if mkdir(path, Self.directoryMode) == 0 {
+                _ = chmod(path, Self.directoryMode)
+                created = true
+            } else if errno != EEXIST {
+                throw OutboxFailure(errno, "mkdir \(sub)")
+            }
         }
+        if created { try syncDirectory(directory) }
     }
 
     /// Opens a new file in `tmp/` exclusively (never one of another writer), mode 0640.
