@@ -9,7 +9,7 @@ import Foundation
 public struct ConfigurationLoader: Sendable {
     /// Every setting the file and the environment may hold.
     public static let knownKeys: [String] = [
-        "DATABASE_URL", "DATABASE_URL_FILE",
+        "DATABASE_URL", "DATABASE_URL_FILE", "MAIL_TRANSPORT", "OUTBOX_DIR",
         "SMTP_HOST", "SMTP_PORT", "SMTP_USER", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "SMTP_TLS",
         "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
         "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT",
@@ -40,6 +40,19 @@ public struct ConfigurationLoader: Sendable {
         let settings = SettingsReader(values: values)
 
         config.databaseURL = try secret(values, key: "DATABASE_URL", credential: "database-url") ?? Secret("")
+        if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
+            guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {
+                throw ConfigurationError(setting: "MAIL_TRANSPORT", reason: "must be smtp or outbox (got \"\(transport)\")")
+            }
+            config.mailTransport = kind
+        }
+        if let dir = try settings.string("OUTBOX_DIR"), !dir.isEmpty {
+            try requireDirectory(dir, setting: "OUTBOX_DIR")
+            config.outboxDirectory = dir
+        }
+        if config.mailTransport == .outbox, config.outboxDirectory == nil {
+            throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
+        }
         config.smtp.host = try settings.string("SMTP_HOST") ?? config.smtp.host
         if config.smtp.host.isEmpty || config.smtp.host.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ConfigurationError(setting: "SMTP_HOST", reason: "must be a host name or address")
@@ -109,10 +122,17 @@ public struct ConfigurationLoader: Sendable {
         return config
     }
 
-    /// Checks what sending mail needs beyond `load()`: a sender address, and a password when a user is set.
+    /// Checks what sending mail needs beyond `load()`: a sender address; for SMTP a password when a
+    /// user is set, for the outbox its folder.
     public static func validateForSending(_ config: NotifierConfiguration) throws(ConfigurationError) {
         guard config.fromEmail != nil else {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "is required to send mail")
+        }
+        if config.mailTransport == .outbox {
+            guard let dir = config.outboxDirectory, !dir.isEmpty else {
+                throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
+            }
+            return
         }
         if config.smtp.user != nil, config.smtp.password == nil {
             throw ConfigurationError(

@@ -5,8 +5,13 @@ import Foundation
 public struct NotifierConfiguration: Sendable {
     /// `DATABASE_URL`: a libpq connection string or URI; empty means libpq's `PG*` defaults.
     public var databaseURL: Secret = Secret("")
-    /// SMTP server settings.
+    /// `MAIL_TRANSPORT`: SMTP (default) or the file outbox.
+    public var mailTransport: MailTransportKind = .smtp
+    /// SMTP server settings (used when `mailTransport` is `.smtp`).
     public var smtp = SMTPSettings()
+    /// `OUTBOX_DIR`: the Maildir-style folder messages are written to when `mailTransport` is
+    /// `.outbox` (required then; it must exist, its `tmp/`, `new/` and `cur/` are created).
+    public var outboxDirectory: String?
     /// `FROM_EMAIL`: the sender address (required to send mail).
     public var fromEmail: String?
     /// `FROM_NAME`: the sender's display name.

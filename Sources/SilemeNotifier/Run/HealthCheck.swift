@@ -1,6 +1,7 @@
 /// What `sileme-notifier check` verifies: the configuration can send, the database answers and
 /// its schema is current, the templates render, and the mail server accepts a connection, TLS
-/// and AUTH. Each finding says what is wrong in words, never with a secret.
+/// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`).
+/// Each finding says what is wrong in words, never with a secret.
 public struct HealthCheck: Sendable {
     /// One line of the check's report.
     public struct Finding: Sendable {
@@ -30,7 +31,7 @@ public struct HealthCheck: Sendable {
 
         do {
             try ConfigurationLoader.validateForSending(configuration)
-            note("configuration", true, "SMTP \(configuration.smtp.url) (\(configuration.smtp.tls.rawValue)), "
+            note("configuration", true, "\(configuration.mailTransportDescription), "
                  + "from \(configuration.fromEmail ?? ""), zone \(configuration.timeZone.identifier), "
                  + "threshold \(configuration.rule.thresholdDays) days, catch-up \(configuration.rule.catchUpDays) days",
                  failure: .configuration)
@@ -59,6 +60,16 @@ public struct HealthCheck: Sendable {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
         } catch {
             note("database", false, "\(error)", failure: .configuration)
+        }
+        if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
+            // A probe file created, synced and removed in the outbox's tmp/.
+            let outcome = OutboxTransport(directory: directory).verify()
+            if case .accepted = outcome {
+                note("outbox", true, outcome.text, failure: .unavailable)
+            } else {
+                note("outbox", false, outcome.text, failure: .unavailable)
+            }
+            return (findings, status)
         }
         do {
             let outcome = try SMTPTransport(settings: configuration.smtp).verify()

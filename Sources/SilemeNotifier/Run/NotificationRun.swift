@@ -48,7 +48,7 @@ public struct NotificationRun: Sendable {
     }
 
     /// The real run: records it in `notifier_runs`, evaluates, records skipped users, delivers the
-    /// due mails through `makeTransport` (SMTP by default), and reports every event.
+    /// due mails through `makeTransport` (by default the one `MAIL_TRANSPORT` names), and reports every event.
     public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                         control: RunControl? = nil) throws -> RunResult {
         try ConfigurationLoader.validateForSending(configuration)
@@ -108,10 +108,10 @@ public struct NotificationRun: Sendable {
                     "skip_reason": "\(skip.decision.rawValue)", "detail": "\(skip.reason)",
                 ]) { $1 })
             }
-            let settings = configuration.smtp
             let dispatcher = Dispatcher(
                 configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
-                logger: logger, makeTransport: makeTransport ?? { try SMTPTransport(settings: settings) }, control: control)
+                logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
+                control: control)
             delivery = dispatcher.deliver(jobs)
         } catch {
             delivery.errors.append(error)
