@@ -52,11 +52,4 @@ struct FuzzTally {
         return (["tried \(tried), accepted \(accepted), rejected \(rejectedCount), broken invariants \(failures.count)"]
                 + reasons + kinds).joined(separator: "\n")
     }
-
-    /// `text` as a Swift literal (controls escaped), cut to about `limit` characters.
-    static func show(_ text: String?, limit: Int = 120) -> String {
-        guard let text else { return "NULL" }
-        let literal = String(reflecting: text)
-        return literal.count <= limit ? literal : String(literal.prefix(limit)) + "…(\(text.utf8.count) bytes)"
-    }
 }

@@ -42,7 +42,7 @@ struct HostileMailFuzzTests {
         let html: Bool
 
         var shown: String {
-            "name \(FuzzTally.show(name)), email \(FuzzTally.show(email)), user id \(FuzzTally.show(userID, limit: 60)), "
+            "name \(DebugText.literal(name)), email \(DebugText.literal(email)), user id \(DebugText.literal(userID, limit: 60)), "
                 + "FROM_NAME \(sender), html \(html)"
         }
     }
@@ -172,10 +172,10 @@ struct HostileMailFuzzTests {
         if !head.utf8.allSatisfy({ $0 < 0x80 }) { problems.append(("8-bit header", "")) }
         for line in head.components(separatedBy: "\r\n") {
             if line.utf8.count > 78, !line.hasPrefix("Message-ID: "), !line.hasPrefix("To: ") {
-                problems.append(("header line over 78", "\(line.utf8.count) characters: \(FuzzTally.show(line, limit: 60))"))
+                problems.append(("header line over 78", "\(line.utf8.count) characters: \(DebugText.literal(line, limit: 60))"))
             }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { problems.append(("blank header line", "")) }
-            if line.utf8.count > 998 { problems.append(("line over 998", "\(line.utf8.count) octets: \(FuzzTally.show(line, limit: 60))")) }
+            if line.utf8.count > 998 { problems.append(("line over 998", "\(line.utf8.count) octets: \(DebugText.literal(line, limit: 60))")) }
         }
         for line in text[separator.upperBound...].components(separatedBy: "\r\n") where line.utf8.count > 76 {
             problems.append(("body line over 76", "\(line.utf8.count) octets"))
@@ -198,20 +198,20 @@ struct HostileMailFuzzTests {
         check(message.headerDefects.isEmpty, "header defects", "\(message.headerDefects)")
         check(message.defects.isEmpty, "MIME defects", "\(message.defects)")
         check(message.from == [.init(name: expected.fromName, address: "noreply@sileme.app")],
-              "From", "\(message.from.map { $0.map { "\(FuzzTally.show($0.name)) <\($0.address)>" } } ?? ["missing"]), "
-                + "expected name \(FuzzTally.show(expected.fromName))")
+              "From", "\(message.from.map { $0.map { "\(DebugText.literal($0.name)) <\($0.address)>" } } ?? ["missing"]), "
+                + "expected name \(DebugText.literal(expected.fromName))")
         check(message.to == [.init(name: "", address: expected.to)],
-              "To", "\(message.to.map { $0.map { "\(FuzzTally.show($0.name)) <\($0.address)>" } } ?? ["missing"]), expected \(expected.to)")
+              "To", "\(message.to.map { $0.map { "\(DebugText.literal($0.name)) <\($0.address)>" } } ?? ["missing"]), expected \(expected.to)")
         check(expected.to == oracleAddress, "address", "normalised to \(expected.to), Python's IDNA/Punycode says \(oracleAddress)")
         check(message.headers["Subject"] == [expected.subject],
-              "Subject", "\(FuzzTally.show(message.headers["Subject"]?.first)), expected \(FuzzTally.show(expected.subject))")
+              "Subject", "\(DebugText.literal(message.headers["Subject"]?.first)), expected \(DebugText.literal(expected.subject))")
         check(message.invisibleInSubject.isEmpty, "invisible in Subject", "\(message.invisibleInSubject)")
         check(message.invisibleInNames.isEmpty,
               "invisible in display name", "\(message.invisibleInNames)")
         check(message.headers["Message-ID"] == ["<\(expected.messageID)>"], "Message-ID", "\(message.headers["Message-ID"] ?? [])")
         let idParts = expected.messageID.split(separator: "@", omittingEmptySubsequences: false)
         check(idParts.count == 2 && idParts.allSatisfy(isDotAtom) && expected.messageID.utf8.count <= 200,
-              "Message-ID syntax", "\(FuzzTally.show(expected.messageID)) is not a short dot-atom@dot-atom")
+              "Message-ID syntax", "\(DebugText.literal(expected.messageID)) is not a short dot-atom@dot-atom")
         check(message.headers["MIME-Version"] == ["1.0"], "MIME-Version", "\(message.headers["MIME-Version"] ?? [])")
         check(message.headers["Auto-Submitted"] == ["auto-generated"], "Auto-Submitted", "\(message.headers["Auto-Submitted"] ?? [])")
         check(message.dateParsed, "Date", "did not parse: \(message.headers["Date"] ?? [])")
@@ -225,9 +225,9 @@ struct HostileMailFuzzTests {
         }
         let bodies = message.parts.map { $0.content.map(crlf) }
         check(bodies.first == crlf(expected.text),
-              "text body", "\(FuzzTally.show(message.parts.first?.content, limit: 200)), expected \(FuzzTally.show(expected.text, limit: 200))")
+              "text body", "\(DebugText.literal(message.parts.first?.content, limit: 200)), expected \(DebugText.literal(expected.text, limit: 200))")
         if let html = expected.html {
-            check(bodies.count == 2 && bodies[1] == crlf(html), "HTML body", "\(FuzzTally.show(bodies.last ?? nil, limit: 300))")
+            check(bodies.count == 2 && bodies[1] == crlf(html), "HTML body", "\(DebugText.literal(bodies.last ?? nil, limit: 300))")
         }
         return problems
     }
