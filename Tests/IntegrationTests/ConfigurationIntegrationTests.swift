@@ -24,6 +24,8 @@ struct ConfigurationIntegrationTests {
         let base = try NotifierProcess.environment(database: db)
         let cases = BadSetting.all(keys: ConfigurationLoader.knownKeys)
         var jobs: [(BadSetting, String, [String], [String: String])] = []
+        var files: [String] = []
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
         for bad in cases where !bad.fileOnly {
             var environment = base
             for key in bad.unset { environment[key] = nil }
@@ -33,6 +35,7 @@ struct ConfigurationIntegrationTests {
         for bad in cases where !bad.environmentOnly {
             let path = BadSetting.fixtures.directory + "/\(UUID().uuidString).conf"
             try BadSetting.fileText(bad.values).write(toFile: path, atomically: true, encoding: .utf8)
+            files.append(path)
             var environment = base
             for key in bad.unset + Array(bad.values.keys) { environment[key] = nil }
             jobs.append((bad, "file", ["--run-now", "--config", path], environment))
@@ -71,6 +74,7 @@ struct ConfigurationIntegrationTests {
         #expect(badValue.status == 78 && badValue.stderr.contains("SMTP_TIMEOUT_SECONDS"), "\(arguments): \(badValue.stderr)")
         let path = BadSetting.fixtures.directory + "/\(UUID().uuidString).conf"
         try "NOTIFY_TIME=09:00\nNOTIFY_TIMEZONE=Asia/Shanghai\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
         let typo = try Self.runBounded(arguments + ["--config", path], environment: base)
         #expect(typo.status == 78 && typo.stderr.contains("NOTIFY_TIMEZONE"), "\(arguments): \(typo.stderr)")
         var noPassword = base
