@@ -22,6 +22,9 @@ public enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
     case nonASCIILocalPart
     /// A character outside RFC 5322 `atext` (e.g. `<>()[],;:\"`) in the local part.
     case invalidLocalCharacter
+    /// A local part with `=?` … `?=`: valid `atext`, but parsers (Python's `email` among them)
+    /// decode it as an RFC 2047 encoded word, so the `To:` line would read as another address.
+    case encodedWordLookAlike
     /// A leading, trailing or doubled dot in the local part.
     case misplacedDot
     /// A local part longer than 64 octets.
@@ -44,6 +47,7 @@ public enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
         case .missingDomain: "missing domain"
         case .nonASCIILocalPart: "non-ASCII local part"
         case .invalidLocalCharacter: "invalid character in local part"
+        case .encodedWordLookAlike: "local part looks like an encoded word (=?…?=)"
         case .misplacedDot: "leading, trailing or double dot in local part"
         case .localPartTooLong: "local part too long"
         case .tooLong: "too long"

@@ -3,7 +3,8 @@ import Foundation
 /// An emergency-contact address that passed strict validation and is safe to put in a header.
 ///
 /// Deliberately narrower than RFC 5321: dot-atom ASCII local parts only (no quoted local parts, no
-/// SMTPUTF8), host-name domains only (no address literals). An internationalized domain is accepted
+/// SMTPUTF8, none that looks like an RFC 2047 encoded word), host-name domains only (no address
+/// literals). An internationalized domain is accepted
 /// and stored in its ASCII (Punycode, `xn--…`) form, so `address` is always plain ASCII with no
 /// whitespace or control characters.
 ///
@@ -56,6 +57,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         guard !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else {
             throw .misplacedDot
         }
+        if let start = local.range(of: "=?"), local[start.upperBound...].contains("?=") { throw .encodedWordLookAlike }
         guard local.utf8.count <= 64 else { throw .localPartTooLong }
 
         let domain = try Self.normalizedDomain(String(parts[1]))

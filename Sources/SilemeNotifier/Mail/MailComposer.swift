@@ -7,7 +7,10 @@ public struct MailComposer: Sendable {
     public let templates: MailTemplates
     /// `FROM_EMAIL`, validated.
     public let from: EmailAddress
-    /// `FROM_NAME`.
+    /// `FROM_NAME`, cleaned like a user's name (`DisplayName`: no control, bidi or zero-width
+    /// characters, one line); empty when nothing is left. The configuration refuses only line
+    /// breaks, and whatever else it holds would reach every contact's `From:` line (Python's
+    /// parser, for one, rejects a display name that decodes to CR LF).
     public let fromName: String
     /// `APP_NAME`.
     public let appName: String
@@ -20,7 +23,7 @@ public struct MailComposer: Sendable {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "not a valid address: \(error.reason)")
         }
         self.templates = templates
-        fromName = configuration.fromName
+        fromName = (try? DisplayName(cleaning: configuration.fromName).value) ?? ""
         appName = configuration.appName
         timeZone = configuration.timeZone
     }

@@ -43,12 +43,20 @@ public struct MailMessage: Sendable {
         self.messageID = messageID
     }
 
+    /// The most characters of the user id a Message-ID keeps (a UUID has 36).
+    static let maxUserIDLength = 64
+
     /// A new unique Message-ID (without angle brackets):
     /// `sileme.<runDate without dashes>.<userID reduced to [A-Za-z0-9-]>.<16 random hex>@<domain>`.
     ///
     /// With a UUID user id and a short domain the id is about 80 characters, so its header line
     /// exceeds 78 characters; it is not folded (still far below the 998 limit, and some software
     /// mishandles folded Message-IDs).
+    ///
+    /// The user id part keeps at most `maxUserIDLength` characters and is left out when nothing
+    /// is left of it: a hand-made database with a text key could otherwise make the line longer
+    /// than RFC 5322's 998 octets, or an empty part (`..`) that is not a valid `dot-atom`. The
+    /// random part keeps the id unique either way.
     public static func makeMessageID(userID: String, runDate: String, domain: String) -> String {
         func keep(_ text: String, _ extra: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter {
@@ -58,7 +66,8 @@ public struct MailMessage: Sendable {
         }
         let random = String(UInt64.random(in: .min ... .max), radix: 16)
         let hex = String(repeating: "0", count: 16 - random.count) + random
-        return "sileme.\(keep(runDate, "")).\(keep(userID, "-")).\(hex)@\(keep(domain, "-.").lowercased())"
+        let user = String(keep(userID, "-").prefix(maxUserIDLength))
+        return "sileme.\(keep(runDate, "")).\(user.isEmpty ? "" : user + ".")\(hex)@\(keep(domain, "-.").lowercased())"
     }
 
     /// The complete message: header block, blank line, body; CRLF line ends throughout.

@@ -6,7 +6,7 @@ import Mustache
 /// Chinese mail) when no folder is configured.
 ///
 /// Variables: `user_name`, `miss_days`, `last_check_in_date`, `run_date`, `app_name`. The subject and
-/// the text body are rendered without escaping; the HTML body escapes every value.
+/// the text body are rendered without escaping; the HTML body escapes every value (see `render`).
 public struct MailTemplates: Sendable {
     private let subject: MustacheTemplate
     private let text: MustacheTemplate
@@ -57,16 +57,61 @@ public struct MailTemplates: Sendable {
 
     /// Renders the three parts for `variables`. The subject comes back as one line
     /// (line breaks and runs of white space folded to single spaces).
+    ///
+    /// The HTML body gets every value HTML-escaped here, one Unicode scalar at a time, and its
+    /// template is compiled without Mustache's own escaping: Mustache escapes by `Character`, so a
+    /// `"` or `<` followed by a combining mark or a joiner (one grapheme cluster) went through
+    /// unescaped and could end an attribute value. `{{{…}}}` is escaped as well.
     public func render(_ variables: TemplateVariables) -> RenderedMail {
         let values = variables.dictionary
-        let subjectLine = subject.render(values)
-            .split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
-        return RenderedMail(subject: subjectLine, text: text.render(values), html: html?.render(values))
+        let subjectLine = Self.singleLine(subject.render(values))
+        return RenderedMail(subject: subjectLine, text: text.render(values),
+                            html: html?.render(values.mapValues(Self.htmlEscaped)))
     }
 
+    /// `text` on one line: each run of white space (any Unicode `White_Space` scalar: CR, LF, TAB,
+    /// NEL, U+2028, ideographic space…) becomes one space, and the ends are trimmed.
+    ///
+    /// Works on scalars, not `Character`s: a cluster that starts with a space and carries a
+    /// combining mark or a joiner (`" \u{301}"`) is white space to `Character.isWhitespace`, and
+    /// splitting on it dropped the mark from the user's name in the subject.
+    static func singleLine(_ text: String) -> String {
+        var scalars = String.UnicodeScalarView()
+        var pendingSpace = false
+        for scalar in text.unicodeScalars {
+            if scalar.properties.isWhitespace {
+                pendingSpace = !scalars.isEmpty
+            } else {
+                if pendingSpace { scalars.append(" ") }
+                pendingSpace = false
+                scalars.append(scalar)
+            }
+        }
+        return String(scalars)
+    }
+
+    /// `& < > " '` replaced by entities (as Mustache writes them), one scalar at a time.
+    static func htmlEscaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { "&<>\"'".utf8.contains($0) }) else { return text }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    /// Compiles a template without Mustache's escaping (values of the HTML body are escaped by
+    /// `render` beforehand).
     private static func compile(_ source: String, name: String, html: Bool) throws(ConfigurationError) -> MustacheTemplate {
         do {
-            return try MustacheTemplate(string: html ? source : "{{% CONTENT_TYPE: TEXT}}" + source)
+            return try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + source)
         } catch {
             throw ConfigurationError(setting: "TEMPLATE_DIR", reason: "\(name) is not a valid Mustache template: \(error)")
         }

@@ -1,0 +1,195 @@
+import Foundation
+
+/// One wrong configuration, and the setting the refusal must name: the table of the configuration
+/// matrix (issue 6), shared by the loader's unit test and the executable's integration test.
+///
+/// `all` covers every setting the loader knows: a value of the wrong type, values out of range
+/// where a range exists, other invalid values, a typo of the key in the configuration file,
+/// missing, empty, non-UTF-8 and directory `*_FILE` secret files and systemd credentials. (The
+/// tests run as root, for whom a mode-000 file is readable: a directory stands for an
+/// unreadable file.)
+public struct BadSetting: Sendable, CustomStringConvertible {
+    /// What kind of mistake it is.
+    public enum Kind: String, Sendable {
+        case wrongType = "wrong type"
+        case outOfRange = "out of range"
+        case invalid = "invalid value"
+        case unknownKey = "unknown key"
+        case unreadableFile = "unreadable or missing file"
+        case missing = "missing"
+    }
+
+    /// The setting the message must name (`SMTP_PORT`, `SMTP_PORTT`, `credential smtp-password`).
+    public let setting: String
+    /// The kind of mistake.
+    public let kind: Kind
+    /// The settings to give (in the environment, or in the configuration file).
+    public let values: [String: String]
+    /// Environment variables to remove from a working environment first (a secret's direct value
+    /// wins over its `*_FILE`, so the `*_FILE` cases remove it).
+    public let unset: [String]
+    /// Whether the values can only come from the environment (line breaks, `CREDENTIALS_DIRECTORY`).
+    public let environmentOnly: Bool
+    /// Whether the values can only come from the configuration file (an unknown key: the
+    /// environment holds many variables that are not settings).
+    public var fileOnly: Bool { kind == .unknownKey }
+    /// Why the product does not refuse this one yet (a known issue), or nil.
+    public let knownIssue: String?
+
+    public var description: String {
+        "\(setting) \(kind.rawValue): " + values.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\(String(reflecting: $0.value).prefix(60))" }.joined(separator: " ")
+    }
+
+    init(_ setting: String, _ kind: Kind, _ values: [String: String], unset: [String] = [], knownIssue: String? = nil) {
+        self.setting = setting
+        self.kind = kind
+        self.values = values
+        self.unset = unset
+        environmentOnly = values.keys.contains("CREDENTIALS_DIRECTORY")
+            || values.values.contains { $0.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
+        self.knownIssue = knownIssue
+    }
+
+    /// One case per value of `key`.
+    static func each(_ key: String, _ kind: Kind, _ values: [String], unset: [String] = [], knownIssue: String? = nil) -> [BadSetting] {
+        values.map { BadSetting(key, kind, [key: $0], unset: unset, knownIssue: knownIssue) }
+    }
+
+    /// Files the cases point at, made once per test process in a temporary folder.
+    public struct Fixtures: Sendable {
+        /// The folder.
+        public let directory: String
+        /// A file of bytes that are not UTF-8.
+        public let notUTF8: String
+        /// An empty file.
+        public let empty: String
+        /// A directory where a file is expected.
+        public let folder: String
+        /// A path that does not exist.
+        public let missing: String
+        /// A regular file where a directory is expected, and not a PEM bundle either.
+        public let notPEM: String
+        /// A template folder without `subject.mustache`.
+        public let templatesIncomplete: String
+        /// A template folder whose subject is not valid Mustache.
+        public let templatesBroken: String
+        /// Credential folders whose `smtp-password` / `database-url` is a directory, empty, not UTF-8.
+        public let credentials: [String: String]
+
+        static func make() -> Fixtures {
+            let base = FileManager.default.temporaryDirectory.appendingPathComponent("bad-settings-\(UUID().uuidString)").path
+            let fm = FileManager.default
+            func dir(_ path: String) -> String {
+                try? fm.createDirectory(atPath: path, withIntermediateDirectories: true)
+                return path
+            }
+            func file(_ path: String, _ bytes: [UInt8]) -> String {
+                _ = fm.createFile(atPath: path, contents: Data(bytes))
+                return path
+            }
+            _ = dir(base)
+            let incomplete = dir(base + "/templates-incomplete")
+            _ = file(incomplete + "/body.txt.mustache", Array("{{user_name}}".utf8))
+            let broken = dir(base + "/templates-broken")
+            _ = file(broken + "/subject.mustache", Array("{{#user_name}}".utf8))
+            _ = file(broken + "/body.txt.mustache", Array("x".utf8))
+            var credentials: [String: String] = [:]
+            for name in ["smtp-password", "database-url"] {
+                let asFolder = dir(base + "/cred-folder-\(name)")
+                _ = dir(asFolder + "/" + name)
+                credentials["\(name) folder"] = asFolder
+                let empty = dir(base + "/cred-empty-\(name)")
+                _ = file(empty + "/" + name, [])
+                credentials["\(name) empty"] = empty
+                let binary = dir(base + "/cred-binary-\(name)")
+                _ = file(binary + "/" + name, [0xFF, 0xFE, 0x00, 0xC3])
+                credentials["\(name) not UTF-8"] = binary
+            }
+            return Fixtures(
+                directory: base, notUTF8: file(base + "/not-utf8", [0xFF, 0xFE, 0x00, 0xC3, 0x28]),
+                empty: file(base + "/empty", []), folder: dir(base + "/folder"), missing: base + "/missing/file",
+                notPEM: file(base + "/not-pem.txt", Array("this is not a certificate\n".utf8)),
+                templatesIncomplete: incomplete, templatesBroken: broken, credentials: credentials)
+        }
+    }
+
+    /// The fixtures of this process.
+    public static let fixtures = Fixtures.make()
+
+    /// A typo of `key` as an operator might make it: the last letter doubled.
+    public static func typo(_ key: String) -> String { key + String(key.last!) }
+
+    /// Every case for the settings in `keys` (normally `ConfigurationLoader.knownKeys`): the value
+    /// cases below, plus a typo of each key in the file.
+    public static func all(keys: [String]) -> [BadSetting] {
+        let f = fixtures
+        let lineBreak = "CR LF passes the single-line check (SettingsReader compares Characters, and \"\\r\\n\" is one)"
+        let notValidatedURL = "DATABASE_URL is not parsed at start: libpq's error at connect gives exit 69, not 78, and may quote the URI"
+        let caNotChecked = "SMTP_CA_FILE is only checked for readability: a directory or a non-PEM file fails at connect (exit 69)"
+        var cases: [BadSetting] = [
+            BadSetting("DATABASE_URL", .wrongType, ["DATABASE_URL": "postgresql://u@[::1/db"], knownIssue: notValidatedURL),
+            BadSetting("DATABASE_URL", .wrongType, ["DATABASE_URL": "host=localhost port=notaport"], knownIssue: notValidatedURL),
+            BadSetting("DATABASE_URL", .invalid, ["DATABASE_URL": "postgresql://u@localhost/db?nosuchoption=1"], knownIssue: notValidatedURL),
+        ]
+        for path in [f.missing, f.folder, f.empty, f.notUTF8] {
+            cases.append(BadSetting("DATABASE_URL_FILE", .unreadableFile, ["DATABASE_URL_FILE": path], unset: ["DATABASE_URL"]))
+            cases.append(BadSetting("SMTP_PASSWORD_FILE", .unreadableFile, ["SMTP_PASSWORD_FILE": path], unset: ["SMTP_PASSWORD"]))
+        }
+        for name in ["smtp-password", "database-url"] {
+            for what in ["folder", "empty", "not UTF-8"] {
+                cases.append(BadSetting("credential \(name)", .unreadableFile, ["CREDENTIALS_DIRECTORY": f.credentials["\(name) \(what)"]!],
+                                        unset: ["SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "DATABASE_URL", "DATABASE_URL_FILE"]))
+            }
+        }
+        cases += each("SMTP_HOST", .invalid, ["a b", "", "mail/example.com"])
+        cases += each("SMTP_HOST", .wrongType, ["mail\nexample.com"])
+        cases += each("SMTP_PORT", .wrongType, ["abc", "587.5", "0x24b", "587 x"])
+        cases += each("SMTP_PORT", .outOfRange, ["0", "65536", "-25"])
+        cases += each("SMTP_TLS", .invalid, ["maybe", "ssl", "true", ""])
+        cases += each("SMTP_USER", .wrongType, ["user\nAUTH LOGIN"])
+        cases += each("SMTP_USER", .wrongType, ["user\r\nAUTH LOGIN"], knownIssue: lineBreak)
+        cases.append(BadSetting("SMTP_PASSWORD", .missing, ["SMTP_USER": "sileme"],
+                                unset: ["SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "CREDENTIALS_DIRECTORY"]))
+        cases += each("SMTP_CA_FILE", .unreadableFile, [f.missing])
+        cases += each("SMTP_CA_FILE", .wrongType, [f.folder, f.notPEM], knownIssue: caNotChecked)
+        cases += each("SMTP_TIMEOUT_SECONDS", .wrongType, ["abc", "1.5", "30s"])
+        cases += each("SMTP_TIMEOUT_SECONDS", .outOfRange, ["0", "601", "-1"])
+        cases += each("SMTP_RETRY_ATTEMPTS", .wrongType, ["three", "2.0"])
+        cases += each("SMTP_RETRY_ATTEMPTS", .outOfRange, ["0", "21"])
+        cases += each("SMTP_RETRY_BACKOFF_SECONDS", .wrongType, ["nan", "inf", "2s", "two"])
+        cases += each("SMTP_RETRY_BACKOFF_SECONDS", .outOfRange, ["-1", "601"])
+        cases += each("SMTP_CONNECTIONS", .wrongType, ["four", "4.5"])
+        cases += each("SMTP_CONNECTIONS", .outOfRange, ["0", "65"])
+        cases += each("SMTP_RATE_LIMIT", .wrongType, ["fast", "nan", "50/s"])
+        cases += each("SMTP_RATE_LIMIT", .outOfRange, ["0", "0.001", "100001", "-5"])
+        cases += each("FROM_EMAIL", .invalid, ["not an address", "a@b@c", "noreply@", "\"q\"@sileme.app"])
+        cases += each("FROM_EMAIL", .wrongType, ["noreply@sileme.app\nBcc: x@y.z"])
+        cases.append(BadSetting("FROM_EMAIL", .missing, ["FROM_EMAIL": ""]))
+        cases += each("FROM_NAME", .wrongType, ["Team\nBcc: x@y.z"])
+        cases += each("FROM_NAME", .wrongType, ["Team\r\nBcc: x@y.z"], knownIssue: lineBreak)
+        cases += each("APP_NAME", .wrongType, ["App\nX"])
+        cases += each("APP_NAME", .wrongType, ["App\r\nX"], knownIssue: lineBreak)
+        cases += each("NOTIFY_TIME", .wrongType, ["9am", "nine", "0900", "9.00"])
+        cases += each("NOTIFY_TIME", .outOfRange, ["25:00", "24:00", "12:60", "12:00:60", "-1:00"])
+        cases += each("NOTIFY_TIME_ZONE", .invalid, ["Mars/Olympus", "EST", "+08:00", "", "UTC+8", "Asia/Shang hai"])
+        cases += each("MISS_THRESHOLD_DAYS", .wrongType, ["two", "2.5"])
+        cases += each("MISS_THRESHOLD_DAYS", .outOfRange, ["0", "366", "-2"])
+        cases += each("CATCH_UP_DAYS", .wrongType, ["seven", "7d"])
+        cases += each("CATCH_UP_DAYS", .outOfRange, ["-1", "366"])
+        cases += each("TEMPLATE_DIR", .unreadableFile, [f.missing, f.notPEM])
+        cases += each("TEMPLATE_DIR", .invalid, [f.templatesIncomplete, f.templatesBroken])
+        cases += each("MIGRATIONS_DIR", .unreadableFile, [f.missing, f.notPEM])
+        cases += each("HEARTBEAT_URL", .invalid, ["ftp://example.com/ping", "example.com/ping", "http://a b/ping"])
+        cases += each("RETRY_LATER_SECONDS", .wrongType, ["soon", "5m"])
+        cases += each("RETRY_LATER_SECONDS", .outOfRange, ["0", "86401", "-300"])
+        for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
+        cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
+        return cases
+    }
+
+    /// The configuration file text that gives `values` (`KEY=VALUE` lines).
+    public static func fileText(_ values: [String: String]) -> String {
+        values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)\n" }.joined()
+    }
+}
