@@ -40,6 +40,9 @@ public struct ConfigurationLoader: Sendable {
         let settings = SettingsReader(values: values)
 
         config.databaseURL = try secret(values, key: "DATABASE_URL", credential: "database-url") ?? Secret("")
+        if let problem = PGConnection.syntaxProblem(config.databaseURL) {
+            throw ConfigurationError(setting: "DATABASE_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
+        }
         if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
             guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {
                 throw ConfigurationError(setting: "MAIL_TRANSPORT", reason: "must be smtp or outbox (got \"\(transport)\")")
@@ -67,8 +70,13 @@ public struct ConfigurationLoader: Sendable {
         config.smtp.user = try settings.string("SMTP_USER").flatMap { $0.isEmpty ? nil : $0 }
         config.smtp.password = try secret(values, key: "SMTP_PASSWORD", credential: "smtp-password")
         if let ca = try settings.string("SMTP_CA_FILE"), !ca.isEmpty {
-            guard FileManager.default.isReadableFile(atPath: ca) else {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: ca, isDirectory: &isFolder), !isFolder.boolValue,
+                  let pem = FileManager.default.contents(atPath: ca) else {
                 throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "cannot read \(ca)")
+            }
+            guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "\(ca) holds no PEM certificate")
             }
             config.smtp.caFile = ca
         }

@@ -7,7 +7,8 @@ struct SettingsReader {
     /// The raw text, trimmed; nil when unset.
     func string(_ key: String) throws(ConfigurationError) -> String? {
         guard let value = values[key] else { return nil }
-        guard !value.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) else {
+        // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        guard !value.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) else {
             throw ConfigurationError(setting: key, reason: "must be a single line")
         }
         return value.trimmingCharacters(in: .whitespaces)
