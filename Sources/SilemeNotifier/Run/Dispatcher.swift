@@ -118,7 +118,7 @@ struct Dispatcher {
         var attempts = 0
         var outcome: SendOutcome
         if result.withLock({ $0.consecutiveUnavailable >= Self.unavailableLimit }) {
-            outcome = .transient(reason: "not attempted: the mail server was unavailable for the previous messages",
+            outcome = .transient(reason: "not attempted: the mail server (or outbox) was unavailable for the previous messages",
                                  serverUnavailable: true)
         } else {
             repeat {
