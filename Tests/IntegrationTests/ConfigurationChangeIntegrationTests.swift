@@ -10,8 +10,7 @@ struct ConfigurationChangeIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let fire = DaemonIntegrationTests.localTime(offset: 5)
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
-                     [fire.date.adding(days: -1).description])
+        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
         let users = try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 2)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("change-\(UUID().uuidString).conf").path
         defer { try? FileManager.default.removeItem(atPath: file) }

@@ -73,8 +73,7 @@ struct CrashAndRaceIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let fire = DaemonIntegrationTests.localTime(offset: 4)
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
-                     [fire.date.adding(days: -1).description])
+        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
         try db.addUsers(count: 10_000, domain: mail.domain, lastCheckIn: fire.date.adding(days: -3).description)
         let env = try NotifierProcess.environment(database: db, ["NOTIFY_TIME": fire.time, "SMTP_CONNECTIONS": "4"])
         let daemons = try (0..<3).map { _ in try NotifierProcess.start([], environment: env) }

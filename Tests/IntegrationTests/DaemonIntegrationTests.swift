@@ -26,7 +26,14 @@ struct DaemonIntegrationTests {
         return false
     }
 
+    /// Records a completed daemon run for `date` (so that the daemon has nothing to catch up).
+    static func completedRun(_ db: TestDatabase, on date: CalendarDate) throws {
+        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
+                     [date.description])
+    }
+
     /// Users due today (last check-in three days before `today`), in `mail`'s domain.
+    @discardableResult
     static func addDueUsers(_ db: TestDatabase, _ mail: Mailbox, today: CalendarDate, count: Int, local: String = "user") throws -> [String] {
         try (1...count).map { try db.addUser(name: "用户\($0)", email: mail.address("\(local)\($0)"), checkIns: [today.adding(days: -3).description]) }
     }
@@ -37,8 +44,7 @@ struct DaemonIntegrationTests {
         let mail = try Mailbox()
         let fire = Self.localTime(offset: 4)
         // The previous fire (yesterday at this time) already ran: no catch-up at start.
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
-                     [fire.date.adding(days: -1).description])
+        try Self.completedRun(db, on: fire.date.adding(days: -1))
         let users = try Self.addDueUsers(db, mail, today: fire.date, count: 3)
         let notify = try NotifySocket()
         defer { notify.shutdown() }
@@ -143,8 +149,7 @@ struct DaemonIntegrationTests {
     func reload() throws {
         let db = try TestDatabase()
         let fire = Self.localTime(offset: -3600)
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
-                     [fire.date.description])
+        try Self.completedRun(db, on: fire.date)
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("reload-\(UUID().uuidString).conf").path
         try "NOTIFY_TIME=\(fire.time)\n".write(toFile: file, atomically: true, encoding: .utf8)
         let notify = try NotifySocket()
@@ -175,7 +180,7 @@ struct DaemonIntegrationTests {
     func heartbeat() throws {
         // A real HTTP server (Python's http.server) that records each request's path.
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("hb-\(UUID().uuidString).log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         server.arguments = ["-c", """

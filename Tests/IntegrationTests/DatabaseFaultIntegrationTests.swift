@@ -37,8 +37,7 @@ struct DatabaseFaultIntegrationTests {
         let db = try TestDatabase(cluster: cluster)
         let mail = try Mailbox()
         let fire = DaemonIntegrationTests.localTime(offset: 5)
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
-                     [fire.date.adding(days: -1).description])
+        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
         let users = try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 3)
         let notify = try NotifySocket()
         defer { notify.shutdown() }
