@@ -5,7 +5,8 @@ import Logging
 /// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
 ///
 /// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends
-/// them one by one — retrying transient failures with exponential backoff within the run (never a mail whose outcome is unknown) — and
+/// them one by one — retrying transient failures with exponential backoff within the run, never a
+/// mail whose outcome is unknown — and
 /// hands each outcome to the `ResultRecorder`, which writes `sent`, `retry` or `failed` in
 /// micro-batches on its own connection. A crash leaves `sending` rows whose session is gone; the
 /// next run takes them over and sends with the same `Message-ID` (a resend only for a mail the
