@@ -7,8 +7,6 @@ import TestSupport
 /// `sileme-notifier --run-now` exit 78 with the setting's name on standard error, given in the
 /// environment and (where a file can hold it) in the `--config` file; and every command — the
 /// daemon, `check`, `migrate`, `report`, `retry` — refuses a bad configuration the same way.
-///
-/// Known issues (see `BadSetting.knownIssue`) are recorded with `withKnownIssue`.
 @Suite("Configuration matrix on the real executable", .enabled(if: TestEnvironment.enabled))
 struct ConfigurationIntegrationTests {
     /// One run of the matrix.
@@ -53,15 +51,11 @@ struct ConfigurationIntegrationTests {
         let finished = runs.withLock { $0 }
         #expect(finished.count == jobs.count, "every case ran")
         print("Configuration matrix, executable: \(finished.count) runs (\(finished.filter { $0.source == "environment" }.count) "
-              + "from the environment, \(finished.filter { $0.source == "file" }.count) from --config FILE), "
-              + "\(finished.filter { $0.bad.knownIssue != nil }.count) of them known issues")
+              + "from the environment, \(finished.filter { $0.source == "file" }.count) from --config FILE)")
         for run in finished {
-            let check = {
-                #expect(run.result.status == 78 && run.result.stderr.contains(run.bad.setting),
-                        "\(run.bad) from the \(run.source): exit \(run.result.status), stderr \(run.result.stderr.suffix(300))")
-                #expect(run.result.stdout.isEmpty)
-            }
-            if let issue = run.bad.knownIssue { withKnownIssue(Comment(rawValue: issue)) { check() } } else { check() }
+            #expect(run.result.status == 78 && run.result.stderr.contains(run.bad.setting),
+                    "\(run.bad) from the \(run.source): exit \(run.result.status), stderr \(run.result.stderr.suffix(300))")
+            #expect(run.result.stdout.isEmpty)
         }
     }
 

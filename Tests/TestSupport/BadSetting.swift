@@ -33,27 +33,24 @@ public struct BadSetting: Sendable, CustomStringConvertible {
     /// Whether the values can only come from the configuration file (an unknown key: the
     /// environment holds many variables that are not settings).
     public var fileOnly: Bool { kind == .unknownKey }
-    /// Why the product does not refuse this one yet (a known issue), or nil.
-    public let knownIssue: String?
 
     public var description: String {
         "\(setting) \(kind.rawValue): " + values.sorted { $0.key < $1.key }
             .map { "\($0.key)=\(String(reflecting: $0.value).prefix(60))" }.joined(separator: " ")
     }
 
-    init(_ setting: String, _ kind: Kind, _ values: [String: String], unset: [String] = [], knownIssue: String? = nil) {
+    init(_ setting: String, _ kind: Kind, _ values: [String: String], unset: [String] = []) {
         self.setting = setting
         self.kind = kind
         self.values = values
         self.unset = unset
         environmentOnly = values.keys.contains("CREDENTIALS_DIRECTORY")
             || values.values.contains { $0.unicodeScalars.contains { $0 == "\n" || $0 == "\r" || $0 == "\0" } }
-        self.knownIssue = knownIssue
     }
 
     /// One case per value of `key`.
-    static func each(_ key: String, _ kind: Kind, _ values: [String], unset: [String] = [], knownIssue: String? = nil) -> [BadSetting] {
-        values.map { BadSetting(key, kind, [key: $0], unset: unset, knownIssue: knownIssue) }
+    static func each(_ key: String, _ kind: Kind, _ values: [String], unset: [String] = []) -> [BadSetting] {
+        values.map { BadSetting(key, kind, [key: $0], unset: unset) }
     }
 
     /// Files the cases point at, made once per test process in a temporary folder.

@@ -123,7 +123,9 @@ struct Dispatcher {
                                  serverUnavailable: true)
         } else {
             repeat {
-                if attempts > 0 { pause(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))) }
+                if attempts > 0 {
+                    AliveSleep.sleep(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))) { control?.alive() }
+                }
                 attempts += 1
                 outcome = transport.send(from: composer.from.address, to: job.email.address, message: bytes)
             } while attempts < configuration.smtp.retryAttempts && { if case .transient = outcome { true } else { false } }()
@@ -171,16 +173,6 @@ struct Dispatcher {
                                                "message_id": "\(NotifierEvent.notificationFailed.messageID)",
                                                "permanent": "\(permanent)", "error": "\(reply)"]) { $1 })
         return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
-    }
-
-    /// Sleeps `seconds` in slices of at most one second, telling the daemon it is alive in between.
-    private func pause(_ seconds: TimeInterval) {
-        var left = seconds
-        while left > 0 {
-            Thread.sleep(forTimeInterval: min(1, left))
-            left -= 1
-            control?.alive()
-        }
     }
 
     /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`

@@ -53,18 +53,9 @@ final class ReconnectingConnection {
                 let wait = min(delay, limit.timeIntervalSinceNow)
                 guard wait > 0 else { throw error }
                 onRetry(error, wait)
-                sleep(wait)
+                AliveSleep.sleep(wait, alive: onWait)
                 delay = min(5, delay * 2)
             }
-        }
-    }
-
-    private func sleep(_ seconds: TimeInterval) {
-        var left = seconds
-        while left > 0 {
-            Thread.sleep(forTimeInterval: min(1, left))
-            left -= 1
-            onWait()
         }
     }
 }

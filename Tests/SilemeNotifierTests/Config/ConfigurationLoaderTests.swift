@@ -8,7 +8,7 @@ struct ConfigurationLoaderTests {
         var path: String?
         if let file {
             path = FileManager.default.temporaryDirectory.appendingPathComponent("sn-\(UUID().uuidString).conf").path
-            FileManager.default.createFile(atPath: path!, contents: Data(file.utf8))
+            _ = FileManager.default.createFile(atPath: path!, contents: Data(file.utf8))
         }
         return try ConfigurationLoader(environment: env, filePath: path).load()
     }

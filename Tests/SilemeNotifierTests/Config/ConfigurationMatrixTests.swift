@@ -8,9 +8,6 @@ import TestSupport
 /// unreadable secret files and credentials (`BadSetting.all`) — each refused before anything is
 /// touched, with a `ConfigurationError` naming the setting (exit 78 in the executable, see
 /// `ConfigurationIntegrationTests`), from the environment and from the configuration file.
-///
-/// Cases the product does not refuse yet carry their known issue, recorded with `withKnownIssue`
-/// (the test fails once they are fixed, so the mark is removed).
 @Suite("Configuration matrix")
 struct ConfigurationMatrixTests {
     static let cases = BadSetting.all(keys: ConfigurationLoader.knownKeys)
@@ -46,7 +43,7 @@ struct ConfigurationMatrixTests {
         }
         print("Configuration matrix: \(Self.cases.count) cases over \(ConfigurationLoader.knownKeys.count) settings and 2 credentials "
               + "(\(Self.cases.filter { !$0.fileOnly }.count) from the environment, \(Self.cases.filter { !$0.environmentOnly }.count) "
-              + "from the file, \(Self.cases.filter { $0.knownIssue != nil }.count) known issues)")
+              + "from the file)")
     }
 
     @Test("refused from the environment, naming the setting", arguments: cases.filter { !$0.fileOnly })
@@ -67,12 +64,9 @@ struct ConfigurationMatrixTests {
         Self.expectRefused(bad, Self.startupError(environment: environment, file: path))
     }
 
-    /// The refusal names `bad.setting` (as a known issue where the product does not refuse it yet).
+    /// The refusal names `bad.setting`.
     static func expectRefused(_ bad: BadSetting, _ error: ConfigurationError?, sourceLocation: SourceLocation = #_sourceLocation) {
-        let check = {
-            #expect(error?.setting == bad.setting, "\(bad): \(error.map { "\($0)" } ?? "accepted")", sourceLocation: sourceLocation)
-            #expect(error?.description.contains(bad.setting) == true, sourceLocation: sourceLocation)
-        }
-        if let issue = bad.knownIssue { withKnownIssue(Comment(rawValue: issue)) { check() } } else { check() }
+        #expect(error?.setting == bad.setting, "\(bad): \(error.map { "\($0)" } ?? "accepted")", sourceLocation: sourceLocation)
+        #expect(error?.description.contains(bad.setting) == true, sourceLocation: sourceLocation)
     }
 }
