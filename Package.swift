@@ -1,12 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// The targets follow the flow of a run — rule → store → mail → delivery → daemon — with the
+// reports and the admin tools beside it. A target may import only what it names below, so the
+// layering is the compiler's to enforce (docs/architecture.md draws it).
 let package = Package(
     name: "sileme-notifier",
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
-        .library(name: "SilemeNotifier", targets: ["SilemeNotifier"]),
+        .library(name: "SilemeNotifier",
+                 targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -14,36 +18,63 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
-        .systemLibrary(
-            name: "CLibPQ", pkgConfig: "libpq",
-            providers: [.apt(["libpq-dev"])]),
-        .systemLibrary(
-            name: "CCurl", pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(
-            name: "CSystemd", pkgConfig: "libsystemd",
-            providers: [.apt(["libsystemd-dev"])]),
-        // Typed wrappers for libcurl's variadic functions, which Swift cannot call.
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
-        .target(
-            name: "SilemeNotifier",
-            dependencies: [
-                "CLibPQ", "CCurlShim", "CSystemd",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Mustache", package: "swift-mustache"),
-            ],
-            resources: [.copy("Store/Migrations")]),
+        // C libraries from Debian, and one shim for what Swift cannot call or does not import
+        // (libcurl's variadic functions, timerfd and eventfd).
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CShims", dependencies: ["CCurl"]),
+
+        // Values without C: dates, times, secrets, addresses, names, exit codes, the stop signal.
+        .target(name: "Values"),
+        // Text for people and programs: CSV, JSON and HTML escaping (by scalar), terminal columns.
+        .target(name: "Output"),
+        // The alert rule, pure: who is due on a date and why.
+        .target(name: "Rule", dependencies: ["Values"]),
+        // The typed configuration, read and validated once.
+        .target(name: "Config", dependencies: ["Values", "Rule", "CLibPQ"]),
+        // PostgreSQL: the connection, the migrations, and the SQL of every table the notifier uses.
+        .target(name: "Store", dependencies: ["Values", "Rule", "Config", "CLibPQ"],
+                resources: [.copy("Migrations")]),
+        // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
+        .target(name: "Mail", dependencies: [
+            "Values", "Output", "Rule", "Config", "CShims",
+            .product(name: "Mustache", package: "swift-mustache"),
+        ]),
+        // systemd: sd_notify, the journal, the typed events.
+        .target(name: "Systemd", dependencies: ["Values", "CSystemd", .product(name: "Logging", package: "swift-log")]),
+        // One run: evaluate, claim, send, record.
+        .target(name: "Delivery", dependencies: [
+            "Values", "Rule", "Config", "Store", "Mail", "Systemd", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The dry run and the history report.
+        .target(name: "Reports", dependencies: ["Values", "Output", "Rule", "Config", "Store"]),
+        // check, --preview, retry.
+        .target(name: "Admin", dependencies: [
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Delivery", .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The long-running daemon: the schedule, the next-action decision, the wait.
+        .target(name: "Daemon", dependencies: [
+            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(
             name: "sileme-notifier",
             dependencies: [
-                "SilemeNotifier",
+                "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
+
         // Parsers the tests of both test targets use (CSV, the reports' SVG charts).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SilemeNotifierTests", dependencies: ["SilemeNotifier", "TestSupport"]),
-        .testTarget(
-            name: "IntegrationTests",
-            dependencies: ["SilemeNotifier", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SilemeNotifierTests", dependencies: [
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+            "TestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+            "TestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
     ]
 )

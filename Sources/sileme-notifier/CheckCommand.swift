@@ -1,5 +1,5 @@
+import Admin
 import ArgumentParser
-import SilemeNotifier
 
 /// `sileme-notifier check`: validates the configuration and reaches the database and the mail server.
 struct CheckCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
+import Config
 import Foundation
-import SilemeNotifier
+import Values
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {

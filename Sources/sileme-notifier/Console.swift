@@ -1,6 +1,8 @@
 import ArgumentParser
+import Config
 import Foundation
-import SilemeNotifier
+import Store
+import Values
 
 /// Standard-error output and the mapping of errors to exit codes (SPEC §6).
 enum Console {

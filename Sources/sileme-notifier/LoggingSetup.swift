@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import SilemeNotifier
+import Systemd
 
 /// Routes the run's events: to journald when it runs (the audit trail), and for a run started by
 /// hand also a readable summary (notices, warnings, errors) on standard error; with no journal,

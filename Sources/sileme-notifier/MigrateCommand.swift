@@ -1,5 +1,5 @@
 import ArgumentParser
-import SilemeNotifier
+import Store
 
 /// `sileme-notifier migrate`: creates or upgrades the schema; safe to run again.
 struct MigrateCommand: ParsableCommand {

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
-import SilemeNotifier
+import Output
+import Reports
+import Values
 
 /// `sileme-notifier report`: what the notifier did over a period — per day, or for one user.
 /// Reads only; the report goes to standard output, a one-line summary to standard error.

@@ -1,6 +1,10 @@
+import Admin
 import ArgumentParser
+import Delivery
 import Foundation
-import SilemeNotifier
+import Output
+import Store
+import Values
 
 /// `sileme-notifier retry`: re-attempts failed or stuck notifications of a run date now, through
 /// the same claim → send → record path as a run (never a second mail for a streak that got one).

@@ -1,6 +1,13 @@
+import Admin
 import ArgumentParser
+import Config
+import Daemon
+import Delivery
 import Foundation
-import SilemeNotifier
+import Output
+import Reports
+import Store
+import Values
 
 /// `sileme-notifier`: the daemon, a one-shot run, the dry-run report (all in `RunCommand`, the
 /// default subcommand), `migrate`, `check`, `report` and `retry`.
@@ -89,8 +96,7 @@ struct RunCommand: ParsableCommand {
                 case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
                 case .table: TableReportWriter(output: output, fullEmails: fullEmails)
                 }
-                let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .dryRun, logger: logger)
-                let counts = try run.dryRun(into: sink)
+                let counts = try DryRun(configuration: configuration, runDate: runDate).write(into: sink)
                 Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name")
                 return .success

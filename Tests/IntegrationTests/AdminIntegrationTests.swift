@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// Issue 4's admin tools on real servers: `--preview` and `retry`.
 @Suite("Admin tools on real servers", .enabled(if: TestEnvironment.enabled))

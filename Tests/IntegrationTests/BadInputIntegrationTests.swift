@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Values
+@testable import Rule
 
 /// SPEC §3's "bad data never stops a run and is never silently dropped", end to end (issue 6, bad
 /// input): a database full of hostile names and emergency emails — header injections, controls,

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// Issue 6: the configuration file changing under a running daemon.
 @Suite("Configuration changing while running", .enabled(if: TestEnvironment.enabled))

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Values
+@testable import Config
 
 /// Issue 6's configuration matrix on the real executable: every case of `BadSetting.all` makes
 /// `sileme-notifier --run-now` exit 78 with the setting's name on standard error, given in the

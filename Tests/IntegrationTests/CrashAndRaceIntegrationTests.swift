@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
 
 /// Issue 6: runs killed at random points, and several daemons racing a run by hand — §4's
 /// promise holds: every due user is mailed, once per streak, and a mail goes out twice only if it

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Daemon
 
 /// Daemon mode (issue 3): the real executable as systemd would run it, with a notify socket.
 @Suite("Daemon on real servers", .enabled(if: TestEnvironment.enabled))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Store
 
 /// Issue 6, PostgreSQL faults: the server restarted mid-run, down at the fire time, a statement
 /// timeout. Each test runs on a cluster of its own (`PostgresCluster`) or holds its own lock, so

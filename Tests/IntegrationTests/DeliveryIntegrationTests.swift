@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Config
+@testable import Delivery
 
 /// SPEC §4 end to end: claim, send, record, retries, failures, races and crashes.
 @Suite("Delivery on real servers", .enabled(if: TestEnvironment.enabled))

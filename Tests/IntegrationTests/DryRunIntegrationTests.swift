@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// SPEC §6's dry run: the admin report, which writes nothing and sends nothing.
 @Suite("Dry run on real servers", .enabled(if: TestEnvironment.enabled))

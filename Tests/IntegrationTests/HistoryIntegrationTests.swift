@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Values
+@testable import Output
+@testable import Reports
 
 /// `sileme-notifier report`: the history per day and per user, in every format, run as the real
 /// executable against a week of history written into PostgreSQL (`HistoryScenario`).

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Store
+@testable import Delivery
 
 /// Migration 004's `user_last_check_in`: it must always equal `max(check_in_date)` per user.
 @Suite("Last check-in summary on real PostgreSQL", .enabled(if: TestEnvironment.enabled))

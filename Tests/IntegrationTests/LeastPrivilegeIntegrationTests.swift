@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Store
 
 /// `config/least-privilege.sql`: the notifier works as a role that reads users and check_ins and
 /// writes only notification_logs and notifier_runs (issue 6).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Mail
 
 /// SPEC §5: what the contact receives, parsed by an independent parser (Python's `email`).
 @Suite("Mail format on real servers", .enabled(if: TestEnvironment.enabled))

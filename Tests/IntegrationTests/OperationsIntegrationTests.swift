@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// Schema, journald, `check`, and the exit codes of SPEC §6.
 @Suite("Operations on real servers", .enabled(if: TestEnvironment.enabled))

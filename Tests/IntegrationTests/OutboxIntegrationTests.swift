@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// `MAIL_TRANSPORT=outbox` end to end: files instead of SMTP, and the file system faults of issue 6
 /// (disk full, read-only) on a real `tmpfs` — alerts are kept for a retry, never lost, never doubled.

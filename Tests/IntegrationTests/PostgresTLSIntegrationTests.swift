@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Store
 
 /// TLS to PostgreSQL with `sslmode=verify-full` (issue 6): the server's certificate is checked
 /// against the given CA and host name; a certificate from another CA is refused with exit 69.

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// SPEC §3 end to end: the real executable, a real PostgreSQL, a real SMTP server.
 @Suite("The rule on real servers", .enabled(if: TestEnvironment.enabled))

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
 
 /// Issue 6, mail server faults, each against the real test SMTP servers (or a silent port): the
 /// alert is never lost — it is delivered, or kept with the reason for a retry — and a mail is

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Values
 
 /// SPEC §6 "secrets never appear in logs or error messages" (issue 6): with a recognisable SMTP
 /// password and a database URL holding a recognisable password, every command and mode runs —

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Rule
+@testable import Config
 
 @Suite("ConfigurationLoader")
 struct ConfigurationLoaderTests {

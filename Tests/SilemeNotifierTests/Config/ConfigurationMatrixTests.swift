@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Config
+@testable import Mail
 
 /// Issue 6's configuration matrix at the loader: every setting the loader knows given a wrong type,
 /// an out-of-range or otherwise invalid value, a typo of its key in the file, and missing or

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Config
+@testable import Mail
 
 @Suite("MAIL_TRANSPORT and OUTBOX_DIR")
 struct MailTransportConfigurationTests {

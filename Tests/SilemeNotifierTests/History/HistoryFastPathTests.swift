@@ -1,6 +1,9 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Output
+@testable import Reports
+import TestSupport
 
 /// The history report's fast paths give exactly what the code they shortcut gives.
 @Suite("History fast paths")
@@ -11,16 +14,26 @@ struct HistoryFastPathTests {
         "a,b", "  spaced@example.com ", "zhang@example.com", "no-at", "x@", "@y", "名字@例子.中国", "\u{E2}\u{80}",
     ]
 
-    @Test("JSON strings", arguments: texts)
-    func json(text: String) {
-        #expect(JSONText.quoted(text) == JSONReportWriter.string(text))
+    @Test("JSON strings: the fast path and the full escaping both parse back to the text", arguments: texts)
+    func json(text: String) throws {
+        let literal = Escaping.json(text)
+        let parsed = try JSONSerialization.jsonObject(with: Data(literal.utf8), options: .fragmentsAllowed) as? String
+        #expect(parsed == text)
+        #expect(!literal.unicodeScalars.contains { $0.value < 0x20 || $0 == "\u{2028}" || $0 == "\u{2029}" })
     }
 
-    @Test("printable, masking and CSV fields", arguments: texts)
+    @Test("printable, masking and CSV fields equal the plain definitions", arguments: texts)
     func text(text: String) {
-        #expect(HistoryRedaction.printable(text) == ReportRow.printable(text))
-        #expect(HistoryRedaction.mask(text) == EmailMasking.mask(text))
-        #expect(HistoryCSVWriter.field(text) == CSVReportWriter.field(text))
+        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map {
+            $0.properties.generalCategory == .control ? "\u{FFFD}" : $0
+        }))
+        #expect(Printable.text(text) == printable)
+        let trimmed = Printable.text(text.trimmingCharacters(in: .whitespaces))
+        let masked = trimmed.first.map { first in trimmed.lastIndex(of: "@").map { "\(first)***\(trimmed[$0...])" } ?? "\(first)***" } ?? ""
+        #expect(EmailMasking.mask(text) == masked)
+        let field = Escaping.csv(text)
+        let defused = text.first.map { "=+-@".contains($0) } == true ? "'" + text : text
+        #expect(CSVText.rows(field + "\r\n") == [[defused]])
     }
 
     @Test("dates", arguments: [-719_528, -1, 0, 1, 10_957, 20_466, 2_932_896])

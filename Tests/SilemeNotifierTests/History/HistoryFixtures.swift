@@ -1,5 +1,7 @@
 import Foundation
-@testable import SilemeNotifier
+@testable import Values
+@testable import Output
+@testable import Reports
 
 /// A small made-up history (three days, a hostile name, a reply with an address and markup) fed
 /// to the writers, and a way to read back what a writer wrote.

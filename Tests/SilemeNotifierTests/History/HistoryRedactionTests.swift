@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Output
+@testable import Reports
 
 /// What the history report may show: masking, printable text, HTML escaping.
 @Suite("History redaction and escaping")
@@ -34,6 +35,6 @@ struct HistoryRedactionTests {
         ("&amp;", "&amp;amp;"),
     ])
     func html(raw: String, escaped: String) {
-        #expect(HTMLText.escape(raw) == escaped)
+        #expect(Escaping.html(raw) == escaped)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Reports
 
 /// `report`'s arguments: defaults, validation and the exit status of each error.
 @Suite("History request")

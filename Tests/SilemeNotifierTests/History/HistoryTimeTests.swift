@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Reports
 
 /// Times in the service zone, with its offset at each instant.
 @Suite("History times")

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Output
+@testable import Reports
 
 /// The four writers fed a made-up history (`HistoryFixtures`): JSON and CSV parsed field by field,
 /// the table measured in display columns, the HTML checked for escaping and chart geometry.
@@ -112,7 +113,7 @@ struct HistoryWriterTests {
         #expect(notifications[3]["status"] == "sending")
         #expect(records("miss_days").map { $0["consecutive_miss_days"] } == ["2", "4", "9"])
         // A value starting with = + - @ is defused.
-        #expect(CSVReportWriter.field("=1+1") == "'=1+1")
+        #expect(Escaping.csv("=1+1") == "'=1+1")
     }
 
     @Test("CSV: the per-user report has user, streak and notification records")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Reports
 
 /// The SVG bar chart's geometry (one scale, zero is zero, stacked on the baseline), axis and escaping.
 @Suite("SVG bar charts")

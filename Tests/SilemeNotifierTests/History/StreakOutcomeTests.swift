@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Reports
 
 /// The per-user report's verdict on a streak, against SPEC §3's table.
 @Suite("Streak outcome")

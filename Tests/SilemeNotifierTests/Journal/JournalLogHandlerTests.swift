@@ -1,6 +1,6 @@
 import Logging
 import Testing
-@testable import SilemeNotifier
+@testable import Systemd
 
 @Suite("JournalLogHandler")
 struct JournalLogHandlerTests {

@@ -1,5 +1,5 @@
 import Testing
-import SilemeNotifier
+import Values
 
 @Suite("DisplayName")
 struct DisplayNameTests {

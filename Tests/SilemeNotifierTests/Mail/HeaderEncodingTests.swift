@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import SilemeNotifier
+import Mail
 
 @Suite("HeaderEncoding")
 struct HeaderEncodingTests {

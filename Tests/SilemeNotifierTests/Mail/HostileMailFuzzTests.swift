@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import SilemeNotifier
+@testable import Values
+@testable import Rule
+@testable import Config
+@testable import Mail
 
 /// SPEC §3 and §5 as a property over hostile data: for thousands of generated user names, emergency
 /// emails, user ids and sender names (`HostileInputs`, seeded and deterministic), the product either

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Config
+@testable import Mail
 
 /// The problems the hostile-input fuzz test (`HostileMailFuzzTests`) found in the mail code, each
 /// pinned down with the input that showed it.

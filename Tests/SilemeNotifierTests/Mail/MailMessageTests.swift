@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import SilemeNotifier
+import Values
+import Mail
 
 @Suite("MailMessage")
 struct MailMessageTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Config
+@testable import Mail
 
 @Suite("MailTemplates")
 struct MailTemplatesTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import SilemeNotifier
+@testable import Mail
 
 @Suite("SendOutcome.classify (ENGINEERING.md's table)")
 struct SendOutcomeTests {

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Output
+@testable import Rule
+@testable import Store
+@testable import Reports
 
 @Suite("Report writers")
 struct ReportWriterTests {

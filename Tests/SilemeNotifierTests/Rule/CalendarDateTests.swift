@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
 
 @Suite("CalendarDate")
 struct CalendarDateTests {

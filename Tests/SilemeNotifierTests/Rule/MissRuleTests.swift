@@ -1,5 +1,6 @@
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Rule
 
 @Suite("MissRule (SPEC §3)")
 struct MissRuleTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Config
+@testable import Delivery
 
 @Suite("RateLimiter (SMTP_RATE_LIMIT)")
 struct RateLimiterTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Daemon
 
 /// `SystemClock`, the test `ManualClock`, and a simulated daemon loop driven by a clock.
 @Suite("Clocks")

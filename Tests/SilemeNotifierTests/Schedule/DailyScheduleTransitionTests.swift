@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Daemon
 
 /// Configured times that a daylight-saving (or other offset) transition skips or repeats.
 @Suite("DailySchedule across DST transitions")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import SilemeNotifier
+@testable import Values
+@testable import Daemon
 
 /// Walks `nextFire(after:)` through whole years in zones with and without DST and checks that
 /// every calendar date fires exactly once, in order, at the instant the rules prescribe

@@ -1,5 +1,5 @@
 import Foundation
-@testable import SilemeNotifier
+@testable import Daemon
 
 /// A `Clock` for tests whose time only moves when told to (set or advanced), from any thread.
 final class ManualClock: Clock, @unchecked Sendable {

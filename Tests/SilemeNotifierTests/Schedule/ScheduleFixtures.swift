@@ -1,5 +1,6 @@
 import Foundation
-@testable import SilemeNotifier
+@testable import Values
+@testable import Daemon
 
 /// Helpers shared by the schedule tests. Instants are parsed with `ISO8601DateFormatter` and
 /// local wall times read with a Gregorian `Calendar`, so the expectations do not depend on the

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-@testable import SilemeNotifier
+@testable import Daemon
 
 /// `WallClockTimer` against the real kernel. Timing bounds are deliberately loose (lower bounds
 /// plus generous upper bounds) because the test machines are shared and noisy; serialized so

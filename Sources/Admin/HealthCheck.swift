@@ -1,0 +1,93 @@
+import Values
+import Config
+import Store
+import Mail
+
+/// What `sileme-notifier check` verifies: the configuration can send, the database answers and
+/// its schema is current, the templates render, and the mail server accepts a connection, TLS
+/// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`).
+/// Each finding says what is wrong in words, never with a secret.
+public struct HealthCheck: Sendable {
+    /// One line of the check's report.
+    public struct Finding: Sendable {
+        /// What was checked.
+        public let subject: String
+        /// Whether it is usable.
+        public let ok: Bool
+        /// Details.
+        public let detail: String
+    }
+
+    /// The configuration to check.
+    public let configuration: NotifierConfiguration
+
+    /// Creates a check.
+    public init(configuration: NotifierConfiguration) { self.configuration = configuration }
+
+    /// Runs every check (none stops the others) and returns the findings in order, with the exit
+    /// status they mean: 78 for configuration problems, 69 for an unreachable server, else 0.
+    public func run() -> (findings: [Finding], status: ExitStatus) {
+        var findings: [Finding] = []
+        var status = ExitStatus.success
+        func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
+            findings.append(Finding(subject: subject, ok: ok, detail: detail))
+            if !ok, status == .success || failure == .configuration { status = failure }
+        }
+
+        do {
+            try ConfigurationLoader.validateForSending(configuration)
+            note("configuration", true, "\(configuration.mailTransportDescription), "
+                 + "from \(configuration.fromEmail ?? ""), zone \(configuration.timeZone.identifier), "
+                 + "threshold \(configuration.rule.thresholdDays) days, catch-up \(configuration.rule.catchUpDays) days",
+                 failure: .configuration)
+        } catch {
+            note("configuration", false, error.description, failure: .configuration)
+        }
+        do {
+            let templates = try MailTemplates(directory: configuration.templateDirectory)
+            let sample = templates.render(TemplateVariables(
+                userName: "张三", missDays: configuration.rule.thresholdDays,
+                lastCheckInDate: CalendarDate(year: 2026, month: 1, day: 10)!,
+                runDate: CalendarDate(year: 2026, month: 1, day: 13)!, appName: configuration.appName))
+            note("templates", true, "subject: \(sample.subject)", failure: .configuration)
+        } catch {
+            note("templates", false, error.description, failure: .configuration)
+        }
+        do {
+            let db = try PGConnection(configuration.databaseURL)
+            let version = try db.execute("SHOW server_version")[0].string(0) ?? "?"
+            let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
+            note("database", pending.isEmpty,
+                 pending.isEmpty ? "PostgreSQL \(version), schema current"
+                                 : "PostgreSQL \(version), migrations pending: \(pending.joined(separator: ", ")) (run `sileme-notifier migrate`)",
+                 failure: .failure)
+        } catch let error as DatabaseError {
+            note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
+        } catch {
+            note("database", false, "\(error)", failure: .configuration)
+        }
+        if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
+            // A probe file created, synced and removed in the outbox's tmp/.
+            let outcome = OutboxTransport(directory: directory).verify()
+            if case .accepted = outcome {
+                note("outbox", true, outcome.text, failure: .unavailable)
+            } else {
+                note("outbox", false, outcome.text, failure: .unavailable)
+            }
+            return (findings, status)
+        }
+        do {
+            let outcome = try SMTPTransport(settings: configuration.smtp).verify()
+            if case .accepted = outcome {
+                note("mail server", true, "\(configuration.smtp.url): connected, "
+                     + (configuration.smtp.tls == .none ? "no TLS (SMTP_TLS=none)" : "TLS verified")
+                     + (configuration.smtp.user == nil ? ", no AUTH" : ", authenticated"), failure: .unavailable)
+            } else {
+                note("mail server", false, "\(configuration.smtp.url): \(outcome.text)", failure: .unavailable)
+            }
+        } catch {
+            note("mail server", false, error.description, failure: .failure)
+        }
+        return (findings, status)
+    }
+}

@@ -1,0 +1,55 @@
+import Config
+import Foundation
+import Mail
+import Rule
+import Store
+import Values
+
+/// `--preview USER_ID`: the exact message (RFC 5322 bytes) the user's contact would receive on a
+/// run date, with what the rule decides for that user. Reads only.
+public struct MessagePreview: Sendable {
+    /// What the rule says about the user on the run date, in words.
+    public let verdict: String
+    /// The message, when the user's name and address are usable.
+    public let message: [UInt8]?
+
+    /// Builds the preview for `userID` on `runDate`; throws `PreviewError` for an unknown user.
+    public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate) throws -> MessagePreview {
+        let db = try PGConnection(configuration.databaseURL)
+        let found = try db.transaction(readOnly: true) {
+            try NotificationStore(owner: "preview").user(db, id: userID, runDate: runDate)
+        }
+        guard let found else { throw PreviewError(message: "no user with id \(userID)") }
+        guard let candidate = found.candidate else {
+            return MessagePreview(verdict: "never checked in before \(runDate): no mail (the first check-in is the consent)", message: nil)
+        }
+        let rule = configuration.rule
+        let m = rule.missedDays(lastCheckIn: candidate.lastCheckIn, runDate: runDate)
+        let verdict: String
+        if found.checkedInSince {
+            verdict = "checked in on or after \(runDate): no mail"
+        } else if let evaluation = rule.evaluate(candidate, runDate: runDate) {
+            verdict = "\(evaluation.decision.rawValue) (m = \(m), last check-in \(candidate.lastCheckIn))"
+                + (evaluation.reason.map { ": \($0)" } ?? "")
+        } else {
+            verdict = "not due (m = \(m) < \(rule.thresholdDays), last check-in \(candidate.lastCheckIn))"
+        }
+        guard let email = try? EmailAddress(validating: found.email ?? ""),
+              let name = try? DisplayName(cleaning: found.name ?? "") else {
+            return MessagePreview(verdict: verdict, message: nil)
+        }
+        var sending = configuration
+        if sending.fromEmail == nil { sending.fromEmail = "preview@invalid.example" }
+        let composer = try MailComposer(configuration: sending, templates: MailTemplates(directory: configuration.templateDirectory))
+        let job = DeliveryJob(userID: candidate.userID, name: name, email: email, missedDays: m, lastCheckIn: candidate.lastCheckIn)
+        let message = composer.message(for: job, runDate: runDate, messageID: composer.newMessageID(for: job, runDate: runDate))
+        return MessagePreview(verdict: verdict, message: message.rendered())
+    }
+}
+
+/// An invalid `--preview` argument (exit 64).
+public struct PreviewError: Error, CustomStringConvertible, Sendable {
+    /// What is wrong.
+    public let message: String
+    public var description: String { message }
+}

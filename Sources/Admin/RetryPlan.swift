@@ -1,0 +1,41 @@
+import Config
+import Delivery
+import Foundation
+import Logging
+import Rule
+import Store
+import Values
+
+/// `sileme-notifier retry`: which failed or stuck mails of a run date would be re-attempted now,
+/// and what the rule says about each user today (a user who checked in since, or whose streak
+/// was notified in the meantime, is not mailed).
+public struct RetryPlan: Sendable {
+    /// One row to retry, with the rule's current decision (nil: no longer due).
+    public struct Entry: Sendable {
+        /// The row.
+        public let target: RetryTarget
+        /// `send` when it will be re-attempted; another decision or nil when it will not.
+        public let decision: Decision?
+    }
+
+    /// The entries, by user id.
+    public let entries: [Entry]
+
+    /// Reads the plan (read-only).
+    public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger) throws -> RetryPlan {
+        let db = try PGConnection(configuration.databaseURL)
+        return try db.transaction(readOnly: true) {
+            let targets = try NotificationStore(owner: "retry").retryTargets(db, runDate: runDate, userID: userID)
+            var decisions: [String: Decision] = [:]
+            let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
+                                      onlyUsers: Set(targets.map(\.userID)))
+            if !targets.isEmpty {
+                try run.evaluate(db, includeStale: false) { candidate, evaluation in decisions[candidate.userID] = evaluation.decision }
+            }
+            return RetryPlan(entries: targets.map { Entry(target: $0, decision: decisions[$0.userID]) })
+        }
+    }
+
+    /// The users that will be re-attempted.
+    public var usersToSend: Set<String> { Set(entries.filter { $0.decision == .send }.map(\.target.userID)) }
+}

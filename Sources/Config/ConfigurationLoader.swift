@@ -1,0 +1,217 @@
+import Foundation
+import Rule
+import Values
+
+/// Reads the configuration file, the environment and systemd credentials into a
+/// `NotifierConfiguration`, refusing anything invalid with a `ConfigurationError`.
+///
+/// Precedence, lowest first: documented defaults, the configuration file (`KEY=VALUE` lines, the
+/// same format systemd's `EnvironmentFile=` reads), environment variables, and for secrets a value
+/// given directly over a `*_FILE` path over a credential in `$CREDENTIALS_DIRECTORY`.
+public struct ConfigurationLoader: Sendable {
+    /// Every setting the file and the environment may hold.
+    public static let knownKeys: [String] = [
+        "DATABASE_URL", "DATABASE_URL_FILE", "MAIL_TRANSPORT", "OUTBOX_DIR",
+        "SMTP_HOST", "SMTP_PORT", "SMTP_USER", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "SMTP_TLS",
+        "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
+        "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT",
+        "FROM_EMAIL", "FROM_NAME", "APP_NAME",
+        "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
+        "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
+        "DATABASE_RECONNECT_SECONDS",
+    ]
+
+    /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
+    public var environment: [String: String]
+    /// The configuration file, if any. A missing explicit file is an error.
+    public var filePath: String?
+
+    /// Creates a loader over `environment` and an optional configuration file.
+    public init(environment: [String: String], filePath: String?) {
+        self.environment = environment
+        self.filePath = filePath
+    }
+
+    /// Reads and validates everything; throws the first problem found.
+    public func load() throws(ConfigurationError) -> NotifierConfiguration {
+        var values = try fileValues()
+        for key in Self.knownKeys {
+            if let value = environment[key] { values[key] = value }
+        }
+        var config = NotifierConfiguration()
+        let settings = SettingsReader(values: values)
+
+        config.databaseURL = try secret(values, key: "DATABASE_URL", credential: "database-url") ?? Secret("")
+        if let problem = ConnectionString.syntaxProblem(config.databaseURL) {
+            throw ConfigurationError(setting: "DATABASE_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
+        }
+        if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
+            guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {
+                throw ConfigurationError(setting: "MAIL_TRANSPORT", reason: "must be smtp or outbox (got \"\(transport)\")")
+            }
+            config.mailTransport = kind
+        }
+        if let dir = try settings.string("OUTBOX_DIR"), !dir.isEmpty {
+            try requireDirectory(dir, setting: "OUTBOX_DIR")
+            config.outboxDirectory = dir
+        }
+        if config.mailTransport == .outbox, config.outboxDirectory == nil {
+            throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
+        }
+        config.smtp.host = try settings.string("SMTP_HOST") ?? config.smtp.host
+        if config.smtp.host.isEmpty || config.smtp.host.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw ConfigurationError(setting: "SMTP_HOST", reason: "must be a host name or address")
+        }
+        if let mode = try settings.string("SMTP_TLS") {
+            guard let tls = TLSMode(rawValue: mode.lowercased()) else {
+                throw ConfigurationError(setting: "SMTP_TLS", reason: "must be starttls, tls or none (got \"\(mode)\")")
+            }
+            config.smtp.tls = tls
+        }
+        config.smtp.port = try settings.integer("SMTP_PORT", in: 1...65535) ?? config.smtp.tls.defaultPort
+        config.smtp.user = try settings.string("SMTP_USER").flatMap { $0.isEmpty ? nil : $0 }
+        config.smtp.password = try secret(values, key: "SMTP_PASSWORD", credential: "smtp-password")
+        if let ca = try settings.string("SMTP_CA_FILE"), !ca.isEmpty {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: ca, isDirectory: &isFolder), !isFolder.boolValue,
+                  let pem = FileManager.default.contents(atPath: ca) else {
+                throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "cannot read \(ca)")
+            }
+            guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "\(ca) holds no PEM certificate")
+            }
+            config.smtp.caFile = ca
+        }
+        config.smtp.timeoutSeconds = try settings.integer("SMTP_TIMEOUT_SECONDS", in: 1...600) ?? config.smtp.timeoutSeconds
+        config.smtp.retryAttempts = try settings.integer("SMTP_RETRY_ATTEMPTS", in: 1...20) ?? config.smtp.retryAttempts
+        config.smtp.retryBackoffSeconds = try settings.number("SMTP_RETRY_BACKOFF_SECONDS", in: 0...600) ?? config.smtp.retryBackoffSeconds
+        config.smtp.connections = try settings.integer("SMTP_CONNECTIONS", in: 1...64) ?? config.smtp.connections
+        config.smtp.rateLimit = try settings.number("SMTP_RATE_LIMIT", in: 0.01...100_000)
+
+        if let from = try settings.string("FROM_EMAIL"), !from.isEmpty {
+            do { config.fromEmail = try EmailAddress(validating: from).address } catch {
+                throw ConfigurationError(setting: "FROM_EMAIL", reason: "not a valid address: \(error.reason)")
+            }
+        }
+        if let name = try settings.string("FROM_NAME") { config.fromName = name }
+        if let app = try settings.string("APP_NAME") { config.appName = app }
+
+        if let time = try settings.string("NOTIFY_TIME") {
+            guard let parsed = TimeOfDay(parsing: time) else {
+                throw ConfigurationError(setting: "NOTIFY_TIME", reason: "must be HH:MM or HH:MM:SS on a 24-hour clock (got \"\(time)\")")
+            }
+            config.notifyTime = parsed
+        }
+        if let zone = try settings.string("NOTIFY_TIME_ZONE") {
+            guard let parsed = TimeZone(identifier: zone), zone.contains("/") || zone == "UTC" else {
+                throw ConfigurationError(setting: "NOTIFY_TIME_ZONE", reason: "unknown IANA time zone \"\(zone)\"")
+            }
+            config.timeZone = parsed
+        }
+        let threshold = try settings.integer("MISS_THRESHOLD_DAYS", in: 1...365) ?? config.rule.thresholdDays
+        let catchUp = try settings.integer("CATCH_UP_DAYS", in: 0...365) ?? config.rule.catchUpDays
+        config.rule = MissRule(thresholdDays: threshold, catchUpDays: catchUp)
+
+        if let dir = try settings.string("TEMPLATE_DIR"), !dir.isEmpty {
+            try requireDirectory(dir, setting: "TEMPLATE_DIR")
+            config.templateDirectory = dir
+        }
+        if let dir = try settings.string("MIGRATIONS_DIR"), !dir.isEmpty {
+            try requireDirectory(dir, setting: "MIGRATIONS_DIR")
+            config.migrationsDirectory = dir
+        }
+        config.retryLaterSeconds = try settings.number("RETRY_LATER_SECONDS", in: 1...86400) ?? config.retryLaterSeconds
+        config.databaseReconnectSeconds = try settings.number("DATABASE_RECONNECT_SECONDS", in: 0...3600)
+            ?? config.databaseReconnectSeconds
+        if let url = try settings.string("HEARTBEAT_URL"), !url.isEmpty {
+            guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains(where: \.isWhitespace) else {
+                throw ConfigurationError(setting: "HEARTBEAT_URL", reason: "must be an http:// or https:// URL")
+            }
+            config.heartbeatURL = url
+        }
+        return config
+    }
+
+    /// Checks what sending mail needs beyond `load()`: a sender address; for SMTP a password when a
+    /// user is set, for the outbox its folder.
+    public static func validateForSending(_ config: NotifierConfiguration) throws(ConfigurationError) {
+        guard config.fromEmail != nil else {
+            throw ConfigurationError(setting: "FROM_EMAIL", reason: "is required to send mail")
+        }
+        if config.mailTransport == .outbox {
+            guard let dir = config.outboxDirectory, !dir.isEmpty else {
+                throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
+            }
+            return
+        }
+        if config.smtp.user != nil, config.smtp.password == nil {
+            throw ConfigurationError(
+                setting: "SMTP_PASSWORD",
+                reason: "SMTP_USER is set but no password was given (SMTP_PASSWORD, SMTP_PASSWORD_FILE or the smtp-password credential)")
+        }
+    }
+
+    private func fileValues() throws(ConfigurationError) -> [String: String] {
+        guard let filePath else { return [:] }
+        let text: String
+        do { text = try String(contentsOfFile: filePath, encoding: .utf8) } catch {
+            throw ConfigurationError(setting: filePath, reason: "cannot read the configuration file")
+        }
+        var values: [String: String] = [:]
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let location = "\(filePath):\(index + 1)"
+            guard let eq = line.firstIndex(of: "=") else {
+                throw ConfigurationError(setting: location, reason: "expected KEY=VALUE")
+            }
+            var key = line[..<eq].trimmingCharacters(in: .whitespaces)
+            if key.hasPrefix("export ") { key = String(key.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+            guard Self.knownKeys.contains(key) else {
+                throw ConfigurationError(setting: key.isEmpty ? location : key, reason: "unknown setting (at \(location))")
+            }
+            values[key] = Self.unquote(line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces))
+        }
+        return values
+    }
+
+    /// Removes one level of matching single or double quotes, as systemd's EnvironmentFile does.
+    package static func unquote(_ value: String) -> String {
+        guard value.count >= 2, let first = value.first, first == value.last, first == "\"" || first == "'" else {
+            return value
+        }
+        return String(value.dropFirst().dropLast())
+    }
+
+    private func secret(_ values: [String: String], key: String, credential: String) throws(ConfigurationError) -> Secret? {
+        if let direct = values[key], !direct.isEmpty { return Secret(direct) }
+        if let path = values["\(key)_FILE"], !path.isEmpty {
+            return Secret(try readSecretFile(path, setting: "\(key)_FILE"))
+        }
+        if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty {
+            let path = (dir as NSString).appendingPathComponent(credential)
+            if FileManager.default.fileExists(atPath: path) {
+                return Secret(try readSecretFile(path, setting: "credential \(credential)"))
+            }
+        }
+        return nil
+    }
+
+    private func readSecretFile(_ path: String, setting: String) throws(ConfigurationError) -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError(setting: setting, reason: "cannot read \(path)")
+        }
+        // A trailing newline is an artefact of `echo`, never part of the secret.
+        var value = text
+        while let last = value.last, last == "\n" || last == "\r" { value.removeLast() }
+        guard !value.isEmpty else { throw ConfigurationError(setting: setting, reason: "\(path) is empty") }
+        return value
+    }
+
+    private func requireDirectory(_ path: String, setting: String) throws(ConfigurationError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigurationError(setting: setting, reason: "\(path) is not a directory")
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Rule
+import Values
+
+/// The daemon's whole configuration as typed values, read once at the edge
+/// (`ConfigurationLoader`) and passed inward.
+public struct NotifierConfiguration: Sendable {
+    /// `DATABASE_URL`: a libpq connection string or URI; empty means libpq's `PG*` defaults.
+    public var databaseURL: Secret = Secret("")
+    /// `MAIL_TRANSPORT`: SMTP (default) or the file outbox.
+    public var mailTransport: MailTransportKind = .smtp
+    /// SMTP server settings (used when `mailTransport` is `.smtp`).
+    public var smtp = SMTPSettings()
+    /// `OUTBOX_DIR`: the Maildir-style folder messages are written to when `mailTransport` is
+    /// `.outbox` (required then; it must exist, its `tmp/`, `new/` and `cur/` are created).
+    public var outboxDirectory: String?
+    /// `FROM_EMAIL`: the sender address (required to send mail).
+    public var fromEmail: String?
+    /// `FROM_NAME`: the sender's display name.
+    public var fromName: String = "一键打卡团队"
+    /// `APP_NAME`: the app's name as templates show it.
+    public var appName: String = "一键打卡"
+    /// `NOTIFY_TIME`: the daily fire time in the service zone (default 09:00).
+    public var notifyTime = TimeOfDay(hour: 9, minute: 0)
+    /// `NOTIFY_TIME_ZONE`: the service zone that defines days (default Asia/Shanghai).
+    public var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
+    /// `MISS_THRESHOLD_DAYS` and `CATCH_UP_DAYS`.
+    public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+    /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
+    public var templateDirectory: String?
+    /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently
+    /// failed mail (default 300; doubled per round, at most 2 hours apart, until the day ends).
+    public var retryLaterSeconds: Double = 300
+    /// `DATABASE_RECONNECT_SECONDS`: how long a run keeps reconnecting after its database
+    /// connection broke (a PostgreSQL restart) before it gives up; 0 gives up at once.
+    public var databaseReconnectSeconds: Double = 60
+    /// `HEARTBEAT_URL`: a dead man's switch pinged after each daemon run (`/fail` appended on failure).
+    public var heartbeatURL: String?
+    /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
+    public var migrationsDirectory: String?
+
+    /// Creates a configuration with every documented default.
+    public init() {}
+}

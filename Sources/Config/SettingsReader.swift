@@ -1,0 +1,34 @@
+import Foundation
+
+/// Typed reads of raw `KEY=VALUE` settings, each failure naming its key.
+package struct SettingsReader {
+    package let values: [String: String]
+
+    /// The raw text, trimmed; nil when unset.
+    package func string(_ key: String) throws(ConfigurationError) -> String? {
+        guard let value = values[key] else { return nil }
+        // By scalar: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        guard !value.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" }) else {
+            throw ConfigurationError(setting: key, reason: "must be a single line")
+        }
+        return value.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// An integer within `range`; nil when unset or empty.
+    package func integer(_ key: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let text = try string(key), !text.isEmpty else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ConfigurationError(setting: key, reason: "must be a whole number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+        }
+        return value
+    }
+
+    /// A decimal number within `range`; nil when unset or empty.
+    package func number(_ key: String, in range: ClosedRange<Double>) throws(ConfigurationError) -> Double? {
+        guard let text = try string(key), !text.isEmpty else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw ConfigurationError(setting: key, reason: "must be a number from \(range.lowerBound) to \(range.upperBound) (got \"\(text)\")")
+        }
+        return value
+    }
+}

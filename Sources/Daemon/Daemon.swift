@@ -1,0 +1,302 @@
+import Config
+import Delivery
+import Foundation
+import Logging
+import Mail
+import Store
+import Systemd
+import Values
+
+/// The long-running worker: wakes at `NOTIFY_TIME` in `NOTIFY_TIME_ZONE` every day and runs the
+/// rule for that day; catches up a run it missed while it was down (like a timer's
+/// `Persistent=true`); retries transient failures later the same day; survives the database being
+/// down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`, `RELOADING`,
+/// `STOPPING`).
+///
+/// Blocking: `run()` occupies the calling thread until `requestStop()`. `requestStop()` and
+/// `requestReload()` may be called from any thread (the signal handlers).
+public final class Daemon: @unchecked Sendable {
+    /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
+    public typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
+
+    private var configuration: NotifierConfiguration
+    private let reloadConfiguration: ConfigurationSource
+    private let logger: Logger
+    private let systemd: SystemdNotifier
+    private let clock: any Clock
+    private let timer: WallClockTimer
+    private let host: String
+    private let flags = Locked(Flags())
+    private let lastWatchdogPing = Locked(Date.distantPast)
+    private var lastRun = "none yet"
+    private var failedRuns = 0
+    private var notBefore: Date = .distantPast
+
+    private struct Flags {
+        var stop = false
+        var reload = false
+        var run: RunControl?
+    }
+
+    /// Creates a daemon with a configuration already loaded and validated.
+    public init(configuration: NotifierConfiguration, reloadConfiguration: @escaping ConfigurationSource,
+                logger: Logger, systemd: SystemdNotifier = SystemdNotifier(), clock: any Clock = SystemClock(),
+                host: String = ProcessInfo.processInfo.hostName) throws {
+        self.configuration = configuration
+        self.reloadConfiguration = reloadConfiguration
+        self.logger = logger
+        self.systemd = systemd
+        self.clock = clock
+        self.host = host
+        timer = try WallClockTimer()
+    }
+
+    /// Asks the daemon to stop: a run in progress finishes the messages in flight and records
+    /// them; then `run()` returns.
+    public func requestStop() {
+        let run = flags.withLock { flags -> RunControl? in
+            flags.stop = true
+            return flags.run
+        }
+        run?.requestStop()
+        timer.cancel()
+    }
+
+    /// Asks the daemon to re-read its configuration and templates (between runs).
+    public func requestReload() {
+        flags.withLock { $0.reload = true }
+        timer.cancel()
+    }
+
+    private var stopRequested: Bool { flags.withLock { $0.stop } }
+
+    /// Runs until stopped. Returns 0 after a clean stop, 78 for a configuration or schema problem
+    /// found at start, 69 when the database cannot be reached at start.
+    public func run() -> ExitStatus {
+        if let failure = startupCheck() { return failure }
+        systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
+        logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
+                      metadata: ["notifier_event": "daemon_started"])
+        var databaseBackoff: TimeInterval = 0
+        while !stopRequested {
+            if flags.withLock({ $0.reload }) { reload() }
+            pingWatchdogIfDue()
+            do {
+                switch try nextAction(now: clock.now()) {
+                case .run(let date, let reason):
+                    performRun(date: date, reason: reason)
+                case .wait(let deadline, let status):
+                    systemd.status(status)
+                    wait(until: deadline)
+                }
+                databaseBackoff = 0
+            } catch {
+                databaseBackoff = min(300, max(5, databaseBackoff * 2))
+                logger.error("database unavailable: \(error); retrying in \(Int(databaseBackoff)) s",
+                             metadata: ["notifier_event": "database_unavailable"])
+                systemd.status("database unavailable; retrying in \(Int(databaseBackoff)) s; last run: \(lastRun)")
+                wait(until: clock.now().addingTimeInterval(databaseBackoff))
+            }
+        }
+        systemd.stopping(status: "stopping; last run: \(lastRun)")
+        logger.notice("daemon stopped", metadata: ["notifier_event": "daemon_stopped"])
+        return .success
+    }
+
+    // MARK: Deciding
+
+    private enum Action {
+        case run(CalendarDate, reason: String)
+        case wait(until: Date, status: String)
+    }
+
+    private var schedule: DailySchedule {
+        DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone)
+    }
+
+    /// What to do now: the latest scheduled run if it has not completed (catch-up after downtime
+    /// included), a retry pass when failed mails of today are due again, or wait for whichever
+    /// comes first of the next fire time and the next retry.
+    private func nextAction(now: Date) throws -> Action {
+        let schedule = self.schedule
+        let latest = schedule.latestFire(atOrBefore: now)
+        let next = schedule.nextFire(after: now)
+        let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (scheduler)")
+        let state = try DaemonState.read(db, runDate: latest.date)
+        if now < notBefore {
+            return .wait(until: min(notBefore, next.instant), status: "last run failed; trying again at \(Self.format(notBefore, in: configuration.timeZone)); last run: \(lastRun)")
+        }
+        if !state.completed {
+            return .run(latest.date, reason: state.started ? "retrying an unfinished run" : (now.timeIntervalSince(latest.instant) > 60 ? "catch-up" : "scheduled"))
+        }
+        // Retries of the latest run's failures, until that date's day is over in the zone.
+        if let retryAt = state.nextRetry, schedule.runDate(at: now) == latest.date {
+            if retryAt <= now { return .run(latest.date, reason: "retry") }
+            if retryAt < next.instant {
+                return .wait(until: retryAt, status: "retry of failed mails at \(Self.format(retryAt, in: configuration.timeZone)); "
+                             + waitingStatus(next: next))
+            }
+        }
+        return .wait(until: next.instant, status: "waiting; " + waitingStatus(next: next))
+    }
+
+    private func waitingStatus(next: (date: CalendarDate, instant: Date)) -> String {
+        "next run \(Self.format(next.instant, in: configuration.timeZone)), last run: \(lastRun)"
+    }
+
+    // MARK: Running
+
+    private func performRun(date: CalendarDate, reason: String) {
+        let lock: RunLock
+        do {
+            guard let acquired = try RunLock.tryAcquire(configuration.databaseURL) else {
+                logger.notice("another run holds the run lock; checking again in 30 s")
+                systemd.status("another run is in progress on this database; last run: \(lastRun)")
+                wait(until: clock.now().addingTimeInterval(30))
+                return
+            }
+            lock = acquired
+        } catch {
+            logger.error("cannot take the run lock: \(error)")
+            backOffAfterFailure()
+            return
+        }
+        defer { lock.release() }
+        systemd.status("running for \(date) (\(reason))")
+        let control = RunControl(onProgress: { [weak self] progress in
+            guard let self else { return }
+            if self.pingWatchdogIfDue() {
+                self.systemd.status(progress.due > 0 ? "running for \(date): \(progress.handled)/\(progress.due) mails handled"
+                                                     : "running for \(date): \(progress.evaluated) users evaluated")
+            }
+        }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
+        flags.withLock { $0.run = control }
+        defer { flags.withLock { $0.run = nil } }
+        if stopRequested { return }
+        let run = NotificationRun(configuration: configuration, runDate: date, mode: .daemon, logger: logger, host: host)
+        do {
+            let result = try run.execute(control: control)
+            lastRun = "\(date): \(result.counts.sent) sent, \(result.counts.failed) failed"
+            Heartbeat(url: configuration.heartbeatURL, logger: logger).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
+            if result.errors.isEmpty {
+                failedRuns = 0
+                notBefore = .distantPast
+            } else if !stopRequested {
+                backOffAfterFailure()
+            }
+        } catch {
+            lastRun = "\(date): failed (\(error))"
+            logger.error("run for \(date) failed: \(error)", metadata: [
+                "notifier_event": "run_failed", "message_id": "\(NotifierEvent.runFailedMessageID)", "run_date": "\(date)",
+            ])
+            Heartbeat(url: configuration.heartbeatURL, logger: logger).report(success: false)
+            backOffAfterFailure()
+        }
+    }
+
+    /// After a failed run, wait 1, 2, 4 … 30 minutes before the next attempt (never a tight loop).
+    private func backOffAfterFailure() {
+        failedRuns += 1
+        notBefore = clock.now().addingTimeInterval(min(1800, 60 * pow(2, Double(failedRuns - 1))))
+    }
+
+    // MARK: Waiting, watchdog, reload
+
+    /// Sleeps until `deadline` on the wall clock, waking for watchdog pings, and returning early on
+    /// a stop or reload request or a wall-clock change (then the caller recomputes the schedule).
+    private func wait(until deadline: Date) {
+        let slice = systemd.watchdogPingInterval ?? 60
+        while !stopRequested, !flags.withLock({ $0.reload }) {
+            switch timer.wait(until: deadline, orAtMost: slice) {
+            case .intervalElapsed:
+                pingWatchdogIfDue()
+            case .clockChanged:
+                logger.notice("the wall clock changed; recomputing the schedule")
+                return
+            case .deadlineReached, .cancelled:
+                return
+            }
+        }
+    }
+
+    /// Sends `WATCHDOG=1` when half the watchdog interval has passed since the last ping.
+    @discardableResult
+    private func pingWatchdogIfDue() -> Bool {
+        guard let interval = systemd.watchdogPingInterval else { return true }
+        let now = Date()
+        let due = lastWatchdogPing.withLock { last -> Bool in
+            guard now.timeIntervalSince(last) >= interval * 0.9 else { return false }
+            last = now
+            return true
+        }
+        if due { systemd.watchdog() }
+        return due
+    }
+
+    private func reload() {
+        flags.withLock { $0.reload = false }
+        systemd.reloading()
+        do {
+            let fresh = try reloadConfiguration()
+            try Self.validate(fresh)
+            configuration = fresh
+            notBefore = .distantPast
+            logger.notice("configuration reloaded", metadata: ["notifier_event": "configuration_reloaded"])
+        } catch {
+            logger.error("configuration reload refused, the previous configuration stays in force: \(error)",
+                         metadata: ["notifier_event": "configuration_rejected"])
+        }
+        systemd.ready(status: "waiting; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
+    }
+
+    /// What must hold before the daemon says READY: the configuration can send, the templates
+    /// render, the database answers and its schema is current.
+    private func startupCheck() -> ExitStatus? {
+        do { try Self.validate(configuration) } catch {
+            logger.critical("\(error)")
+            return .configuration
+        }
+        var delay: TimeInterval = 1
+        while true {
+            do {
+                let db = try PGConnection(configuration.databaseURL)
+                let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
+                guard pending.isEmpty else {
+                    logger.critical("the database schema is not current (pending: \(pending.joined(separator: ", "))); run `sileme-notifier migrate`")
+                    return .configuration
+                }
+                return nil
+            } catch let error as DatabaseError where error.kind == .unreachable && delay < 40 && !stopRequested {
+                logger.warning("database unreachable at start: \(error); retrying in \(Int(delay)) s")
+                systemd.status("waiting for the database")
+                Thread.sleep(forTimeInterval: delay)
+                delay *= 2
+            } catch let error as DatabaseError {
+                logger.critical("\(error)")
+                return error.kind == .unreachable ? .unavailable : .failure
+            } catch {
+                logger.critical("\(error)")
+                return .configuration
+            }
+        }
+    }
+
+    private static func validate(_ configuration: NotifierConfiguration) throws {
+        try ConfigurationLoader.validateForSending(configuration)
+        _ = try MailTemplates(directory: configuration.templateDirectory)
+        _ = try MailComposer(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
+    }
+
+    /// `2026-01-14 09:00 +08` (seconds shown when not zero; offset minutes when not whole hours).
+    package static func format(_ instant: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: instant)
+        let offset = zone.secondsFromGMT(for: instant)
+        let sign = offset < 0 ? "-" : "+"
+        let hours = abs(offset) / 3600, minutes = abs(offset) % 3600 / 60
+        let time = String(format: "%04d-%02d-%02d %02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+            + (c.second! == 0 ? "" : String(format: ":%02d", c.second!))
+        return time + " " + sign + String(format: "%02d", hours) + (minutes == 0 ? "" : String(format: "%02d", minutes))
+    }
+}

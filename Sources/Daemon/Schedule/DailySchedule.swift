@@ -1,0 +1,217 @@
+import Foundation
+import Values
+
+/// When the daily job fires: one configured wall-clock time (`NOTIFY_TIME`) in one IANA
+/// time zone (`NOTIFY_TIME_ZONE`), once per calendar date of that zone.
+///
+/// Every calendar date of the zone gets exactly one fire instant (see `fireInstant(on:)`), and
+/// those instants strictly increase from one date to the next, so walking `nextFire(after:)`
+/// visits every date exactly once, also across daylight-saving transitions:
+///
+/// * **Time exists once:** the job fires at that instant.
+/// * **Time falls in a gap** (clocks spring forward, e.g. 02:30 on 2026-03-08 in
+///   America/New_York): the job fires at the configured wall time shifted forward by the
+///   length of the gap, i.e. the wall time read with the offset in force *before* the
+///   transition (02:30 EST = 07:30Z, which the clocks show as 03:30 EDT). Why this and not
+///   the literal first instant after the gap (the transition itself, 03:00 EDT):
+///     - it is what RFC 5545 (iCalendar), java.time (`ZonedDateTime.of`), Python's
+///       `zoneinfo` (`fold=0`), glibc `mktime` (`tm_isdst = -1`) and Foundation's
+///       `Calendar.date(from:)` all do, so it matches what people and other tools expect;
+///     - the fire stays the same real time after the previous day's fire that it would
+///       have been without the transition (exactly 24 h after 02:30 EST the day before), and
+///       different configured times inside the gap keep distinct, ordered fire instants
+///       instead of all collapsing onto the transition instant.
+///   Exception: if the shifted instant would already be on the *next* local date (a gap that
+///   reaches local midnight, e.g. Asia/Pyongyang going from 2018-05-04 23:30 straight to
+///   05-05 00:00, with the time 23:45), the job fires at the first instant after the gap
+///   (00:00) instead: the earliest moment at which that date's time has passed, keeping the
+///   run as close to its date as possible.
+/// * **The whole date is skipped** (Pacific/Apia jumped from 2011-12-29 24:00 to 2011-12-31
+///   00:00; Pacific/Kwajalein skipped 1993-08-21): no wall clock in the zone ever showed that
+///   date, so it gets no fire: `nextFire(after:)` and `latestFire(atOrBefore:)` never return
+///   it. (Firing it at the first instant after the gap would coincide with the next date's
+///   fire when the time is 00:00.) `fireInstant(on:)` for such a date returns that first
+///   instant after the gap.
+/// * **Time occurs twice** (clocks fall back, e.g. 01:30 on 2026-11-01 in
+///   America/New_York): the job fires once, at the *first* occurrence (01:30 EDT = 05:30Z).
+///   The repeated 01:30 EST an hour later is not a fire.
+///
+/// The resolution is done with `TimeZone.secondsFromGMT(for:)` and
+/// `TimeZone.nextDaylightSavingTimeTransition(after:)` (which reports every UTC-offset change,
+/// not only DST ones) instead of `Calendar.nextDate(after:matching:...)`, whose policy
+/// defaults for skipped and repeated times are not the rules above.
+public struct DailySchedule: Sendable, Equatable {
+    /// The configured wall-clock time of day.
+    public let time: TimeOfDay
+    /// The zone whose wall clock and calendar dates the schedule follows.
+    public let timeZone: TimeZone
+
+    /// How far on either side of the wanted wall time to look for UTC-offset changes. Real
+    /// offsets stay within about ±16 h, so every instant that can show the wanted wall time,
+    /// and the transition that causes a gap around it, lies inside this window.
+    private static let searchRadius = 36 * 3_600
+
+    /// Creates a schedule firing daily at `time` in `timeZone`.
+    ///
+    /// - Precondition: `time.hour` is in `0...23` and `time.minute` in `0...59` (the
+    ///   configuration parser is expected to have rejected anything else).
+    public init(time: TimeOfDay, timeZone: TimeZone) {
+        precondition((0...23).contains(time.hour) && (0...59).contains(time.minute),
+                     "DailySchedule needs a time of day between 00:00 and 23:59, got \(time.description)")
+        self.time = time
+        self.timeZone = timeZone
+    }
+
+    /// The instant at which the job fires for calendar date `date` of `timeZone`.
+    ///
+    /// Normally the instant the zone's clocks show `time` on `date`; for a time skipped by
+    /// a forward transition, a time that occurs twice and a date the zone skipped entirely,
+    /// see the rules on `DailySchedule`. Always whole seconds.
+    public func fireInstant(on date: CalendarDate) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(resolve(date).second))
+    }
+
+    /// The first fire strictly after `now`, with the calendar date it is the run for.
+    ///
+    /// Use the returned `date` (not `runDate(at:)` at wake-up) as the run's date: in the rare
+    /// case of a gap reaching midnight the fire for a date happens on the next local date.
+    /// Dates the zone skipped entirely are never returned.
+    public func nextFire(after now: Date) -> (date: CalendarDate, instant: Date) {
+        let today = runDate(at: now)
+        var best: (date: CalendarDate, instant: Date)?
+        // Fires are strictly increasing per date, and the fire for `today + 1` is after `now`
+        // for every real zone; the wider scan only guards against pathological zone data.
+        for dayOffset in -2...7 {
+            let date = today.adding(days: dayOffset)
+            let resolution = resolve(date)
+            let instant = Date(timeIntervalSince1970: TimeInterval(resolution.second))
+            if resolution.dateExists, instant > now, best.map({ instant < $0.instant }) ?? true {
+                best = (date, instant)
+            }
+            if dayOffset >= 1, best != nil { break }
+        }
+        guard let best else {
+            preconditionFailure("no fire within a week after \(now) in \(timeZone.identifier)")
+        }
+        return best
+    }
+
+    /// The most recent fire at or before `now`, with the calendar date it is the run for.
+    ///
+    /// For catch-up at start-up: if this run has not completed yet, run it at once for the
+    /// returned date (e.g. started at 10:00 when the time is 09:00 → today's date; started at
+    /// 08:00 → yesterday's). Dates the zone skipped entirely are never returned.
+    public func latestFire(atOrBefore now: Date) -> (date: CalendarDate, instant: Date) {
+        let today = runDate(at: now)
+        var best: (date: CalendarDate, instant: Date)?
+        for dayOffset in stride(from: 1, through: -7, by: -1) {
+            let date = today.adding(days: dayOffset)
+            let resolution = resolve(date)
+            let instant = Date(timeIntervalSince1970: TimeInterval(resolution.second))
+            if resolution.dateExists, instant <= now, best.map({ instant > $0.instant }) ?? true {
+                best = (date, instant)
+            }
+            if dayOffset <= -1, best != nil { break }
+        }
+        guard let best else {
+            preconditionFailure("no fire within a week before \(now) in \(timeZone.identifier)")
+        }
+        return best
+    }
+
+    /// The calendar date the zone's wall clock shows at `now` ("today").
+    public func runDate(at now: Date) -> CalendarDate {
+        CalendarDate(now, in: timeZone)
+    }
+
+    // MARK: - Resolution
+
+    /// Where the configured time lands on one calendar date.
+    private struct Resolution {
+        /// The fire instant, in whole seconds since 1970-01-01T00:00:00Z.
+        let second: Int
+        /// Whether the zone's wall clock shows `date` at any instant at all (false only for a
+        /// date skipped entirely, such as 2011-12-30 in Pacific/Apia).
+        let dateExists: Bool
+    }
+
+    /// Applies the rules on `DailySchedule` to `date`.
+    private func resolve(_ date: CalendarDate) -> Resolution {
+        // The wanted wall time, counted in seconds as if the zone were UTC.
+        let wall = date.dayNumber * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
+        let segments = offsetSegments(around: wall)
+
+        // Every instant that shows `wall` is `wall - offset` for an offset in force at that
+        // instant. Checked against `secondsFromGMT` itself; the earliest one wins.
+        var earliest: Int?
+        for offset in Set(segments.map(\.offset)) {
+            let candidate = wall - offset
+            if self.offset(at: candidate) == offset, candidate < earliest ?? .max {
+                earliest = candidate
+            }
+        }
+        if let earliest { return Resolution(second: earliest, dateExists: true) }
+
+        // No instant shows `wall`: it lies in the gap of a forward transition, which skips
+        // the wall times [transition + before.offset, transition + after.offset).
+        for (before, after) in zip(segments, segments.dropFirst()) where after.offset > before.offset {
+            let transition = after.start
+            let gapStart = transition + before.offset, gapEnd = transition + after.offset
+            guard wall >= gapStart, wall < gapEnd else { continue }
+            let shifted = wall - before.offset
+            if localDay(at: shifted) == date.dayNumber {
+                return Resolution(second: shifted, dateExists: true)
+            }
+            let dayStart = date.dayNumber * 86_400
+            let skipsWholeDate = gapStart <= dayStart && gapEnd >= dayStart + 86_400
+            return Resolution(second: transition, dateExists: !skipsWholeDate)
+        }
+
+        // Unreachable with consistent zone data; degrade like mktime rather than crash.
+        return Resolution(second: wall - offset(at: wall - offset(at: wall)), dateExists: true)
+    }
+
+    /// A span of instants, from `start` up to the next segment's `start`, during which the
+    /// zone's UTC offset is `offset`.
+    private struct OffsetSegment {
+        let start: Int
+        let offset: Int
+    }
+
+    /// The offset segments covering the instants `wall ± searchRadius`, in order; the first
+    /// one extends into the past and the last one into the future.
+    private func offsetSegments(around wall: Int) -> [OffsetSegment] {
+        let lower = wall - Self.searchRadius
+        let upper = wall + Self.searchRadius
+        var segments: [OffsetSegment] = []
+        var start = Int.min
+        var offset = self.offset(at: lower)
+        var cursor = lower
+        while segments.count < 64,
+              let next = timeZone.nextDaylightSavingTimeTransition(
+                  after: Date(timeIntervalSince1970: TimeInterval(cursor))) {
+            let transition = Int(next.timeIntervalSince1970.rounded())
+            guard transition > cursor, transition <= upper else { break }
+            let newOffset = self.offset(at: transition)
+            if newOffset != offset {
+                segments.append(OffsetSegment(start: start, offset: offset))
+                start = transition
+                offset = newOffset
+            }
+            cursor = transition
+        }
+        segments.append(OffsetSegment(start: start, offset: offset))
+        return segments
+    }
+
+    /// The zone's UTC offset in seconds at instant `second`.
+    private func offset(at second: Int) -> Int {
+        timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(second)))
+    }
+
+    /// The local day number (days since 1970-01-01 on the zone's wall clock) at `second`.
+    private func localDay(at second: Int) -> Int {
+        let local = second + offset(at: second)
+        return local >= 0 ? local / 86_400 : -((-local + 86_399) / 86_400)
+    }
+}

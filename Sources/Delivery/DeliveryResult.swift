@@ -1,0 +1,32 @@
+/// What one job came to in the dispatcher.
+package enum JobOutcome: Sendable {
+    case sent, failedTransiently, failedPermanently, serverUnavailable, busyElsewhere
+}
+
+/// The dispatcher's tally, shared by its workers under a lock.
+package struct DeliveryResult: Sendable {
+    package var sent = 0
+    package var failedTransiently = 0
+    package var failedPermanently = 0
+    package var serverUnavailable = 0
+    package var busyElsewhere = 0
+    /// Messages in a row that failed because the server was unusable (drives the give-up limit).
+    package var consecutiveUnavailable = 0
+    /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
+    package var notStarted = 0
+    /// Worker failures (database lost, transport could not be created).
+    package var errors: [any Error] = []
+
+    /// Jobs handled so far, whatever the outcome.
+    package var handled: Int { sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere }
+
+    package mutating func add(_ outcome: JobOutcome) {
+        switch outcome {
+        case .sent: sent += 1
+        case .failedTransiently: failedTransiently += 1
+        case .failedPermanently: failedPermanently += 1
+        case .serverUnavailable: serverUnavailable += 1
+        case .busyElsewhere: busyElsewhere += 1
+        }
+    }
+}

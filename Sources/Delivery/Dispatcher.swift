@@ -1,0 +1,189 @@
+import Config
+import Foundation
+import Logging
+import Mail
+import Rule
+import Store
+import Systemd
+import Values
+
+/// Sends the due mails of one run with the claim → send → record protocol of SPEC §4, over
+/// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
+///
+/// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends
+/// them one by one — retrying transient failures with exponential backoff within the run, never a
+/// mail whose outcome is unknown — and
+/// hands each outcome to the `ResultRecorder`, which writes `sent`, `retry` or `failed` in
+/// micro-batches on its own connection. A crash leaves `sending` rows whose session is gone; the
+/// next run takes them over and sends with the same `Message-ID` (a resend only for a mail the
+/// server had accepted in the last moment before the crash).
+package struct Dispatcher {
+    package let configuration: NotifierConfiguration
+    package let composer: MailComposer
+    package let store: NotificationStore
+    package let runDate: CalendarDate
+    package let runID: Int64?
+    package let logger: Logger
+    /// Makes one transport per worker (SMTP through libcurl in production).
+    package let makeTransport: @Sendable () throws -> any MailTransport
+    /// The daemon's stop request and progress hook (nil for a run by hand).
+    package let control: RunControl?
+
+    /// After this many messages in a row failed because the server was unusable, the remaining
+    /// ones are recorded for a later retry without trying again now.
+    package static let unavailableLimit = 3
+    /// Jobs a worker claims per statement.
+    package static let claimBatch = 16
+
+    /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
+    /// its unclaimed jobs stay due and the error is returned.
+    package func deliver(_ jobs: [DeliveryJob]) -> DeliveryResult {
+        guard !jobs.isEmpty else { return DeliveryResult() }
+        let queue = Locked(jobs[...])
+        let result = Locked(DeliveryResult())
+        let recorder: ResultRecorder
+        let patience = configuration.databaseReconnectSeconds
+        do {
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, patience: patience,
+                                          onRetry: Self.reconnectNotice(logger), onWait: { [control] in control?.alive() })
+        } catch {
+            var failed = DeliveryResult()
+            failed.errors.append(error)
+            failed.notStarted = jobs.count
+            return failed
+        }
+        let limiter = configuration.smtp.rateLimit.map { RateLimiter(perSecond: $0) }
+        let workers = max(1, min(configuration.smtp.connections, jobs.count))
+        // Small runs spread over every connection; large ones claim up to `claimBatch` per statement.
+        let batchSize = max(1, min(Self.claimBatch, jobs.count / workers))
+        WorkerPool.run(count: workers, name: "sileme-send") { _ in
+            do {
+                let db = try ReconnectingConnection(configuration.databaseURL, patience: patience,
+                                                    onRetry: Self.reconnectNotice(logger), onWait: { control?.alive() })
+                let transport = try makeTransport()
+                if let control, let smtp = transport as? SMTPTransport { smtp.onWait = { control.alive() } }
+                while control?.stopRequested != true && recorder.isWritable {
+                    let batch = queue.withLock { queue -> [DeliveryJob] in
+                        let taken = Array(queue.prefix(batchSize))
+                        queue.removeFirst(taken.count)
+                        return taken
+                    }
+                    if batch.isEmpty { break }
+                    // A claim retried after a broken connection may have committed the first time:
+                    // then it takes its own rows over again, with the same Message-IDs.
+                    let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
+                    let claims = try db.perform {
+                        try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs)
+                    }
+                    for job in batch {
+                        // No mail is sent that could not be recorded: wait while the recorder
+                        // reconnects; stop if it gave up (these claims are taken over next run).
+                        guard recorder.waitUntilWritable(alive: { control?.alive() }) else {
+                            result.withLock { $0.notStarted += 1 }
+                            continue
+                        }
+                        let outcome: JobOutcome
+                        if let claim = claims[job.userID] {
+                            if control?.stopRequested == true {
+                                recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
+                                                                text: "not attempted: the run was stopped",
+                                                                nextAttempt: Date(), at: Date()))
+                                result.withLock { $0.notStarted += 1 }
+                                continue
+                            }
+                            limiter?.acquire()
+                            outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
+                        } else {
+                            outcome = .busyElsewhere
+                        }
+                        let handled = result.withLock { $0.add(outcome); return $0.handled }
+                        control?.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
+                    }
+                }
+            } catch {
+                result.withLock { $0.errors.append(error) }
+            }
+        }
+        if let failure = recorder.finish() { result.withLock { $0.errors.append(failure) } }
+        var final = result.withLock { $0 }
+        final.notStarted += queue.withLock { $0.count }
+        return final
+    }
+
+    /// Logs a broken database connection that the run is reconnecting.
+    package static func reconnectNotice(_ logger: Logger) -> @Sendable (DatabaseError, TimeInterval) -> Void {
+        { error, delay in
+            logger.warning("database connection lost during the run: \(error); reconnecting in \(String(format: "%.2g", delay)) s",
+                           metadata: ["notifier_event": "database_reconnecting"])
+        }
+    }
+
+    /// Sends one claimed job (with retries) and queues its outcome for recording.
+    private func deliver(_ job: DeliveryJob, claim: Claim, transport: any MailTransport, recorder: ResultRecorder,
+                         result: Locked<DeliveryResult>) -> JobOutcome {
+        let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
+        var attempts = 0
+        var outcome: SendOutcome
+        if result.withLock({ $0.consecutiveUnavailable >= Self.unavailableLimit }) {
+            outcome = .transient(reason: "not attempted: the mail server (or outbox) was unavailable for the previous messages",
+                                 serverUnavailable: true)
+        } else {
+            repeat {
+                if attempts > 0 {
+                    AliveSleep.sleep(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))) { control?.alive() }
+                }
+                attempts += 1
+                outcome = transport.send(from: composer.from.address, to: job.email.address, message: bytes)
+            } while attempts < configuration.smtp.retryAttempts && { if case .transient = outcome { true } else { false } }()
+        }
+        let fields: Logger.Metadata = [
+            "notifier_event": "", "run_date": "\(runDate)", "user_id": "\(job.userID)",
+            "miss_days": "\(job.missedDays)", "recipient": "\(job.email.masked)",
+            "smtp_message_id": "<\(claim.messageID)>", "attempts": "\(attempts)",
+            "resend": "\(claim.tookOver)",
+        ]
+        let reply = outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
+        switch outcome {
+        case .accepted:
+            recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
+                                            nextAttempt: nil, at: Date()))
+            result.withLock { $0.consecutiveUnavailable = 0 }
+            logger.info("notification sent for user \(job.userID) (\(job.missedDays) days missed)",
+                        metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationSent.rawValue)",
+                                                  "message_id": "\(NotifierEvent.notificationSent.messageID)",
+                                                  "smtp_reply": "\(reply)"]) { $1 })
+            return .sent
+        case .transient(_, let serverDown):
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: serverDown,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
+        case .permanent:
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
+        case .unknown:
+            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: false,
+                                 reply: reply, fields: fields, recorder: recorder, result: result)
+        }
+    }
+
+    private func recordFailure(_ job: DeliveryJob, claim: Claim, attempts: Int, permanent: Bool, serverDown: Bool,
+                               reply: String, fields: Logger.Metadata, recorder: ResultRecorder,
+                               result: Locked<DeliveryResult>) -> JobOutcome {
+        let nextAttempt = permanent
+            ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
+                                                                base: configuration.retryLaterSeconds))
+        recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
+                                        text: reply, nextAttempt: nextAttempt, at: Date()))
+        result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
+        logger.error("notification failed for user \(job.userID): \(reply)",
+                     metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationFailed.rawValue)",
+                                               "message_id": "\(NotifierEvent.notificationFailed.messageID)",
+                                               "permanent": "\(permanent)", "error": "\(reply)"]) { $1 })
+        return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
+    }
+
+    /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`
+    /// (5 minutes) after the first run's attempts, doubling with each round, at most 2 hours apart.
+    package static func laterRetryDelay(previousAttempts: Int, base: TimeInterval) -> TimeInterval {
+        min(7200, base * pow(2, Double(max(0, previousAttempts / 3 - 1))))
+    }
+}

@@ -1,0 +1,23 @@
+import Foundation
+import Values
+
+/// `SMTP_RATE_LIMIT`: at most `perSecond` messages per second across all of a run's connections,
+/// spaced evenly (a token bucket of one), so that a provider's sending limit is never exceeded.
+package final class RateLimiter: @unchecked Sendable {
+    private let interval: TimeInterval
+    private let next = Locked(Date.distantPast)
+
+    /// A limiter for `perSecond` messages per second.
+    package init(perSecond: Double) { interval = 1 / perSecond }
+
+    /// Waits until the next message may go.
+    package func acquire() {
+        let wait = next.withLock { next -> TimeInterval in
+            let now = Date()
+            let slot = max(now, next)
+            next = slot.addingTimeInterval(interval)
+            return slot.timeIntervalSince(now)
+        }
+        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Store
+import Values
+
+/// Writes the outcomes of a run's sends on a thread and connection of its own, in micro-batches:
+/// whatever has accumulated while the previous batch was being written goes out in the next
+/// statement. Senders never wait for the database, and a record is written about one database
+/// round trip after the server's reply — the crash window in which an accepted mail may be sent
+/// again (with the same `Message-ID`) stays that small.
+///
+/// When the connection breaks (PostgreSQL restarted), the recorder connects again and writes the
+/// same batch again (recording is idempotent) for up to `DATABASE_RECONNECT_SECONDS`; meanwhile
+/// `waitUntilWritable` holds the senders back, so no mail is sent that could not be recorded.
+/// If the database stays away, the recorder gives up, the senders stop, and the unrecorded rows
+/// stay `sending` under a closed session: the next run takes them over.
+package final class ResultRecorder: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var pending: [RecordedOutcome] = []
+    private var finishing = false
+    private var reconnecting = false
+    private var failure: (any Error)?
+    private let done = DispatchSemaphore(value: 0)
+
+    /// Opens the recorder's connection and starts its thread. `onRetry` hears of each broken
+    /// connection; `onWait` is called at least once a second while reconnecting.
+    package init(conninfo: Secret, store: NotificationStore, patience: TimeInterval,
+         onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
+         onWait: @escaping @Sendable () -> Void = {}) throws {
+        let db = try ReconnectingConnection(
+            conninfo, applicationName: "sileme-notifier (recorder)", patience: patience,
+            onRetry: { [weak self] error, delay in
+                self?.setReconnecting(true)
+                onRetry(error, delay)
+            }, onWait: onWait)
+        let transfer = Transfer(value: db)
+        let thread = Thread { [self] in
+            loop(db: transfer.value, store: store)
+            done.signal()
+        }
+        thread.name = "sileme-record"
+        thread.start()
+    }
+
+    /// Queues an outcome for writing.
+    package func record(_ outcome: RecordedOutcome) {
+        condition.lock()
+        pending.append(outcome)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits while the recorder is reconnecting (calling `alive` about once a second) and says
+    /// whether outcomes can still be recorded: false once the recorder gave up.
+    package func waitUntilWritable(alive: () -> Void = {}) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while reconnecting && failure == nil {
+            _ = condition.wait(until: Date().addingTimeInterval(1))
+            condition.unlock()
+            alive()
+            condition.lock()
+        }
+        return failure == nil
+    }
+
+    /// False once the recorder gave up (the database stayed away): send nothing more.
+    package var isWritable: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return failure == nil
+    }
+
+    /// Writes everything queued, stops the thread, and returns the error that stopped writing, if any
+    /// (then the unwritten rows stay `sending` under a closed session: the next run takes them over).
+    package func finish() -> (any Error)? {
+        condition.lock()
+        finishing = true
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        return failure
+    }
+
+    private func loop(db: ReconnectingConnection, store: NotificationStore) {
+        while true {
+            condition.lock()
+            while pending.isEmpty && !finishing { condition.wait() }
+            let batch = pending
+            pending.removeAll(keepingCapacity: true)
+            let last = finishing && batch.isEmpty
+            condition.unlock()
+            if last { return }
+            do {
+                try db.perform { try store.record($0, batch) }
+                setReconnecting(false)
+            } catch {
+                condition.lock()
+                failure = error
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+        }
+    }
+
+    private func setReconnecting(_ value: Bool) {
+        condition.lock()
+        if reconnecting != value {
+            reconnecting = value
+            condition.broadcast()
+        }
+        condition.unlock()
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Values
+
+/// How the daemon steers a run in progress: ask it to stop after the messages in flight, and
+/// hear from it as it makes progress (for watchdog pings and `STATUS=`), from any thread.
+public final class RunControl: @unchecked Sendable {
+    private let stop = Locked(false)
+    private let onProgress: @Sendable (RunProgress) -> Void
+    private let onAlive: @Sendable () -> Void
+
+    /// Creates a control that reports progress to `onProgress` and liveness while waiting (for a
+    /// slow server, a retry backoff) to `onAlive`; both are called from worker threads.
+    public init(onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
+                onAlive: @escaping @Sendable () -> Void = {}) {
+        self.onProgress = onProgress
+        self.onAlive = onAlive
+    }
+
+    /// Asks the run to stop: messages in flight are finished and recorded, nothing new is claimed.
+    public func requestStop() { stop.withLock { $0 = true } }
+
+    /// Whether a stop was requested.
+    public var stopRequested: Bool { stop.withLock { $0 } }
+
+    /// Reports progress.
+    package func progress(_ value: RunProgress) { onProgress(value) }
+
+    /// Reports that the run is alive while it waits.
+    package func alive() { onAlive() }
+}
+
+/// A run's progress: how many of the due mails were handled so far.
+public struct RunProgress: Sendable, Equatable {
+    /// Users evaluated by the batch query so far.
+    public var evaluated: Int
+    /// Due mails handled (sent, failed or found claimed).
+    public var handled: Int
+    /// Due mails in all (0 while still evaluating).
+    public var due: Int
+}

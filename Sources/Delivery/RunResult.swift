@@ -1,0 +1,25 @@
+import Values
+import Store
+
+/// The outcome of a real run, and the exit status it means (SPEC §6).
+public struct RunResult: Sendable {
+    /// `notifier_runs.id`.
+    public let runID: Int64
+    /// The counts.
+    public let counts: RunCounts
+    /// Failures that stopped part of the run (database lost, transport could not start), in words.
+    public let errors: [String]
+    /// The database connection broke during the run.
+    public let databaseLost: Bool
+    /// Nothing could be sent because the mail server was unusable.
+    public let mailServerUnavailable: Bool
+
+    /// 69 when the database or the mail server could not be used, 75 when some mails failed and
+    /// will be retried, 1 for any other failure, 0 otherwise.
+    public var exitStatus: ExitStatus {
+        if databaseLost || mailServerUnavailable { return .unavailable }
+        if !errors.isEmpty { return .failure }
+        if counts.failed > 0 { return .tempFailure }
+        return .success
+    }
+}

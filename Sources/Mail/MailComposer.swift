@@ -1,0 +1,48 @@
+import Config
+import Foundation
+import Rule
+import Values
+
+/// Turns a delivery job into the exact message bytes: renders the templates and builds the
+/// RFC 5322/MIME message with the claim's `Message-ID`.
+public struct MailComposer: Sendable {
+    /// The templates.
+    public let templates: MailTemplates
+    /// `FROM_EMAIL`, validated.
+    public let from: EmailAddress
+    /// `FROM_NAME`, cleaned like a user's name (`DisplayName`: no control, bidi or zero-width
+    /// characters, one line); empty when nothing is left. The configuration refuses only line
+    /// breaks, and whatever else it holds would reach every contact's `From:` line (Python's
+    /// parser, for one, rejects a display name that decodes to CR LF).
+    public let fromName: String
+    /// `APP_NAME`.
+    public let appName: String
+    /// The zone of the `Date` header (the service zone).
+    public let timeZone: TimeZone
+
+    /// Creates a composer from the configuration (which must have passed `validateForSending`).
+    public init(configuration: NotifierConfiguration, templates: MailTemplates) throws(ConfigurationError) {
+        do { from = try EmailAddress(validating: configuration.fromEmail ?? "") } catch {
+            throw ConfigurationError(setting: "FROM_EMAIL", reason: "not a valid address: \(error.reason)")
+        }
+        self.templates = templates
+        fromName = (try? DisplayName(cleaning: configuration.fromName).value) ?? ""
+        appName = configuration.appName
+        timeZone = configuration.timeZone
+    }
+
+    /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.
+    public func newMessageID(for job: DeliveryJob, runDate: CalendarDate) -> String {
+        MailMessage.makeMessageID(userID: job.userID, runDate: runDate.description, domain: from.domain)
+    }
+
+    /// The message for `job`, dated `date`.
+    public func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
+        let rendered = templates.render(TemplateVariables(
+            userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
+            runDate: runDate, appName: appName))
+        return MailMessage(from: from, fromName: fromName.isEmpty ? nil : fromName, to: job.email,
+                           subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html,
+                           date: date, timeZone: timeZone, messageID: messageID)
+    }
+}

@@ -1,0 +1,178 @@
+import CCurl
+import CShims
+import Config
+import Foundation
+
+/// Sends messages over one SMTP connection through libcurl, reusing it for every message
+/// (one EHLO, one TLS handshake, one AUTH) until the server or an error closes it.
+///
+/// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
+public final class SMTPTransport {
+    private let handle: UnsafeMutableRawPointer
+    fileprivate var rawHandle: UnsafeMutableRawPointer { handle }
+    private let settings: SMTPSettings
+    private let replies = ReplyCapture()
+    private let waiting = WaitHook()
+
+    /// Called from inside a transfer about once a second while libcurl waits for the server
+    /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
+    public var onWait: (@Sendable () -> Void)? {
+        get { waiting.action }
+        set { waiting.action = newValue }
+    }
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    /// Prepares a handle for `settings`; nothing is connected until the first `send`.
+    public init(settings: SMTPSettings) throws(MailError) {
+        CurlRuntime.initializeOnce()
+        guard let curl = curl_easy_init() else { throw MailError(message: "libcurl could not create a handle") }
+        handle = curl
+        self.settings = settings
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        var rc = CURLE_OK
+        func set(_ option: CURLoption, _ value: Int) { if rc == CURLE_OK { rc = sileme_curl_setopt_long(curl, option, value) } }
+        func set(_ option: CURLoption, _ value: String) { if rc == CURLE_OK { rc = sileme_curl_setopt_string(curl, option, value) } }
+        set(CURLOPT_URL, settings.url)
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        set(CURLOPT_SERVER_RESPONSE_TIMEOUT, settings.timeoutSeconds)
+        // A whole transfer may take a few server responses; bound it so a silent server cannot hang a run.
+        set(CURLOPT_TIMEOUT, settings.timeoutSeconds * 4)
+        set(CURLOPT_UPLOAD, 1)
+        set(CURLOPT_USE_SSL, settings.tls == .none ? 0 : sileme_curl_usessl_all())
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caFile { set(CURLOPT_CAINFO, ca) }
+        if let user = settings.user {
+            set(CURLOPT_USERNAME, user)
+            if let password = settings.password { set(CURLOPT_PASSWORD, password.value) }
+        }
+        if rc == CURLE_OK { rc = sileme_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer) }
+        if rc == CURLE_OK {
+            rc = sileme_curl_set_debug_callback(curl, { _, type, data, size, userdata in
+                if type == CURLINFO_HEADER_IN, let data, let userdata {
+                    let capture = Unmanaged<ReplyCapture>.fromOpaque(userdata).takeUnretainedValue()
+                    capture.append(UnsafeRawBufferPointer(start: data, count: size))
+                }
+                return 0
+            }, Unmanaged.passUnretained(replies).toOpaque())
+        }
+        if rc == CURLE_OK {
+            rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
+                if let userdata { Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue().action?() }
+                return 0
+            }, Unmanaged.passUnretained(waiting).toOpaque())
+        }
+        guard rc == CURLE_OK else {
+            let message = String(cString: curl_easy_strerror(rc))
+            curl_easy_cleanup(curl)
+            errorBuffer.deallocate()
+            throw MailError(message: "libcurl rejected an option: \(message)")
+        }
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// Sends `message` (a complete RFC 5322 message with CRLF line ends) from `sender` to `recipient`.
+    public func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {
+        let source = UploadSource(message)
+        let recipients = curl_slist_append(nil, "<\(recipient)>")
+        defer { curl_slist_free_all(recipients) }
+        replies.reset()
+        errorBuffer[0] = 0
+        _ = sileme_curl_setopt_string(handle, CURLOPT_MAIL_FROM, "<\(sender)>")
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, recipients)
+        _ = sileme_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(message.count))
+        _ = sileme_curl_set_read_callback(handle, { buffer, size, count, userdata in
+            guard let buffer, let userdata else { return 0 }
+            let source = Unmanaged<UploadSource>.fromOpaque(userdata).takeUnretainedValue()
+            return source.read(into: buffer, capacity: size * count)
+        }, Unmanaged.passUnretained(source).toOpaque())
+        let code = withExtendedLifetime(source) { curl_easy_perform(handle) }
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, nil)
+        var response = 0
+        _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &response)
+        let detail = String(cString: errorBuffer)
+        return SendOutcome.classify(
+            curlCode: Int(code.rawValue), responseCode: response, reply: replies.reply(code: response),
+            curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
+            messageHandedOver: source.isExhausted)
+    }
+}
+
+extension SMTPTransport {
+    /// Connects, negotiates TLS, authenticates and sends `NOOP` (no mail), for `check`.
+    /// Returns `.accepted` when the server is usable.
+    public func verify() -> SendOutcome {
+        let handle = curl_easy_duphandle(self.rawHandle)!
+        defer { curl_easy_cleanup(handle) }
+        _ = sileme_curl_setopt_long(handle, CURLOPT_UPLOAD, 0)
+        _ = sileme_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, "NOOP")
+        _ = sileme_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_DEBUGFUNCTION, nil)
+        _ = sileme_curl_setopt_long(handle, CURLOPT_VERBOSE, 0)
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        defer { buffer.deallocate() }
+        buffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, buffer)
+        let code = curl_easy_perform(handle)
+        var response = 0
+        _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &response)
+        let detail = String(cString: buffer)
+        return SendOutcome.classify(curlCode: Int(code.rawValue), responseCode: response, reply: "\(response)",
+                                    curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail)
+    }
+}
+
+/// The bytes of one message, handed to libcurl's read callback in pieces.
+private final class UploadSource {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Whether every byte was handed to libcurl (the message went out after `354`).
+    var isExhausted: Bool { offset == bytes.count }
+
+    func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        let count = min(capacity, bytes.count - offset)
+        guard count > 0 else { return 0 }
+        bytes.withUnsafeBufferPointer { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + offset, byteCount: count)
+        }
+        offset += count
+        return count
+    }
+}
+
+/// What the progress callback calls (set by the owner of the transport, read on its thread).
+private final class WaitHook {
+    var action: (@Sendable () -> Void)?
+}
+
+/// The server's reply lines of the current transfer, as libcurl's debug callback sees them.
+private final class ReplyCapture {
+    private var lines: [String] = []
+
+    func reset() { lines.removeAll(keepingCapacity: true) }
+
+    func append(_ data: UnsafeRawBufferPointer) {
+        let text = String(decoding: data, as: UTF8.self)
+        for line in text.split(whereSeparator: { $0 == "\r" || $0 == "\n" }) where !line.isEmpty {
+            lines.append(String(line.prefix(500)))
+        }
+        if lines.count > 64 { lines.removeFirst(lines.count - 64) }
+    }
+
+    /// The last reply line with status `code` (the reply that decided the transfer; a later
+    /// `221 Bye` to QUIT is passed over), or the last reply line when no line has that code.
+    func reply(code: Int) -> String? {
+        let replies = lines.filter { $0.count >= 3 && $0.prefix(3).allSatisfy(\.isNumber) }
+        let wanted = String(code)
+        return (replies.last { $0.hasPrefix(wanted) } ?? replies.last)?
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,27 @@
+import Output
+import Store
+
+/// The dry-run report as CSV (RFC 4180, UTF-8 with a byte-order mark so that spreadsheets read
+/// Chinese names correctly), one line per listed user; the summary goes to the log, not the file.
+public final class CSVReportWriter: ReportSink {
+    private let output: TextOutput
+    private let fullEmails: Bool
+
+    /// Writes to `output`, masking emails unless `fullEmails`.
+    public init(output: TextOutput, fullEmails: Bool) {
+        self.output = output
+        self.fullEmails = fullEmails
+    }
+
+    public func begin(_ header: ReportHeader) throws {
+        output.write("\u{FEFF}user_id,name,email,last_check_in_date,consecutive_miss_days,decision,reason\r\n")
+    }
+
+    public func row(_ row: ReportRow) throws {
+        let fields = [row.userID, row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
+                      String(row.missedDays), row.decision.rawValue, row.reason ?? ""]
+        output.write(fields.map(Escaping.csv).joined(separator: ",") + "\r\n")
+    }
+
+    public func end(_ counts: RunCounts) throws { output.flush() }
+}

@@ -1,0 +1,37 @@
+import Config
+import Foundation
+import Rule
+import Store
+import Values
+
+/// The dry run (`--run-now --dry-run`): evaluates every candidate exactly as a real run would, in
+/// a read-only transaction, and hands each listed user to a report. Writes nothing, sends nothing.
+public struct DryRun: Sendable {
+    /// The configuration in force.
+    public let configuration: NotifierConfiguration
+    /// `D`.
+    public let runDate: CalendarDate
+
+    /// Creates the dry run for `runDate`.
+    public init(configuration: NotifierConfiguration, runDate: CalendarDate) {
+        self.configuration = configuration
+        self.runDate = runDate
+    }
+
+    /// Evaluates and writes every listed user to `report`; returns the counts per decision.
+    public func write(into report: any ReportSink) throws -> RunCounts {
+        let db = try PGConnection(configuration.databaseURL)
+        var counts = RunCounts()
+        try db.transaction(readOnly: true) {
+            try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
+                                          thresholdDays: configuration.rule.thresholdDays,
+                                          catchUpDays: configuration.rule.catchUpDays, dryRun: true))
+            try NotificationStore(owner: "dry-run").evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
+                counts.count(evaluation.decision)
+                try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
+            }
+            try report.end(counts)
+        }
+        return counts
+    }
+}

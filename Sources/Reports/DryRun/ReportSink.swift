@@ -1,0 +1,12 @@
+import Store
+
+/// Receives a report as it is produced, row by row, so that a large report is streamed rather
+/// than held in memory.
+public protocol ReportSink: AnyObject {
+    /// Called once before any row.
+    func begin(_ header: ReportHeader) throws
+    /// Called for each listed user, in query order.
+    func row(_ row: ReportRow) throws
+    /// Called once at the end with the counts of every decision.
+    func end(_ counts: RunCounts) throws
+}

@@ -1,0 +1,43 @@
+import Output
+import Rule
+import Store
+
+/// The dry-run report as a table for a terminal: fixed columns that fit 80 columns (wide CJK
+/// characters count as two), long values cut with `…`, and the summary counts at the end.
+public final class TableReportWriter: ReportSink {
+    private let output: TextOutput
+    private let fullEmails: Bool
+    /// Column titles and widths (display columns); separated by two spaces, 80 columns in all.
+    /// USER shows the first 8 characters of the id (enough to tell UUIDs apart; JSON has them whole).
+    private static let columns: [(String, Int)] = [
+        ("USER", 8), ("NAME", 12), ("EMAIL", 20), ("LAST", 10), ("DAYS", 4), ("DECISION", 16),
+    ]
+
+    /// Writes to `output`, masking emails unless `fullEmails`.
+    public init(output: TextOutput, fullEmails: Bool) {
+        self.output = output
+        self.fullEmails = fullEmails
+    }
+
+    public func begin(_ header: ReportHeader) throws {
+        output.write("Dry run for \(header.runDate) (\(header.timeZone)), threshold \(header.thresholdDays) days, "
+                     + "catch-up \(header.catchUpDays) days\n")
+        output.write(line(Self.columns.map(\.0)) + "\n")
+    }
+
+    public func row(_ row: ReportRow) throws {
+        output.write(line([String(row.userID.prefix(8)), row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
+                           String(row.missedDays), row.decision.rawValue]) + "\n")
+    }
+
+    public func end(_ counts: RunCounts) throws {
+        let parts = Decision.allCases.map { "\($0.rawValue) \(counts.decisionCount($0))" }
+        output.write("Summary: " + parts.joined(separator: ", ") + "\n")
+        output.flush()
+    }
+
+    private func line(_ values: [String]) -> String {
+        zip(values, Self.columns).map { DisplayWidth.pad(DisplayWidth.truncate($0, to: $1.1), to: $1.1) }
+            .joined(separator: "  ").trimmingTrailingSpaces()
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Output
+
+/// The history report as one CSV table (RFC 4180, UTF-8 with a byte-order mark so that
+/// spreadsheets read Chinese names), one line per record; the first column says what the line is
+/// and only that record's columns are filled:
+///
+/// - `day`: `date`, `runs`, the counts (`sent` … `legacy_not_sent`)
+/// - `skipped`: `date`, `skipped` (users), `reason`
+/// - `run`: `date` (run date), `run_id` … `run_status`, `due`, `sent`, `failed`, `skipped`, `reason` (error)
+/// - `notification` (failed/retry/sending rows of a day, or every row of the user): `date`,
+///   `status`, `user_id` … `claimed_at`, `reason` (reply or error)
+/// - `user`: `user_id`, `name`, `contact_email`
+/// - `streak`: `last_check_in_date`, `next_check_in_date`, `missed_days`, `outcome`, `date` (day of
+///   the mail), `consecutive_miss_days` (its `m`), `sent_at`, `message_id`, `status` (latest row
+///   when not sent), `reason`
+/// - `miss_days`: `consecutive_miss_days`, `sent`, `not_sent`
+///
+/// Values starting with `= + - @` are prefixed with `'` so that no value runs as a formula.
+public final class HistoryCSVWriter: HistorySink {
+    private let output: TextOutput
+    private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
+    private var overview: HistoryOverview!
+    private var perUser = false
+
+    /// The columns, in order.
+    package static let columns = [
+        "record", "date", "runs", "sent", "failed", "retry_pending", "sending", "skipped", "legacy_sent",
+        "legacy_not_sent", "not_sent", "run_id", "mode", "host", "started_at", "finished_at", "duration_seconds",
+        "run_status", "due", "user_id", "name", "status", "email_sent", "recipient", "contact_email",
+        "consecutive_miss_days", "last_check_in_date", "next_check_in_date", "missed_days", "outcome", "attempts",
+        "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason",
+    ]
+    private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
+
+    /// Writes to `output`.
+    public init(output: TextOutput) { self.output = output }
+
+    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+        time = HistoryTime(zone: header.timeZone)
+        self.overview = overview
+        perUser = header.user != nil
+        output.write("\u{FEFF}" + Self.columns.joined(separator: ",") + "\r\n")
+        if let user = header.user {
+            line(["record": "user", "user_id": user.userID, "name": user.name, "contact_email": user.contactEmail])
+            return
+        }
+        for day in overview.days {
+            line(["record": "day", "date": HistoryTime.day(day.date), "runs": String(day.runs), "sent": String(day.sent),
+                  "failed": String(day.failed), "retry_pending": String(day.retryPending), "sending": String(day.sending),
+                  "skipped": String(day.skipped), "legacy_sent": String(day.legacySent),
+                  "legacy_not_sent": String(day.legacyNotSent)])
+        }
+        for skip in overview.skips {
+            line(["record": "skipped", "date": HistoryTime.day(skip.date), "skipped": String(skip.count), "reason": skip.reason])
+        }
+    }
+
+    public func beginSection(_ section: HistorySection) throws {}
+
+    public func run(_ run: RunRecord) throws {
+        let skipped = (run.invalidEmail ?? 0) + (run.invalidName ?? 0)
+        line(["record": "run", "date": HistoryTime.day(run.runDate), "run_id": String(run.id), "mode": run.mode,
+              "host": run.host, "started_at": run.startedAt.map(time.iso) ?? "",
+              "finished_at": run.finishedAt.map(time.iso) ?? "",
+              "duration_seconds": run.durationSeconds.map { String(format: "%.3f", $0) } ?? "",
+              "run_status": run.status, "due": run.due.map(String.init) ?? "", "sent": run.sent.map(String.init) ?? "",
+              "failed": run.failed.map(String.init) ?? "", "skipped": run.invalidEmail == nil ? "" : String(skipped),
+              "reason": run.error ?? ""])
+    }
+
+    public func notification(_ record: NotificationRecord) throws {
+        line(["record": "notification", "date": HistoryTime.day(record.date), "status": record.status ?? "",
+              "email_sent": String(record.emailSent), "user_id": record.userID, "name": record.name ?? "",
+              "recipient": record.recipient ?? "", "contact_email": record.contactEmail ?? "",
+              "consecutive_miss_days": String(record.missedDays),
+              "last_check_in_date": record.lastCheckIn.map(HistoryTime.day) ?? "", "attempts": String(record.attempts),
+              "message_id": record.messageID ?? "", "sent_at": record.sentAt.map(time.iso) ?? "",
+              "next_attempt_at": record.nextAttemptAt.map(time.iso) ?? "",
+              "claimed_at": record.claimedAt.map(time.iso) ?? "", "reason": record.detail ?? ""])
+    }
+
+    public func streak(_ streak: Streak) throws {
+        line(["record": "streak", "last_check_in_date": HistoryTime.day(streak.lastCheckIn),
+              "next_check_in_date": streak.nextCheckIn.map(HistoryTime.day) ?? "", "missed_days": String(streak.missedDays),
+              "outcome": streak.outcome.rawValue, "date": streak.notifiedOn.map(HistoryTime.day) ?? "",
+              "consecutive_miss_days": streak.notifiedMissedDays.map(String.init) ?? "",
+              "sent_at": streak.sentAt.map(time.iso) ?? "", "message_id": streak.messageID ?? "",
+              "status": streak.lastStatus ?? "", "reason": streak.lastError ?? ""])
+    }
+
+    public func endSection(_ section: HistorySection) throws {}
+
+    public func end() throws {
+        for bucket in overview.missDays {
+            line(["record": "miss_days", "consecutive_miss_days": String(bucket.missedDays), "sent": String(bucket.sent),
+                  "not_sent": String(bucket.notSent)])
+        }
+        output.flush()
+    }
+
+    private func line(_ values: KeyValuePairs<String, String>) {
+        var fields = [String](repeating: "", count: Self.columns.count)
+        for (key, value) in values { fields[Self.index[key]!] = Escaping.csv(value) }
+        output.write(fields.joined(separator: ",") + "\r\n")
+    }
+}

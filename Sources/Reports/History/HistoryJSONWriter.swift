@@ -1,0 +1,132 @@
+import Foundation
+import Output
+
+/// The history report as one JSON object, streamed: the header fields, `summary`, `days` (per-day
+/// report) or `user` (per-user report), `miss_days`, then the listed sections (`runs` and
+/// `problems`, or `streaks` and `notifications`) as arrays. Times are ISO 8601 in the service
+/// zone; a missing value is `null`.
+public final class HistoryJSONWriter: HistorySink {
+    private let output: TextOutput
+    private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
+    private var first = true
+
+    /// Writes to `output`.
+    public init(output: TextOutput) { self.output = output }
+
+    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+        time = HistoryTime(zone: header.timeZone)
+        let request = header.request
+        let totals = overview.totals
+        var head: [(String, String)] = [
+            ("report", Self.string(header.user == nil ? "history" : "user_history")),
+            ("from", Self.string(request.from.description)), ("to", Self.string(request.to.description)),
+            ("time_zone", Self.string(header.timeZone.identifier)),
+            ("threshold_days", String(header.thresholdDays)), ("catch_up_days", String(header.catchUpDays)),
+            ("full_emails", String(request.fullEmails)), ("generated_at", Self.string(time.iso(header.generatedAt))),
+        ]
+        if let user = header.user {
+            head.append(("user", Self.object([("user_id", Self.string(user.userID)), ("name", Self.string(user.name)),
+                                              ("contact_email", Self.string(user.contactEmail))])))
+        }
+        var summary = [("days", String(overview.days.count))]
+        if header.user == nil {
+            summary += [("days_without_run", String(overview.daysWithoutRun)), ("runs", String(totals.runs))]
+        }
+        head.append(("summary", Self.object(summary + Self.counts(totals))))
+        if header.user == nil {
+            let days = overview.days.map { day in
+                let reasons = overview.skips.filter { $0.date == day.date }.map {
+                    Self.object([("reason", Self.string($0.reason)), ("count", String($0.count))])
+                }
+                return Self.object([("date", Self.string(HistoryTime.day(day.date))), ("runs", String(day.runs)),
+                                    ("completed_runs", String(day.completedRuns)), ("failed_runs", String(day.failedRuns)),
+                                    ("running_runs", String(day.runningRuns))]
+                                   + Self.counts(day) + [("skipped_by_reason", "[" + reasons.joined(separator: ",") + "]")])
+            }
+            head.append(("days", "[\n" + days.joined(separator: ",\n") + "\n]"))
+        }
+        let missDays = overview.missDays.map {
+            Self.object([("m", String($0.missedDays)), ("count", String($0.count)), ("sent", String($0.sent)),
+                         ("not_sent", String($0.notSent))])
+        }
+        head.append(("miss_days", "[" + missDays.joined(separator: ",") + "]"))
+        output.write("{" + head.map { "\(Self.string($0.0)):\($0.1)" }.joined(separator: ",\n"))
+    }
+
+    public func beginSection(_ section: HistorySection) throws {
+        output.write(",\n\(Self.string(section.rawValue)):[")
+        first = true
+    }
+
+    public func run(_ run: RunRecord) throws {
+        element(Self.object([
+            ("id", String(run.id)), ("run_date", Self.string(HistoryTime.day(run.runDate))), ("mode", Self.string(run.mode)),
+            ("host", Self.string(run.host)), ("started_at", optional(run.startedAt.map(time.iso))),
+            ("finished_at", optional(run.finishedAt.map(time.iso))),
+            ("duration_seconds", run.durationSeconds.map { String(format: "%.3f", $0) } ?? "null"),
+            ("status", Self.string(run.status)), ("due", Self.number(run.due)), ("sent", Self.number(run.sent)),
+            ("failed", Self.number(run.failed)), ("already_notified", Self.number(run.alreadyNotified)),
+            ("stale", Self.number(run.stale)), ("invalid_email", Self.number(run.invalidEmail)),
+            ("invalid_name", Self.number(run.invalidName)), ("busy_elsewhere", Self.number(run.busyElsewhere)),
+            ("error", optional(run.error)),
+        ]))
+    }
+
+    public func notification(_ record: NotificationRecord) throws {
+        element(Self.object([
+            ("date", Self.string(HistoryTime.day(record.date))), ("status", optional(record.status)),
+            ("display_status", Self.string(record.displayStatus)), ("email_sent", String(record.emailSent)),
+            ("user_id", Self.string(record.userID)), ("name", optional(record.name)),
+            ("recipient", optional(record.recipient)), ("contact_email", optional(record.contactEmail)),
+            ("consecutive_miss_days", String(record.missedDays)),
+            ("last_check_in_date", optional(record.lastCheckIn.map(HistoryTime.day))), ("attempts", String(record.attempts)),
+            ("message_id", optional(record.messageID)), ("sent_at", optional(record.sentAt.map(time.iso))),
+            ("next_attempt_at", optional(record.nextAttemptAt.map(time.iso))),
+            ("claimed_at", optional(record.claimedAt.map(time.iso))), ("claimed_by", optional(record.claimedBy)),
+            ("claim_alive", String(record.claimAlive)), ("detail", optional(record.detail)),
+        ]))
+    }
+
+    public func streak(_ streak: Streak) throws {
+        element(Self.object([
+            ("last_check_in_date", Self.string(HistoryTime.day(streak.lastCheckIn))),
+            ("next_check_in_date", optional(streak.nextCheckIn.map(HistoryTime.day))), ("missed_days", String(streak.missedDays)),
+            ("outcome", Self.string(streak.outcome.rawValue)), ("notified_on", optional(streak.notifiedOn.map(HistoryTime.day))),
+            ("sent_at", optional(streak.sentAt.map(time.iso))),
+            ("notified_miss_days", Self.number(streak.notifiedMissedDays)), ("message_id", optional(streak.messageID)),
+            ("rows", String(streak.rows)), ("last_status", optional(streak.lastStatus)),
+            ("last_error", optional(streak.lastError)),
+        ]))
+    }
+
+    public func endSection(_ section: HistorySection) throws {
+        output.write(first ? "]" : "\n]")
+    }
+
+    public func end() throws {
+        output.write("}\n")
+        output.flush()
+    }
+
+    private func element(_ json: String) {
+        output.write((first ? "\n" : ",\n") + json)
+        first = false
+    }
+
+    private func optional(_ text: String?) -> String { text.map(Self.string) ?? "null" }
+
+    /// The counts every day and the summary have.
+    package static func counts(_ day: DayCounts) -> [(String, String)] {
+        [("sent", String(day.sent)), ("failed", String(day.failed)), ("retry_pending", String(day.retryPending)),
+         ("sending", String(day.sending)), ("skipped", String(day.skipped)), ("legacy_sent", String(day.legacySent)),
+         ("legacy_not_sent", String(day.legacyNotSent)), ("undelivered", String(day.undelivered))]
+    }
+
+    package static func object(_ members: [(String, String)]) -> String {
+        "{" + members.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    package static func number(_ value: Int?) -> String { value.map(String.init) ?? "null" }
+
+    package static func string(_ text: String) -> String { Escaping.json(text) }
+}

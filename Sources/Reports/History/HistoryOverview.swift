@@ -1,0 +1,37 @@
+import Values
+
+/// The aggregates of a period, computed in SQL (GROUP BY) before any row is listed: one entry per
+/// day, per day and skip reason, and per value of `m`. Its size is bounded by the number of days,
+/// never by the number of rows, so a year at a million users fits in a few kilobytes.
+public struct HistoryOverview: Sendable, Equatable {
+    /// Every day of the period in order, with zero counts for days without rows.
+    public var days: [DayCounts]
+    /// Skipped users per day and reason, by day, then most frequent first.
+    public var skips: [SkipCount]
+    /// The distribution of `m` over the period's rows, by `m`.
+    public var missDays: [MissDaysCount]
+
+    /// Creates an overview.
+    public init(days: [DayCounts], skips: [SkipCount], missDays: [MissDaysCount]) {
+        self.days = days
+        self.skips = skips
+        self.missDays = missDays
+    }
+
+    /// The sum over all days (dated on the first day).
+    public var totals: DayCounts {
+        var sum = DayCounts(date: days.first?.date ?? CalendarDate(dayNumber: 0))
+        for day in days { sum.add(day) }
+        return sum
+    }
+
+    /// Days on which no run was recorded.
+    public var daysWithoutRun: Int { days.filter { $0.runs == 0 }.count }
+
+    /// The counts of `date`, when it is in the period.
+    public func counts(on date: CalendarDate) -> DayCounts? {
+        guard let first = days.first else { return nil }
+        let index = date.days(since: first.date)
+        return days.indices.contains(index) ? days[index] : nil
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Output
+import Store
+import Values
+
+/// The history report's SQL. Reads only. Aggregates are computed by PostgreSQL (GROUP BY) and the
+/// listed rows are streamed (libpq single-row mode), so memory depends on the number of days,
+/// not on the number of rows.
+///
+/// Stateless; every call takes the connection to use.
+package struct HistoryStore {
+    /// Text the report shows passes through this.
+    package let redaction: HistoryRedaction
+
+    // MARK: Aggregates
+
+    /// The counts per day (runs and `notification_logs` rows by delivery state), the skipped users
+    /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows.
+    package func overview(_ db: PGConnection, request: HistoryRequest) throws -> HistoryOverview {
+        var days = request.days.map { DayCounts(date: $0) }
+        let first = request.from
+        func index(_ text: String?) -> Int? {
+            guard let date = text.flatMap({ CalendarDate(parsing: $0) }) else { return nil }
+            let i = date.days(since: first)
+            return days.indices.contains(i) ? i : nil
+        }
+        let period = [request.from.description, request.to.description]
+
+        try db.stream("""
+            SELECT run_date::text, count(*), count(*) FILTER (WHERE status = 'completed'),
+                   count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'running')
+            FROM notifier_runs
+            WHERE run_date BETWEEN $1::date AND $2::date
+            GROUP BY run_date
+            """, period) { row in
+            guard let i = index(row.string(0)) else { return }
+            days[i].runs = row.int(1) ?? 0
+            days[i].completedRuns = row.int(2) ?? 0
+            days[i].failedRuns = row.int(3) ?? 0
+            days[i].runningRuns = row.int(4) ?? 0
+        }
+
+        // One scan of the period's rows, grouped by day, state, skip reason and m; folded here into
+        // the per-day counts, the skip reasons and the distribution of m.
+        var skips: [Int: [String: Int]] = [:]
+        var missDays: [Int: MissDaysCount] = [:]
+        try db.stream("""
+            SELECT n.notification_date::text, n.status, coalesce(n.email_sent, false),
+                   CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END,
+                   n.consecutive_miss_days, count(*)
+            FROM notification_logs n
+            WHERE n.notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR n.user_id = $3::uuid)
+            GROUP BY n.notification_date, n.status, coalesce(n.email_sent, false),
+                     CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END, n.consecutive_miss_days
+            """, period + [request.userID]) { row in
+            guard let i = index(row.string(0)) else { return }
+            let sent = row.bool(2)
+            let count = row.int(5) ?? 0
+            switch row.string(1) {
+            case "sent"?: days[i].sent += count
+            case "failed"?: days[i].failed += count
+            case "retry"?: days[i].retryPending += count
+            case "sending"?: days[i].sending += count
+            case "skipped"?:
+                days[i].skipped += count
+                skips[i, default: [:]][redaction.text(row.string(3)) ?? "", default: 0] += count
+            case nil:
+                if sent { days[i].legacySent += count; days[i].sent += count } else { days[i].legacyNotSent += count }
+            default:
+                break  // a status this version does not know: not counted rather than guessed
+            }
+            let m = row.int(4) ?? 0
+            var bucket = missDays[m] ?? MissDaysCount(missedDays: m, sent: 0, notSent: 0)
+            if sent { bucket.sent += count } else { bucket.notSent += count }
+            missDays[m] = bucket
+        }
+        let skipList = skips.keys.sorted().flatMap { i in
+            skips[i]!.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+                .map { SkipCount(date: days[i].date, reason: $0.key, count: $0.value) }
+        }
+        return HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
+    }
+
+    // MARK: Runs
+
+    /// Streams the period's runs, by run date and start.
+    package func streamRuns(_ db: PGConnection, request: HistoryRequest, _ body: (RunRecord) throws -> Void) throws {
+        try db.stream("""
+            SELECT id, run_date::text, mode, host, extract(epoch FROM started_at), extract(epoch FROM finished_at), status,
+                   due, sent, failed, already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error
+            FROM notifier_runs
+            WHERE run_date BETWEEN $1::date AND $2::date
+            ORDER BY run_date, started_at, id
+            """, [request.from.description, request.to.description]) { row in
+            guard let id = row.string(0).flatMap({ Int64($0) }), let date = row.date(1) else { return }
+            try body(RunRecord(
+                id: id, runDate: date, mode: redaction.plain(row.string(2)) ?? "", host: redaction.plain(row.string(3)) ?? "",
+                startedAt: Self.instant(row, 4), finishedAt: Self.instant(row, 5), status: row.string(6) ?? "",
+                due: row.int(7), sent: row.int(8), failed: row.int(9), alreadyNotified: row.int(10), stale: row.int(11),
+                invalidEmail: row.int(12), invalidName: row.int(13), busyElsewhere: row.int(14),
+                error: redaction.text(row.string(15))))
+        }
+    }
+
+    // MARK: Notification rows
+
+    /// The columns `record(_:)` reads, from `notification_logs n`, `users u` and the live sessions `a`.
+    /// Dates come as day numbers (days since 1970-01-01, what `CalendarDate` counts in), instants as
+    /// epoch seconds: no text to parse per row.
+    private static let recordColumns = """
+        n.notification_date - DATE '1970-01-01', n.status, coalesce(n.email_sent, false), n.user_id::text, u.name,
+        u.emergency_email, n.recipient_masked, n.consecutive_miss_days, n.last_check_in_date - DATE '1970-01-01',
+        n.attempts, n.message_id,
+        extract(epoch FROM n.sent_at), extract(epoch FROM n.next_attempt_at), extract(epoch FROM n.claimed_at),
+        n.claimed_by, a.pid IS NOT NULL, coalesce(n.last_error, n.last_reply)
+        """
+
+    /// The joins `recordColumns` needs. Sessions are read once (not per row) to tell a claim in
+    /// flight from one whose process is gone — the same test the claim's takeover makes.
+    private static let recordJoins = """
+        LEFT JOIN users u ON u.id = n.user_id
+        LEFT JOIN (SELECT DISTINCT pid FROM pg_stat_activity) a ON n.status = 'sending' AND a.pid = n.claim_backend_pid
+        """
+
+    /// Streams the period's failed, stuck/sending and retrying rows: by day, failed first, then
+    /// sending, then retry, then user. With a limit, at most that many per day.
+    package func streamProblems(_ db: PGConnection, request: HistoryRequest, _ body: (NotificationRecord) throws -> Void) throws {
+        try db.stream("""
+            SELECT * FROM (
+                SELECT \(Self.recordColumns), n.notification_date AS day, n.user_id AS uid,
+                       CASE n.status WHEN 'failed' THEN 0 WHEN 'sending' THEN 1 ELSE 2 END AS sort,
+                       row_number() OVER (PARTITION BY n.notification_date
+                                          ORDER BY CASE n.status WHEN 'failed' THEN 0 WHEN 'sending' THEN 1 ELSE 2 END,
+                                                   n.user_id) AS rank
+                FROM notification_logs n
+                \(Self.recordJoins)
+                WHERE n.notification_date BETWEEN $1::date AND $2::date AND n.status IN ('failed', 'sending', 'retry')
+            ) p
+            WHERE $3::bigint IS NULL OR p.rank <= $3::bigint
+            ORDER BY p.day, p.sort, p.uid
+            """, [request.from.description, request.to.description, request.problemLimitPerDay.map(String.init)]) { row in
+            if let record = record(row) { try body(record) }
+        }
+    }
+
+    /// Streams every row of `userID` in the period, by date.
+    package func streamNotifications(_ db: PGConnection, userID: String, request: HistoryRequest,
+                             _ body: (NotificationRecord) throws -> Void) throws {
+        try db.stream("""
+            SELECT \(Self.recordColumns)
+            FROM notification_logs n
+            \(Self.recordJoins)
+            WHERE n.user_id = $1::uuid AND n.notification_date BETWEEN $2::date AND $3::date
+            ORDER BY n.notification_date
+            """, [userID, request.from.description, request.to.description]) { row in
+            if let record = record(row) { try body(record) }
+        }
+    }
+
+    private func record(_ row: PGRow) -> NotificationRecord? {
+        guard let date = Self.day(row, 0), let userID = row.string(3) else { return nil }
+        return NotificationRecord(
+            date: date, status: row.string(1), emailSent: row.bool(2), userID: userID,
+            name: redaction.text(row.string(4)), recipient: redaction.text(row.string(6)),
+            contactEmail: redaction.email(row.string(5)), missedDays: row.int(7) ?? 0, lastCheckIn: Self.day(row, 8),
+            attempts: row.int(9) ?? 0, messageID: redaction.plain(row.string(10)), sentAt: Self.instant(row, 11),
+            nextAttemptAt: Self.instant(row, 12), claimedAt: Self.instant(row, 13), claimedBy: redaction.plain(row.string(14)),
+            claimAlive: row.bool(15), detail: redaction.text(row.string(16)))
+    }
+
+    // MARK: One user
+
+    /// The user as the `users` table has them now; nil when there is no such user.
+    package func user(_ db: PGConnection, id: String) throws -> UserProfile? {
+        let result = try db.execute("SELECT id::text, name, emergency_email FROM users WHERE id = $1::uuid", [id])
+        guard result.count == 1, let userID = result[0].string(0) else { return nil }
+        return UserProfile(userID: userID, name: redaction.text(result[0].string(1)) ?? "",
+                           contactEmail: redaction.email(result[0].string(2)) ?? "")
+    }
+
+    /// Streams the user's streaks that touch the period: a streak runs from a check-in `L` to the
+    /// next check-in `N` (window function over the user's check-ins); it is listed when its missed
+    /// days (`L+1 … N−1`) or its notification rows (`L < date ≤ N`) fall in the period, and it
+    /// missed at least one day or has a row. Its rows are looked up through the claim key's index.
+    package func streamStreaks(_ db: PGConnection, userID: String, request: HistoryRequest, thresholdDays: Int,
+                       _ body: (Streak) throws -> Void) throws {
+        try db.stream("""
+            WITH c AS (
+                SELECT check_in_date AS l, lead(check_in_date) OVER (ORDER BY check_in_date) AS n
+                FROM check_ins WHERE user_id = $1::uuid
+            )
+            SELECT c.l::text, c.n::text, s.notification_date::text, extract(epoch FROM s.sent_at),
+                   s.consecutive_miss_days, s.message_id, r.rows, r.last_status, r.last_error
+            FROM c
+            LEFT JOIN LATERAL (
+                SELECT x.notification_date, x.sent_at, x.consecutive_miss_days, x.message_id
+                FROM notification_logs x
+                WHERE x.user_id = $1::uuid AND x.notification_date > c.l
+                  AND (c.n IS NULL OR x.notification_date <= c.n) AND x.email_sent
+                ORDER BY x.notification_date LIMIT 1) s ON true
+            CROSS JOIN LATERAL (
+                SELECT count(*) AS rows,
+                       (array_agg(x.status ORDER BY x.notification_date DESC))[1] AS last_status,
+                       (array_agg(coalesce(x.last_error, x.last_reply) ORDER BY x.notification_date DESC))[1] AS last_error
+                FROM notification_logs x
+                WHERE x.user_id = $1::uuid AND x.notification_date > c.l
+                  AND (c.n IS NULL OR x.notification_date <= c.n)) r
+            WHERE c.l < $3::date AND (c.n IS NULL OR c.n >= $2::date)
+              AND (coalesce(c.n, $3::date + 1) - c.l - 1 >= 1 OR r.rows > 0)
+            ORDER BY c.l
+            """, [userID, request.from.description, request.to.description]) { row in
+            guard let last = row.date(0) else { return }
+            let next = row.date(1)
+            let notifiedOn = row.date(2)
+            let rows = row.int(6) ?? 0
+            let missed = (next ?? request.to.adding(days: 1)).days(since: last) - 1
+            try body(Streak(
+                lastCheckIn: last, nextCheckIn: next, missedDays: missed, notifiedOn: notifiedOn,
+                sentAt: Self.instant(row, 3), notifiedMissedDays: row.int(4), messageID: redaction.plain(row.string(5)),
+                rows: rows, lastStatus: notifiedOn == nil ? row.string(7) : nil,
+                lastError: notifiedOn == nil ? redaction.text(row.string(8)) : nil,
+                outcome: Streak.outcome(lastCheckIn: last, nextCheckIn: next, reportEnd: request.to,
+                                        notified: notifiedOn != nil, rows: rows, thresholdDays: thresholdDays)))
+        }
+    }
+
+    /// Column `column` (days since 1970-01-01) as a date.
+    private static func day(_ row: PGRow, _ column: Int) -> CalendarDate? { row.int(column).map(CalendarDate.init(dayNumber:)) }
+
+    /// Column `column` (epoch seconds) as an instant.
+    private static func instant(_ row: PGRow, _ column: Int) -> Date? {
+        row.string(column).flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0) }
+    }
+}

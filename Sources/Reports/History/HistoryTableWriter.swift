@@ -1,0 +1,226 @@
+import Foundation
+import Output
+import Values
+
+/// The history report as tables for an 80-column terminal (wide CJK characters count as two):
+/// per day, the counts, then the runs, the failed/retrying/stuck mails with the server's reply,
+/// the skip reasons and the distribution of `m`; per user, the streaks and the mails. Ends with
+/// the totals.
+public final class HistoryTableWriter: HistorySink {
+    private let output: TextOutput
+    private var header: HistoryHeader!
+    private var overview: HistoryOverview!
+    private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
+    /// The day whose problem rows are being listed, and how many were listed.
+    private var listing: (date: CalendarDate, listed: Int)?
+    private var sectionRows = 0
+
+    /// Indent of the detail lines under a row (past the DATE column).
+    private static let indent = String(repeating: " ", count: 12)
+    private static let detailWidth = 80 - 12
+
+    package static let dayColumns = TextColumns([
+        ("DATE", 10, false), ("RUNS", 4, true), ("SENT", 7, true), ("FAILED", 6, true), ("RETRY", 6, true),
+        ("SENDING", 7, true), ("SKIPPED", 7, true), ("LEGACY", 6, true), ("NOTE", 10, false),
+    ])
+    package static let runColumns = TextColumns([
+        ("DATE", 10, false), ("STARTED", 11, false), ("SECS", 5, true), ("MODE", 7, false), ("HOST", 10, false),
+        ("STATUS", 9, false), ("SENT", 5, true), ("FAILED", 6, true),
+    ])
+    package static let problemColumns = TextColumns([
+        ("DATE", 10, false), ("STATUS", 7, false), ("USER", 8, false), ("NAME", 10, false), ("RECIPIENT", 20, false),
+        ("M", 3, true), ("TRIES", 5, true),
+    ])
+    package static let skipColumns = TextColumns([("DATE", 10, false), ("USERS", 5, true), ("REASON", 61, false)])
+    package static let missDayColumns = TextColumns([("M", 3, true), ("ROWS", 7, true), ("SENT", 7, true), ("NOT SENT", 8, true)])
+    package static let streakColumns = TextColumns([
+        ("LAST", 10, false), ("NEXT", 10, false), ("MISSED", 6, true), ("OUTCOME", 48, false),
+    ])
+    package static let notificationColumns = TextColumns([
+        ("DATE", 10, false), ("STATUS", 15, false), ("M", 3, true), ("RECIPIENT", 20, false), ("TRIES", 5, true),
+        ("TIME", 11, false),
+    ])
+
+    /// Writes to `output`.
+    public init(output: TextOutput) { self.output = output }
+
+    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+        self.header = header
+        self.overview = overview
+        time = HistoryTime(zone: header.timeZone)
+        let request = header.request
+        let facts = ["\(request.from) to \(request.to) (\(header.timeZone.identifier))",
+                     "threshold \(header.thresholdDays) days", "catch-up \(header.catchUpDays) days"]
+        if let user = header.user {
+            let who = ["name " + DisplayWidth.truncate(user.name, to: 40), "contact \(user.contactEmail)"]
+            for line in Self.joinWrapped("History of user \(user.userID),", who + facts) { write(line) }
+            return
+        }
+        for line in Self.joinWrapped("History", facts) { write(line) }
+        write(Self.dayColumns.titleLine)
+        for day in overview.days {
+            write(Self.dayColumns.line([
+                day.date.description, String(day.runs), String(day.sent), String(day.failed), String(day.retryPending),
+                String(day.sending), String(day.skipped), String(day.legacy), day.runNote,
+            ]))
+        }
+    }
+
+    public func beginSection(_ section: HistorySection) throws {
+        sectionRows = 0
+        listing = nil
+        write("")
+        switch section {
+        case .runs:
+            write("Runs")
+            write(Self.runColumns.titleLine)
+        case .problems:
+            write("Failed, retrying and stuck mails")
+            write(Self.problemColumns.titleLine)
+        case .streaks:
+            write("Streaks (from a check-in to the next)")
+            write(Self.streakColumns.titleLine)
+        case .notifications:
+            write("Notifications")
+            write(Self.notificationColumns.titleLine)
+        }
+    }
+
+    public func run(_ run: RunRecord) throws {
+        sectionRows += 1
+        write(Self.runColumns.line([
+            run.runDate.description, run.startedAt.map(time.dayAndMinute) ?? "",
+            run.durationSeconds.map { String(format: "%.1f", $0) } ?? "-", run.mode, run.host, run.status,
+            run.sent.map(String.init) ?? "-", run.failed.map(String.init) ?? "-",
+        ]))
+        if let error = run.error { detail("error: " + error) }
+    }
+
+    public func notification(_ record: NotificationRecord) throws {
+        sectionRows += 1
+        if header.user != nil {
+            let when = record.sentAt ?? record.nextAttemptAt ?? record.claimedAt
+            write(Self.notificationColumns.line([
+                record.date.description, record.displayStatus, String(record.missedDays), record.shownRecipient,
+                String(record.attempts), when.map(time.dayAndMinute) ?? "",
+            ]))
+            var parts: [String] = []
+            if let id = record.messageID { parts.append("message id <\(id)>") }
+            if let next = record.nextAttemptAt, record.status == "retry" { parts.append("next attempt \(time.dayAndMinute(next))") }
+            if let detail = record.detail { parts.append(detail) }
+            if !parts.isEmpty { detail(parts.joined(separator: " · ")) }
+            return
+        }
+        if let listing, listing.date != record.date { closeDay() }
+        listing = (record.date, (listing?.date == record.date ? listing!.listed : 0) + 1)
+        write(Self.problemColumns.line([
+            record.date.description, record.displayStatus, String(record.userID.prefix(8)), record.name ?? "",
+            record.shownRecipient, String(record.missedDays), String(record.attempts),
+        ]))
+        var parts: [String] = []
+        switch record.status {
+        case "retry"?:
+            if let next = record.nextAttemptAt { parts.append("next attempt \(time.dayAndMinute(next))") }
+        case "sending"?:
+            let since = record.claimedAt.map { " \(time.dayAndMinute($0))" } ?? ""
+            parts.append(record.claimAlive ? "claimed\(since), in flight"
+                                           : "claimed\(since), session gone: the next run resends it")
+        default:
+            break
+        }
+        if let detail = record.detail { parts.append(detail) }
+        if !parts.isEmpty { detail(parts.joined(separator: " · ")) }
+    }
+
+    public func streak(_ streak: Streak) throws {
+        sectionRows += 1
+        let outcome: String
+        switch streak.outcome {
+        case .notified:
+            let m = streak.notifiedMissedDays.map { ", m \($0)" } ?? ""
+            let at = streak.sentAt.map { " at \(time.clock($0))" } ?? ""
+            outcome = "notified \(streak.notifiedOn?.description ?? "")\(at)\(m)"
+        case .notSent:
+            outcome = "not sent: \(streak.lastStatus ?? "legacy row") (\(streak.rows) row\(streak.rows == 1 ? "" : "s"))"
+        case .notDue:
+            outcome = "not due (below \(header.thresholdDays) missed days)"
+        case .noRecord:
+            outcome = "NO RECORD: due, but nothing was recorded"
+        }
+        write(Self.streakColumns.line([
+            streak.lastCheckIn.description, streak.nextCheckIn?.description ?? "-", String(streak.missedDays), outcome,
+        ]))
+        if let error = streak.lastError { detail(error) }
+    }
+
+    public func endSection(_ section: HistorySection) throws {
+        if section == .problems { closeDay() }
+        if sectionRows == 0 { write("(none)") }
+    }
+
+    public func end() throws {
+        let totals = overview.totals
+        if header.user == nil {
+            write("")
+            write("Skipped users")
+            write(Self.skipColumns.titleLine)
+            for skip in overview.skips {
+                write(Self.skipColumns.line([skip.date.description, String(skip.count), skip.reason]))
+            }
+            if overview.skips.isEmpty { write("(none)") }
+        }
+        write("")
+        write("Consecutive missed days at notification")
+        write(Self.missDayColumns.titleLine)
+        for bucket in overview.missDays {
+            write(Self.missDayColumns.line([String(bucket.missedDays), String(bucket.count), String(bucket.sent),
+                                            String(bucket.notSent)]))
+        }
+        if overview.missDays.isEmpty { write("(none)") }
+        write("")
+        if header.user == nil {
+            let without = overview.daysWithoutRun
+            write("Runs: \(totals.runs) on \(overview.days.count) days; \(without) day\(without == 1 ? "" : "s") without a run")
+        }
+        let parts = ["sent \(totals.sent)", "failed \(totals.failed)", "retry \(totals.retryPending)",
+                     "sending \(totals.sending)", "skipped \(totals.skipped)",
+                     "legacy \(totals.legacy) (\(totals.legacySent) sent, \(totals.legacyNotSent) not sent)"]
+        for line in Self.joinWrapped("Totals: ", parts) { write(line) }
+        output.flush()
+    }
+
+    /// After a day's listed problem rows: says how many more the day has when the list was cut.
+    private func closeDay() {
+        guard let listing, let counts = overview.counts(on: listing.date) else { return }
+        let more = counts.failed + counts.retryPending + counts.sending - listing.listed
+        if more > 0 {
+            write(Self.indent + "… and \(more) more on \(listing.date) (--format json or csv lists them all)")
+        }
+        self.listing = nil
+    }
+
+    /// Detail text under a row, indented, in at most three lines.
+    private func detail(_ text: String) {
+        for line in TextColumns.wrap(text, width: Self.detailWidth, maxLines: 3) { write(Self.indent + line) }
+    }
+
+    /// `prefix` and `parts` joined with `, `, wrapped at 80 columns (continuation lines indented).
+    package static func joinWrapped(_ prefix: String, _ parts: [String]) -> [String] {
+        var lines: [String] = []
+        var current = prefix
+        for (index, part) in parts.enumerated() {
+            let piece = part + (index < parts.count - 1 ? "," : "")
+            let candidate = current.hasSuffix(" ") ? current + piece : current + " " + piece
+            if DisplayWidth.of(candidate) > 80, current != prefix {
+                lines.append(current)
+                current = "        " + piece
+            } else {
+                current = candidate
+            }
+        }
+        lines.append(current)
+        return lines
+    }
+
+    private func write(_ line: String) { output.write(line + "\n") }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Values
+
+/// One streak of a user (SPEC §3): the days from a check-in `L` to the next check-in, and what the
+/// notifier did about it. A mail dated on the day of the next check-in belongs to this streak (it
+/// went out that morning before the check-in).
+public struct Streak: Sendable, Equatable {
+    /// `L`: the check-in that starts the streak.
+    public let lastCheckIn: CalendarDate
+    /// The next check-in, which ends the streak; nil while it lasts.
+    public let nextCheckIn: CalendarDate?
+    /// Days without a check-in: up to the next check-in, or, while the streak lasts, through the
+    /// report's last day.
+    public let missedDays: Int
+    /// The date of the accepted mail (`notification_date`), when there is one.
+    public let notifiedOn: CalendarDate?
+    /// When the server accepted it.
+    public let sentAt: Date?
+    /// `m` of the accepted mail.
+    public let notifiedMissedDays: Int?
+    /// The `Message-ID` of the accepted mail.
+    public let messageID: String?
+    /// Notification rows in the streak (any status).
+    public let rows: Int
+    /// The status of the streak's latest row, when no mail was accepted.
+    public let lastStatus: String?
+    /// The error of the streak's latest row, when no mail was accepted.
+    public let lastError: String?
+    /// The verdict.
+    public let outcome: StreakOutcome
+
+    /// Judges a streak: `notified` with an accepted mail; else `not_sent` when it has rows; else
+    /// `not_due` when the rule's `m` never reached `threshold` on a day the streak lasted
+    /// (the last such day is the day before the next check-in, or `reportEnd`); else `no_record`.
+    package static func outcome(lastCheckIn: CalendarDate, nextCheckIn: CalendarDate?, reportEnd: CalendarDate,
+                        notified: Bool, rows: Int, thresholdDays: Int) -> StreakOutcome {
+        if notified { return .notified }
+        if rows > 0 { return .notSent }
+        // On run date D the rule sees m = D − L − 1; the streak is still on for D ≤ next − 1
+        // (a check-in on D cancels), so the largest m it saw is (lastDay − L − 1).
+        let lastDay = nextCheckIn.map { $0.adding(days: -1) } ?? reportEnd
+        let largestM = lastDay.days(since: lastCheckIn) - 1
+        return largestM >= thresholdDays ? .noRecord : .notDue
+    }
+}

@@ -1,8 +1,0 @@
-/// A run that stopped (SIGTERM) before it handled every due mail; the rest stay due and the
-/// next run (the daemon's catch-up after restart) takes them.
-struct RunInterrupted: Error, CustomStringConvertible {
-    /// Due mails not attempted.
-    let remaining: Int
-
-    var description: String { "interrupted by shutdown with \(remaining) due mails not yet attempted" }
-}

@@ -1,0 +1,129 @@
+import CLibPQ
+import Config
+import Foundation
+import Values
+
+/// One libpq connection: parameterised statements, transactions and row-by-row streaming.
+///
+/// Blocking by design: every call waits for the server. Use one connection per thread; the run
+/// gives each worker its own. Not `Sendable`: it must not be shared between threads.
+public final class PGConnection {
+    private let handle: OpaquePointer
+
+    /// Connects with a libpq connection string or URI (`""` uses the `PG*` variables and defaults).
+    public init(_ conninfo: Secret, applicationName: String = "sileme-notifier") throws(DatabaseError) {
+        // Validate into a local first: a throwing class init still runs deinit once self is set.
+        var keys: [String] = ["dbname", "application_name", "connect_timeout"]
+        var values: [String] = [conninfo.value, applicationName, "10"]
+        if conninfo.value.isEmpty { keys.removeFirst(); values.removeFirst() }
+        let connection: OpaquePointer? = Self.withCStrings(keys) { k in
+            Self.withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
+        }
+        guard let connection else {
+            throw DatabaseError(kind: .unreachable, sqlState: nil, message: "out of memory creating a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = ConnectionString.redacted(Self.trimmed(PQerrorMessage(connection)), conninfo: conninfo)
+            PQfinish(connection)
+            throw DatabaseError(kind: .unreachable, sqlState: nil, message: message)
+        }
+        handle = connection
+        _ = try execute("SET client_min_messages = warning")
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The server process id of this session (`pg_backend_pid()`).
+    public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
+        let result = withParameters(parameters) { count, values in
+            PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+        }
+        return try check(result)
+    }
+
+    /// Runs a statement of several commands with no parameters (used for migrations).
+    public func executeScript(_ sql: String) throws(DatabaseError) {
+        _ = try check(PQexec(handle, sql))
+    }
+
+    /// Runs a query and hands each row to `body`, fetching `batch` rows at a time through a cursor,
+    /// so that a large result is never held in memory whole (and without single-row mode's cost of
+    /// one result object per row). Opens a transaction around the cursor when none is open.
+    public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000, row body: (PGRow) throws -> Void) throws {
+        let cursor = "sileme_stream"
+        let own = PQtransactionStatus(handle) == PQTRANS_IDLE
+        if own { try execute("BEGIN") }
+        do {
+            try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, parameters)
+            while true {
+                let result = try execute("FETCH \(batch) FROM \(cursor)")
+                for index in 0..<result.count { try body(result[index]) }
+                if result.count < batch { break }
+            }
+            try execute("CLOSE \(cursor)")
+            if own { try execute("COMMIT") }
+        } catch {
+            if own { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    public func transaction<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
+        try execute(readOnly ? "BEGIN TRANSACTION READ ONLY" : "BEGIN")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func check(_ result: OpaquePointer?) throws(DatabaseError) -> PGResult {
+        guard let result else { throw connectionError() }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PGResult(result)
+        default:
+            let error = resultError(result)
+            PQclear(result)
+            throw error
+        }
+    }
+
+    private func resultError(_ result: OpaquePointer) -> DatabaseError {
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        let message = Self.trimmed(PQresultErrorMessage(result))
+        let lost = PQstatus(handle) != CONNECTION_OK || (state?.hasPrefix("08") ?? false) || state == "57P01"
+        return DatabaseError(kind: lost ? .unreachable : .statement, sqlState: state, message: message)
+    }
+
+    private func connectionError() -> DatabaseError {
+        DatabaseError(kind: PQstatus(handle) == CONNECTION_OK ? .statement : .unreachable,
+                      sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
+    }
+
+    private func withParameters<R>(_ parameters: [String?], _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        let copies: [UnsafeMutablePointer<CChar>?] = parameters.map { $0.map { strdup($0) } }
+        defer { copies.forEach { free($0) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
+        return pointers.withUnsafeBufferPointer { body(Int32(parameters.count), $0.baseAddress) }
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        message.map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
+    }
+}

@@ -1,0 +1,32 @@
+import CLibPQ
+import Values
+
+/// One row of a result, read by column position. A row taken from a `PGResult` keeps that
+/// result alive; a row handed to a streaming callback is valid only during the callback.
+public struct PGRow {
+    package let result: OpaquePointer
+    package let index: Int32
+    /// The owning result, retained so that the row outlives the expression that produced it.
+    package let owner: PGResult?
+
+    package init(result: OpaquePointer, index: Int32, owner: PGResult? = nil) {
+        self.result = result
+        self.index = index
+        self.owner = owner
+    }
+
+    /// The text value of column `column`, nil for SQL NULL.
+    public func string(_ column: Int) -> String? {
+        if PQgetisnull(result, index, Int32(column)) == 1 { return nil }
+        return String(cString: PQgetvalue(result, index, Int32(column)))
+    }
+
+    /// Column `column` as an integer, nil for NULL or non-numeric text.
+    public func int(_ column: Int) -> Int? { string(column).flatMap { Int($0) } }
+
+    /// Column `column` as a boolean (`t`/`f`), false for NULL.
+    public func bool(_ column: Int) -> Bool { string(column) == "t" }
+
+    /// Column `column` as a date (`YYYY-MM-DD`), nil for NULL.
+    public func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
+}

@@ -1,0 +1,37 @@
+import Foundation
+
+/// What to write to one claimed `notification_logs` row after its send attempts.
+public struct RecordedOutcome: Sendable {
+    /// The row's new status.
+    public enum Status: String, Sendable {
+        /// Accepted by the mail server.
+        case sent
+        /// Transient failure: due again at `nextAttempt`.
+        case retry
+        /// Permanent failure (5xx).
+        case failed
+    }
+
+    /// `notification_logs.id`.
+    public let logID: Int64
+    /// The new status.
+    public let status: Status
+    /// Attempts made in this run.
+    public let attempts: Int
+    /// The server's reply or the failure, contact address masked.
+    public let text: String
+    /// When a `retry` is due again.
+    public let nextAttempt: Date?
+    /// When it happened (`sent_at` for accepted mails).
+    public let at: Date
+
+    /// Creates the value.
+    package init(logID: Int64, status: Status, attempts: Int, text: String, nextAttempt: Date? = nil, at: Date) {
+        self.logID = logID
+        self.status = status
+        self.attempts = attempts
+        self.text = text
+        self.nextAttempt = nextAttempt
+        self.at = at
+    }
+}

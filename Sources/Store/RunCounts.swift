@@ -1,0 +1,48 @@
+import Rule
+
+/// The counts of one run, reported on `run_finished` and stored in `notifier_runs`.
+public struct RunCounts: Sendable, Equatable, Codable {
+    /// Users decided `send` (due, valid, not yet notified).
+    public var due = 0
+    /// Mails the server accepted in this run.
+    public var sent = 0
+    /// Mails that failed (transient after retries, or permanent); due again later.
+    public var failed = 0
+    /// Of `failed`, the permanent (5xx) ones.
+    public var failedPermanently = 0
+    /// Users whose streak was already notified.
+    public var alreadyNotified = 0
+    /// Users past the catch-up window.
+    public var stale = 0
+    /// Users skipped for an unusable emergency email.
+    public var invalidEmail = 0
+    /// Users skipped for an empty name.
+    public var invalidName = 0
+    /// Due users whose row another live session holds (or whose retry time has not come).
+    public var busyElsewhere = 0
+
+    /// Creates zero counts.
+    public init() {}
+
+    /// Counts one decision of the rule.
+    public mutating func count(_ decision: Decision) {
+        switch decision {
+        case .send: due += 1
+        case .alreadyNotified: alreadyNotified += 1
+        case .stale: stale += 1
+        case .invalidEmail: invalidEmail += 1
+        case .invalidName: invalidName += 1
+        }
+    }
+
+    /// The number of users with each decision, for the report's summary.
+    public func decisionCount(_ decision: Decision) -> Int {
+        switch decision {
+        case .send: due
+        case .alreadyNotified: alreadyNotified
+        case .stale: stale
+        case .invalidEmail: invalidEmail
+        case .invalidName: invalidName
+        }
+    }
+}

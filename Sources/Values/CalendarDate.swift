@@ -1,0 +1,99 @@
+import Foundation
+
+/// A calendar date with no time and no zone (`2026-01-13`), the unit the rule counts in.
+///
+/// Arithmetic goes through days since 1970-01-01 (proleptic Gregorian), so differences are
+/// exact across months, years and leap days, and independent of any time zone or DST.
+public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+    /// Days since 1970-01-01 (negative before).
+    public let dayNumber: Int
+
+    /// The date `dayNumber` days after 1970-01-01.
+    public init(dayNumber: Int) { self.dayNumber = dayNumber }
+
+    /// The given proleptic Gregorian date; nil when it does not exist (e.g. February 30).
+    public init?(year: Int, month: Int, day: Int) {
+        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year) else { return nil }
+        // Howard Hinnant's days_from_civil.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        self.dayNumber = era * 146097 + doe - 719468
+    }
+
+    /// Parses `YYYY-MM-DD`; nil when malformed or not a real date.
+    public init?(parsing text: some StringProtocol) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
+              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
+        self.init(year: y, month: m, day: d)
+    }
+
+    /// The calendar date in `zone` at the instant `date`.
+    public init(_ date: Date, in zone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        self.init(year: c.year!, month: c.month!, day: c.day!)!
+    }
+
+    /// Year, month and day.
+    public var components: (year: Int, month: Int, day: Int) {
+        // Howard Hinnant's civil_from_days.
+        let z = dayNumber + 719468
+        let era = (z >= 0 ? z : z - 146096) / 146097
+        let doe = z - era * 146097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+
+    /// This date moved by `days` (negative moves back).
+    public func adding(days: Int) -> CalendarDate { CalendarDate(dayNumber: dayNumber + days) }
+
+    /// Whole days from `other` to `self` (`self − other`).
+    public func days(since other: CalendarDate) -> Int { dayNumber - other.dayNumber }
+
+    /// `YYYY-MM-DD`.
+    public var description: String {
+        let (y, m, d) = components
+        func pad(_ n: Int, _ width: Int) -> String {
+            let digits = String(n)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+    }
+
+    /// `YYYYMMDD`, for identifiers.
+    public var compact: String { description.replacingOccurrences(of: "-", with: "") }
+
+    public static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let date = CalendarDate(parsing: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a YYYY-MM-DD date: \(text)"))
+        }
+        self = date
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    package static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}

@@ -1,0 +1,10 @@
+/// Hands a non-`Sendable` value (a connection) to exactly one other thread, which owns it from
+/// then on. The sender must not touch the value after handing it over.
+package struct Transfer<Value>: @unchecked Sendable {
+    package let value: Value
+
+    /// Creates the value.
+    package init(value: Value) {
+        self.value = value
+    }
+}
