@@ -283,7 +283,7 @@ def main():
         url = cluster.database_url("bench")
         env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT=str(sink.port), SMTP_TLS="none",
                    FROM_EMAIL="noreply@sileme.app", SMTP_CONNECTIONS=str(args.connections),
-                   MIGRATIONS_DIR=os.path.join(ROOT, "Sources/SilemeNotifier/Store/Migrations"))
+                   MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
         for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
             env.pop(key, None)
         subprocess.run([args.binary, "migrate"], env=env, check=True)

@@ -103,7 +103,7 @@ else
   listed=$(awk '{ print $1 }' <<<"$list_out" | sort)
   want=$(printf '%s\n' "${!expected_ids[@]}" | sort)
   # Every MESSAGE_ID the program itself uses needs an entry too.
-  events=Sources/SilemeNotifier/Journal/NotifierEvent.swift
+  events=Sources/Systemd/NotifierEvent.swift
   used=""
   [ -f "$events" ] && used=$(grep -oE '"[0-9a-f]{32}"' "$events" | tr -d '"' | sort -u)
   missing_used=$(comm -23 <(printf '%s\n' $used | sed '/^$/d') <(printf '%s\n' "$listed"))

@@ -97,7 +97,7 @@ PSQL=${SILEME_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}/psql
 [[ -x "$PSQL" ]] || PSQL=$(command -v psql) || die "psql not found"
 BIN=${SILEME_BIN:-$REPO/.build/debug/sileme-notifier}
 [[ -x "$BIN" ]] || die "$BIN not found (swift build, or set SILEME_BIN)"
-MIGRATIONS=${MIGRATIONS_DIR:-$(dirname "$BIN")/sileme-notifier_SilemeNotifier.resources/Migrations}
+MIGRATIONS=${MIGRATIONS_DIR:-$(dirname "$BIN")/sileme-notifier_Store.resources/Migrations}
 [[ -f "$MIGRATIONS/001_app_tables.sql" ]] || die "no migrations in $MIGRATIONS (set MIGRATIONS_DIR)"
 [[ -r "$SILEME_TEST_SMTP_CA" ]] || die "$SILEME_TEST_SMTP_CA not readable"
 [[ -f "$NS_INIT" ]] || die "$NS_INIT missing"

@@ -34,7 +34,7 @@ public struct Migrator: Sendable {
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let dir = (exe as NSString).deletingLastPathComponent
-            candidates.append("\(dir)/sileme-notifier_SilemeNotifier.resources/Migrations")
+            candidates.append("\(dir)/sileme-notifier_Store.resources/Migrations")
             candidates.append("\(dir)/../share/sileme-notifier/migrations")
         }
         candidates += ["/usr/local/share/sileme-notifier/migrations", "/usr/share/sileme-notifier/migrations"]

@@ -34,7 +34,7 @@ final class TestDatabase {
         }
     }
 
-    static let migrationsDirectory = TestEnvironment.root.appendingPathComponent("Sources/SilemeNotifier/Store/Migrations").path
+    static let migrationsDirectory = TestEnvironment.root.appendingPathComponent("Sources/Store/Migrations").path
 
     /// Runs `sql` and returns every row as text values.
     @discardableResult
