@@ -26,49 +26,39 @@ public final class Daemon: @unchecked Sendable {
     private let clock: any Clock
     private let timer: WallClockTimer
     private let host: String
-    private let flags = Locked(Flags())
+    private let stop: StopSignal
+    private let reloadRequested = Locked(false)
     private let lastWatchdogPing = Locked(Date.distantPast)
     private var lastRun = "none yet"
     private var failedRuns = 0
     private var notBefore: Date = .distantPast
 
-    private struct Flags {
-        var stop = false
-        var reload = false
-        var run: RunControl?
-    }
-
-    /// Creates a daemon with a configuration already loaded and validated.
+    /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
+    /// stop signal (raised by `requestStop()` or by the caller's signal handler).
     public init(configuration: NotifierConfiguration, reloadConfiguration: @escaping ConfigurationSource,
                 logger: Logger, systemd: SystemdNotifier = SystemdNotifier(), clock: any Clock = SystemClock(),
-                host: String = ProcessInfo.processInfo.hostName) throws {
+                host: String = ProcessInfo.processInfo.hostName, stop: StopSignal = StopSignal()) throws {
+        self.stop = stop
         self.configuration = configuration
         self.reloadConfiguration = reloadConfiguration
         self.logger = logger
         self.systemd = systemd
         self.clock = clock
         self.host = host
-        timer = try WallClockTimer()
+        timer = try WallClockTimer(stop: stop)
     }
 
-    /// Asks the daemon to stop: a run in progress finishes the messages in flight and records
-    /// them; then `run()` returns.
-    public func requestStop() {
-        let run = flags.withLock { flags -> RunControl? in
-            flags.stop = true
-            return flags.run
-        }
-        run?.requestStop()
-        timer.cancel()
-    }
+    /// Asks the daemon to stop (raises its stop signal): a run in progress finishes the messages
+    /// in flight and records them, every wait returns; then `run()` returns.
+    public func requestStop() { stop.stop() }
 
     /// Asks the daemon to re-read its configuration and templates (between runs).
     public func requestReload() {
-        flags.withLock { $0.reload = true }
+        reloadRequested.withLock { $0 = true }
         timer.cancel()
     }
 
-    private var stopRequested: Bool { flags.withLock { $0.stop } }
+    private var stopRequested: Bool { stop.isStopped }
 
     /// Runs until stopped. Returns 0 after a clean stop, 78 for a configuration or schema problem
     /// found at start, 69 when the database cannot be reached at start.
@@ -79,14 +69,22 @@ public final class Daemon: @unchecked Sendable {
                       metadata: ["notifier_event": "daemon_started"])
         var databaseBackoff: TimeInterval = 0
         while !stopRequested {
-            if flags.withLock({ $0.reload }) { reload() }
+            if reloadRequested.withLock({ $0 }) { reload() }
             pingWatchdogIfDue()
             do {
-                switch try nextAction(now: clock.now()) {
+                let now = clock.now()
+                let next = schedule.nextFire(after: now)
+                switch try nextAction(now: now) {
                 case .run(let date, let reason):
                     performRun(date: date, reason: reason)
-                case .wait(let deadline, let status):
-                    systemd.status(status)
+                case .waitAfterFailure(let deadline):
+                    systemd.status("last run failed; trying again at \(Self.format(notBefore, in: configuration.timeZone)); last run: \(lastRun)")
+                    wait(until: deadline)
+                case .waitForRetry(let deadline):
+                    systemd.status("retry of failed mails at \(Self.format(deadline, in: configuration.timeZone)); " + waitingStatus(next: next))
+                    wait(until: deadline)
+                case .waitForNextRun(let deadline):
+                    systemd.status("waiting; " + waitingStatus(next: next))
                     wait(until: deadline)
                 }
                 databaseBackoff = 0
@@ -105,39 +103,16 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Deciding
 
-    private enum Action {
-        case run(CalendarDate, reason: String)
-        case wait(until: Date, status: String)
-    }
-
     private var schedule: DailySchedule {
         DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone)
     }
 
-    /// What to do now: the latest scheduled run if it has not completed (catch-up after downtime
-    /// included), a retry pass when failed mails of today are due again, or wait for whichever
-    /// comes first of the next fire time and the next retry.
-    private func nextAction(now: Date) throws -> Action {
-        let schedule = self.schedule
+    /// Reads the latest fire's state from the database and decides (`NextAction.decide`).
+    private func nextAction(now: Date) throws -> NextAction {
         let latest = schedule.latestFire(atOrBefore: now)
-        let next = schedule.nextFire(after: now)
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (scheduler)")
         let state = try DaemonState.read(db, runDate: latest.date)
-        if now < notBefore {
-            return .wait(until: min(notBefore, next.instant), status: "last run failed; trying again at \(Self.format(notBefore, in: configuration.timeZone)); last run: \(lastRun)")
-        }
-        if !state.completed {
-            return .run(latest.date, reason: state.started ? "retrying an unfinished run" : (now.timeIntervalSince(latest.instant) > 60 ? "catch-up" : "scheduled"))
-        }
-        // Retries of the latest run's failures, until that date's day is over in the zone.
-        if let retryAt = state.nextRetry, schedule.runDate(at: now) == latest.date {
-            if retryAt <= now { return .run(latest.date, reason: "retry") }
-            if retryAt < next.instant {
-                return .wait(until: retryAt, status: "retry of failed mails at \(Self.format(retryAt, in: configuration.timeZone)); "
-                             + waitingStatus(next: next))
-            }
-        }
-        return .wait(until: next.instant, status: "waiting; " + waitingStatus(next: next))
+        return NextAction.decide(now: now, schedule: schedule, state: state, notBefore: notBefore)
     }
 
     private func waitingStatus(next: (date: CalendarDate, instant: Date)) -> String {
@@ -163,21 +138,19 @@ public final class Daemon: @unchecked Sendable {
         }
         defer { lock.release() }
         systemd.status("running for \(date) (\(reason))")
-        let control = RunControl(onProgress: { [weak self] progress in
+        let control = RunControl(stop: stop, onProgress: { [weak self] progress in
             guard let self else { return }
             if self.pingWatchdogIfDue() {
                 self.systemd.status(progress.due > 0 ? "running for \(date): \(progress.handled)/\(progress.due) mails handled"
                                                      : "running for \(date): \(progress.evaluated) users evaluated")
             }
         }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
-        flags.withLock { $0.run = control }
-        defer { flags.withLock { $0.run = nil } }
         if stopRequested { return }
         let run = NotificationRun(configuration: configuration, runDate: date, mode: .daemon, logger: logger, host: host)
         do {
             let result = try run.execute(control: control)
             lastRun = "\(date): \(result.counts.sent) sent, \(result.counts.failed) failed"
-            Heartbeat(url: configuration.heartbeatURL, logger: logger).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
+            Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
             if result.errors.isEmpty {
                 failedRuns = 0
                 notBefore = .distantPast
@@ -189,7 +162,7 @@ public final class Daemon: @unchecked Sendable {
             logger.error("run for \(date) failed: \(error)", metadata: [
                 "notifier_event": "run_failed", "message_id": "\(NotifierEvent.runFailedMessageID)", "run_date": "\(date)",
             ])
-            Heartbeat(url: configuration.heartbeatURL, logger: logger).report(success: false)
+            Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
         }
     }
@@ -206,7 +179,7 @@ public final class Daemon: @unchecked Sendable {
     /// a stop or reload request or a wall-clock change (then the caller recomputes the schedule).
     private func wait(until deadline: Date) {
         let slice = systemd.watchdogPingInterval ?? 60
-        while !stopRequested, !flags.withLock({ $0.reload }) {
+        while !stopRequested, !reloadRequested.withLock({ $0 }) {
             switch timer.wait(until: deadline, orAtMost: slice) {
             case .intervalElapsed:
                 pingWatchdogIfDue()
@@ -234,7 +207,7 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private func reload() {
-        flags.withLock { $0.reload = false }
+        reloadRequested.withLock { $0 = false }
         systemd.reloading()
         do {
             let fresh = try reloadConfiguration()
@@ -250,7 +223,8 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// What must hold before the daemon says READY: the configuration can send, the templates
-    /// render, the database answers and its schema is current.
+    /// render, the database answers and its schema is current. Nil when it holds; the exit status
+    /// otherwise (`.success` when a stop came while waiting for the database).
     private func startupCheck() -> ExitStatus? {
         do { try Self.validate(configuration) } catch {
             logger.critical("\(error)")
@@ -269,7 +243,7 @@ public final class Daemon: @unchecked Sendable {
             } catch let error as DatabaseError where error.kind == .unreachable && delay < 40 && !stopRequested {
                 logger.warning("database unreachable at start: \(error); retrying in \(Int(delay)) s")
                 systemd.status("waiting for the database")
-                Thread.sleep(forTimeInterval: delay)
+                guard stop.sleep(delay) else { return .success }  // stopped while waiting: a clean exit
                 delay *= 2
             } catch let error as DatabaseError {
                 logger.critical("\(error)")

@@ -26,8 +26,8 @@ package struct Dispatcher {
     package let logger: Logger
     /// Makes one transport per worker (SMTP through libcurl in production).
     package let makeTransport: @Sendable () throws -> any MailTransport
-    /// The daemon's stop request and progress hook (nil for a run by hand).
-    package let control: RunControl?
+    /// The stop signal and the progress hooks.
+    package let control: RunControl
 
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
@@ -45,7 +45,8 @@ package struct Dispatcher {
         let patience = configuration.databaseReconnectSeconds
         do {
             recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, patience: patience,
-                                          onRetry: Self.reconnectNotice(logger), onWait: { [control] in control?.alive() })
+                                          onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
+                                          stop: control.stop)
         } catch {
             var failed = DeliveryResult()
             failed.errors.append(error)
@@ -59,10 +60,14 @@ package struct Dispatcher {
         WorkerPool.run(count: workers, name: "sileme-send") { _ in
             do {
                 let db = try ReconnectingConnection(configuration.databaseURL, patience: patience,
-                                                    onRetry: Self.reconnectNotice(logger), onWait: { control?.alive() })
+                                                    onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
+                                                    stop: control.stop)
                 let transport = try makeTransport()
-                if let control, let smtp = transport as? SMTPTransport { smtp.onWait = { control.alive() } }
-                while control?.stopRequested != true && recorder.isWritable {
+                if let smtp = transport as? SMTPTransport {
+                    smtp.onWait = { control.alive() }
+                    smtp.stop = control.stop
+                }
+                while !control.stopRequested && recorder.isWritable {
                     let batch = queue.withLock { queue -> [DeliveryJob] in
                         let taken = Array(queue.prefix(batchSize))
                         queue.removeFirst(taken.count)
@@ -78,26 +83,27 @@ package struct Dispatcher {
                     for job in batch {
                         // No mail is sent that could not be recorded: wait while the recorder
                         // reconnects; stop if it gave up (these claims are taken over next run).
-                        guard recorder.waitUntilWritable(alive: { control?.alive() }) else {
+                        guard recorder.waitUntilWritable(alive: { control.alive() }) else {
                             result.withLock { $0.notStarted += 1 }
                             continue
                         }
                         let outcome: JobOutcome
                         if let claim = claims[job.userID] {
-                            if control?.stopRequested == true {
+                            // Stopped (before this mail, or while it waited for a rate-limit slot):
+                            // it stays due for the next run.
+                            if control.stopRequested || limiter.map({ !$0.acquire(stop: control.stop) }) == true {
                                 recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
                                                                 text: "not attempted: the run was stopped",
                                                                 nextAttempt: Date(), at: Date()))
                                 result.withLock { $0.notStarted += 1 }
                                 continue
                             }
-                            limiter?.acquire()
                             outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
                         } else {
                             outcome = .busyElsewhere
                         }
                         let handled = result.withLock { $0.add(outcome); return $0.handled }
-                        control?.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
+                        control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
                     }
                 }
             } catch {
@@ -128,13 +134,14 @@ package struct Dispatcher {
             outcome = .transient(reason: "not attempted: the mail server (or outbox) was unavailable for the previous messages",
                                  serverUnavailable: true)
         } else {
-            repeat {
-                if attempts > 0 {
-                    AliveSleep.sleep(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))) { control?.alive() }
-                }
+            while true {
                 attempts += 1
                 outcome = transport.send(from: composer.from.address, to: job.email.address, message: bytes)
-            } while attempts < configuration.smtp.retryAttempts && { if case .transient = outcome { true } else { false } }()
+                guard attempts < configuration.smtp.retryAttempts, case .transient = outcome else { break }
+                // Stopped during the backoff: the last (transient) outcome is recorded for a later retry.
+                let backoff = configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))
+                guard control.stop.sleep(backoff, alive: { control.alive() }) else { break }
+            }
         }
         let fields: Logger.Metadata = [
             "notifier_event": "", "run_date": "\(runDate)", "user_id": "\(job.userID)",

@@ -38,7 +38,7 @@ public struct NotificationRun: Sendable {
     /// The real run: records it in `notifier_runs`, evaluates, records skipped users, delivers the
     /// due mails through `makeTransport` (by default the one `MAIL_TRANSPORT` names), and reports every event.
     public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
-                        control: RunControl? = nil) throws -> RunResult {
+                        control: RunControl = RunControl()) throws -> RunResult {
         try ConfigurationLoader.validateForSending(configuration)
         let composer = try MailComposer(configuration: configuration,
                                         templates: MailTemplates(directory: configuration.templateDirectory))
@@ -46,7 +46,7 @@ public struct NotificationRun: Sendable {
         // twice, so a broken connection is reconnected (DATABASE_RECONNECT_SECONDS).
         let db = try ReconnectingConnection(
             configuration.databaseURL, patience: configuration.databaseReconnectSeconds,
-            onRetry: Dispatcher.reconnectNotice(logger), onWait: { control?.alive() })
+            onRetry: Dispatcher.reconnectNotice(logger), onWait: { control.alive() }, stop: control.stop)
         let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier)")
         let runID = try db.perform(retrying: false) { try store.startRun($0, runDate: runDate, mode: mode, host: host) }
         let base: Logger.Metadata = ["run_date": "\(runDate)", "run_mode": "\(mode.rawValue)", "run_id": "\(runID)"]
@@ -69,7 +69,7 @@ public struct NotificationRun: Sendable {
                 try evaluate(db, includeStale: false) { candidate, evaluation in
                     counts.count(evaluation.decision)
                     evaluated += 1
-                    if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
+                    if evaluated % 1000 == 0 { control.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
                     switch evaluation.decision {
                     case .send:
                         jobs.append(DeliveryJob(userID: candidate.userID, name: evaluation.name!, email: evaluation.email!,

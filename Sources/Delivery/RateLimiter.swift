@@ -10,14 +10,14 @@ package final class RateLimiter: @unchecked Sendable {
     /// A limiter for `perSecond` messages per second.
     package init(perSecond: Double) { interval = 1 / perSecond }
 
-    /// Waits until the next message may go.
-    package func acquire() {
+    /// Waits until the next message may go; false when `stop` was raised first (send nothing then).
+    package func acquire(stop: StopSignal) -> Bool {
         let wait = next.withLock { next -> TimeInterval in
             let now = Date()
             let slot = max(now, next)
             next = slot.addingTimeInterval(interval)
             return slot.timeIntervalSince(now)
         }
-        if wait > 0 { Thread.sleep(forTimeInterval: wait) }
+        return wait <= 0 ? !stop.isStopped : stop.sleep(wait)
     }
 }

@@ -20,18 +20,21 @@ package final class ResultRecorder: @unchecked Sendable {
     private var reconnecting = false
     private var failure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
+    private let stop: StopSignal
 
     /// Opens the recorder's connection and starts its thread. `onRetry` hears of each broken
-    /// connection; `onWait` is called at least once a second while reconnecting.
+    /// connection; `onWait` is called at least once a second while reconnecting. A raised `stop`
+    /// ends a reconnect wait (the recorder gives up; the unwritten rows are taken over next run).
     package init(conninfo: Secret, store: NotificationStore, patience: TimeInterval,
          onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
-         onWait: @escaping @Sendable () -> Void = {}) throws {
+         onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal()) throws {
+        self.stop = stop
         let db = try ReconnectingConnection(
             conninfo, applicationName: "sileme-notifier (recorder)", patience: patience,
             onRetry: { [weak self] error, delay in
                 self?.setReconnecting(true)
                 onRetry(error, delay)
-            }, onWait: onWait)
+            }, onWait: onWait, stop: stop)
         let transfer = Transfer(value: db)
         let thread = Thread { [self] in
             loop(db: transfer.value, store: store)
@@ -50,11 +53,13 @@ package final class ResultRecorder: @unchecked Sendable {
     }
 
     /// Waits while the recorder is reconnecting (calling `alive` about once a second) and says
-    /// whether outcomes can still be recorded: false once the recorder gave up.
+    /// whether outcomes can still be recorded: false once the recorder gave up, or when the stop
+    /// signal was raised during the wait.
     package func waitUntilWritable(alive: () -> Void = {}) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while reconnecting && failure == nil {
+            if stop.isStopped { return false }
             _ = condition.wait(until: Date().addingTimeInterval(1))
             condition.unlock()
             alive()

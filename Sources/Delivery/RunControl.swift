@@ -1,26 +1,30 @@
 import Foundation
 import Values
 
-/// How the daemon steers a run in progress: ask it to stop after the messages in flight, and
-/// hear from it as it makes progress (for watchdog pings and `STATUS=`), from any thread.
+/// How a run is steered while it goes: the process's stop signal (SIGTERM/SIGINT: finish the
+/// messages in flight, claim nothing new), and hooks that hear of its progress (for watchdog
+/// pings and `STATUS=`), from any thread.
 public final class RunControl: @unchecked Sendable {
-    private let stop = Locked(false)
+    /// The stop signal every wait of the run hears.
+    public let stop: StopSignal
     private let onProgress: @Sendable (RunProgress) -> Void
     private let onAlive: @Sendable () -> Void
 
     /// Creates a control that reports progress to `onProgress` and liveness while waiting (for a
     /// slow server, a retry backoff) to `onAlive`; both are called from worker threads.
-    public init(onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
+    /// `stop` is the process's stop signal (a fresh one, never raised, by default).
+    public init(stop: StopSignal = StopSignal(), onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
                 onAlive: @escaping @Sendable () -> Void = {}) {
+        self.stop = stop
         self.onProgress = onProgress
         self.onAlive = onAlive
     }
 
     /// Asks the run to stop: messages in flight are finished and recorded, nothing new is claimed.
-    public func requestStop() { stop.withLock { $0 = true } }
+    public func requestStop() { stop.stop() }
 
     /// Whether a stop was requested.
-    public var stopRequested: Bool { stop.withLock { $0 } }
+    public var stopRequested: Bool { stop.isStopped }
 
     /// Reports progress.
     package func progress(_ value: RunProgress) { onProgress(value) }

@@ -24,4 +24,11 @@ package struct DaemonState {
         return DaemonState(completed: row.bool(0), started: row.bool(1),
                            nextRetry: row.string(2).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) })
     }
+
+    /// Creates the value.
+    package init(completed: Bool, started: Bool, nextRetry: Date? = nil) {
+        self.completed = completed
+        self.started = started
+        self.nextRetry = nextRetry
+    }
 }

@@ -19,10 +19,13 @@ public final class RunLock {
         return RunLock(connection: db)
     }
 
-    /// Takes the lock, waiting for the current holder's run to end.
-    public static func acquire(_ conninfo: Secret) throws -> RunLock {
+    /// Takes the lock, waiting for the current holder's run to end (asking again every half
+    /// second); nil when `stop` is raised first.
+    public static func acquire(_ conninfo: Secret, stop: StopSignal) throws -> RunLock? {
         let db = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)")
-        try db.execute("SELECT pg_advisory_lock(\(key))")
+        while try !db.execute("SELECT pg_try_advisory_lock(\(key))")[0].bool(0) {
+            guard stop.sleep(0.5) else { return nil }
+        }
         return RunLock(connection: db)
     }
 

@@ -50,11 +50,16 @@ struct RetryCommand: ParsableCommand {
                 Console.error("nothing to retry for \(runDate): \(plan.entries.count) failed or stuck, none still due")
                 return .success
             }
-            let lock = try RunLock.acquire(configuration.databaseURL)
+            let stop = StopSignal()
+            SignalHandlers.install(stop: stop)
+            guard let lock = try RunLock.acquire(configuration.databaseURL, stop: stop) else {
+                Console.error("stopped while waiting for another run to finish; nothing was retried")
+                return .tempFailure
+            }
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
                                       onlyUsers: plan.usersToSend)
-            return try run.execute().exitStatus
+            return try run.execute(control: RunControl(stop: stop)).exitStatus
         }
     }
 }

@@ -1,14 +1,19 @@
 import Dispatch
 import Foundation
+import Values
 
-/// SIGTERM/SIGINT (stop after the messages in flight) and SIGHUP (reload) for the daemon, handled
-/// on a private dispatch queue rather than in an async-signal context.
+/// SIGTERM/SIGINT raise the process's one stop signal (every wait hears it: the daemon, `--run-now`
+/// and `retry` finish the mails in flight and exit); SIGHUP reloads the daemon's configuration.
+/// Handled on a private dispatch queue rather than in an async-signal context.
 enum SignalHandlers {
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
 
-    static func install(stop: @escaping @Sendable () -> Void, reload: @escaping @Sendable () -> Void) {
+    /// Routes SIGTERM and SIGINT to `stop`, and SIGHUP to `reload` when given.
+    static func install(stop: StopSignal, reload: (@Sendable () -> Void)? = nil) {
         let queue = DispatchQueue(label: "sileme-notifier.signals")
-        for (number, action) in [(SIGTERM, stop), (SIGINT, stop), (SIGHUP, reload)] {
+        var actions: [(Int32, @Sendable () -> Void)] = [(SIGTERM, { stop.stop() }), (SIGINT, { stop.stop() })]
+        if let reload { actions.append((SIGHUP, reload)) }
+        for (number, action) in actions {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler(handler: action)

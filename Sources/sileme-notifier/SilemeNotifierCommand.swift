@@ -101,17 +101,24 @@ struct RunCommand: ParsableCommand {
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name")
                 return .success
             }
+            // SIGTERM/SIGINT: finish the mails in flight, leave the rest due, exit.
+            let stop = StopSignal()
+            SignalHandlers.install(stop: stop)
             // One run at a time per database (the daemon, timers and other hosts included).
             let lock: RunLock
             if let free = try RunLock.tryAcquire(configuration.databaseURL) {
                 lock = free
             } else {
                 logger.notice("another run is in progress on this database; waiting for it to finish")
-                lock = try RunLock.acquire(configuration.databaseURL)
+                guard let acquired = try RunLock.acquire(configuration.databaseURL, stop: stop) else {
+                    Console.error("stopped while waiting for another run to finish; nothing was sent")
+                    return .tempFailure
+                }
+                lock = acquired
             }
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)
-            return try run.execute().exitStatus
+            return try run.execute(control: RunControl(stop: stop)).exitStatus
         }
     }
 }
@@ -123,10 +130,11 @@ extension RunCommand {
         let logger = LoggingSetup.bootstrap(interactive: isatty(STDERR_FILENO) != 0)
         let loader = common.loader
         try Console.exitOnFailure {
+            let stop = StopSignal()
             let daemon = try Daemon(configuration: configuration, reloadConfiguration: { () throws(ConfigurationError) in
                 try loader.load()
-            }, logger: logger)
-            SignalHandlers.install(stop: daemon.requestStop, reload: daemon.requestReload)
+            }, logger: logger, stop: stop)
+            SignalHandlers.install(stop: stop, reload: daemon.requestReload)
             return daemon.run()
         }
     }

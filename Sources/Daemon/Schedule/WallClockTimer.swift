@@ -1,6 +1,7 @@
 import CShims
 import Foundation
 import Glibc
+import Values
 
 /// Blocks the calling thread until an absolute wall-clock deadline, waking early when the
 /// wall clock is stepped, when a watchdog interval elapses, or when cancelled.
@@ -87,11 +88,18 @@ public final class WallClockTimer: @unchecked Sendable {
     private let lock = NSLock()
     /// Whether a thread is inside `wait(until:orAtMost:)`.
     private var isWaiting = false
+    /// The process's stop signal (kept alive with the timer), and its descriptor, readable once
+    /// raised (never read or closed here).
+    private let stop: StopSignal?
+    private let stopDescriptor: Int32?
 
-    /// Creates the timer's three descriptors (close-on-exec, non-blocking).
+    /// Creates the timer's three descriptors (close-on-exec, non-blocking). Every wait also ends
+    /// (`.cancelled`) once `stop` is raised, and at once while it stays raised.
     ///
     /// - Throws: `SystemCallError` if a descriptor cannot be created (e.g. `EMFILE`).
-    public init() throws {
+    public init(stop: StopSignal? = nil) throws {
+        self.stop = stop
+        stopDescriptor = stop?.descriptor
         let flags = Int32(TFD_CLOEXEC) | Int32(TFD_NONBLOCK)
         let deadline = timerfd_create(CLOCK_REALTIME, flags)
         guard deadline >= 0 else {
@@ -148,7 +156,7 @@ public final class WallClockTimer: @unchecked Sendable {
             flags: Int32(TFD_TIMER_ABSTIME) | Int32(TFD_TIMER_CANCEL_ON_SET))
         arm(intervalDescriptor, at: Self.timespec(forSeconds: maxInterval), flags: 0)
 
-        var descriptors = [cancelDescriptor, deadlineDescriptor, intervalDescriptor].map {
+        var descriptors = [cancelDescriptor, deadlineDescriptor, intervalDescriptor, stopDescriptor ?? -1].map {
             pollfd(fd: $0, events: Int16(POLLIN), revents: 0)
         }
         while true {
@@ -160,6 +168,7 @@ public final class WallClockTimer: @unchecked Sendable {
                 if code == EINTR { continue }
                 fatalError("poll failed: \(SystemCallError(call: "poll", code: code))")
             }
+            if descriptors[3].revents != 0 { return .cancelled }  // stopped: level-triggered, not consumed
             if descriptors[0].revents != 0 {
                 // Consume the wake-up: a cancel interrupts one wait, not every later one (the
                 // daemon uses it for both stop and reload, and re-checks its flags after a wake).

@@ -2,6 +2,7 @@ import CCurl
 import CShims
 import Config
 import Foundation
+import Values
 
 /// Sends messages over one SMTP connection through libcurl, reusing it for every message
 /// (one EHLO, one TLS handshake, one AUTH) until the server or an error closes it.
@@ -20,6 +21,18 @@ public final class SMTPTransport {
         get { waiting.action }
         set { waiting.action = newValue }
     }
+
+    /// The process's stop signal: once raised, a transfer still waiting for the server after
+    /// `stopGrace` seconds is given up (a message not yet handed over is a transient failure; one
+    /// whose final reply never came is `.unknown` and resent later with the same `Message-ID`).
+    public var stop: StopSignal? {
+        get { waiting.stop }
+        set { waiting.stop = newValue }
+    }
+
+    /// How long a transfer in flight may go on after a stop: long enough for a normal send to
+    /// finish, short enough for the process to exit within about two seconds.
+    public static let stopGrace: TimeInterval = 0.5
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
@@ -59,8 +72,11 @@ public final class SMTPTransport {
         }
         if rc == CURLE_OK {
             rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
-                if let userdata { Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue().action?() }
-                return 0
+                guard let userdata else { return 0 }
+                let hook = Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue()
+                hook.action?()
+                // Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+                return (hook.stop?.secondsSinceStop ?? 0) >= SMTPTransport.stopGrace ? 1 : 0
             }, Unmanaged.passUnretained(waiting).toOpaque())
         }
         guard rc == CURLE_OK else {
@@ -148,9 +164,10 @@ private final class UploadSource {
     }
 }
 
-/// What the progress callback calls (set by the owner of the transport, read on its thread).
+/// What the progress callback calls and hears (set by the owner of the transport, read on its thread).
 private final class WaitHook {
     var action: (@Sendable () -> Void)?
+    var stop: StopSignal?
 }
 
 /// The server's reply lines of the current transfer, as libcurl's debug callback sees them.

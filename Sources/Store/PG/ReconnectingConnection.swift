@@ -17,18 +17,22 @@ package final class ReconnectingConnection {
     private let patience: TimeInterval
     private let onRetry: (DatabaseError, TimeInterval) -> Void
     private let onWait: () -> Void
+    private let stop: StopSignal
     private var current: PGConnection?
 
     /// Connects now (throwing if the server cannot be reached: the first connection is not
     /// retried). `onRetry` hears of each broken connection with the delay before the next attempt;
-    /// `onWait` is called at least once a second while waiting (the daemon's watchdog).
+    /// `onWait` is called at least once a second while waiting (the daemon's watchdog). A raised
+    /// `stop` ends the waiting at once: the last error is thrown.
     package init(_ conninfo: Secret, applicationName: String = "sileme-notifier", patience: TimeInterval,
-         onRetry: @escaping (DatabaseError, TimeInterval) -> Void = { _, _ in }, onWait: @escaping () -> Void = {}) throws {
+         onRetry: @escaping (DatabaseError, TimeInterval) -> Void = { _, _ in }, onWait: @escaping () -> Void = {},
+         stop: StopSignal = StopSignal()) throws {
         self.conninfo = conninfo
         self.applicationName = applicationName
         self.patience = patience
         self.onRetry = onRetry
         self.onWait = onWait
+        self.stop = stop
         current = try PGConnection(conninfo, applicationName: applicationName)
     }
 
@@ -54,7 +58,9 @@ package final class ReconnectingConnection {
                 let wait = min(delay, limit.timeIntervalSinceNow)
                 guard wait > 0 else { throw error }
                 onRetry(error, wait)
-                AliveSleep.sleep(wait, alive: onWait)
+                guard stop.sleep(wait, alive: onWait) else {
+                    throw error
+                }
                 delay = min(5, delay * 2)
             }
         }

@@ -1,0 +1,39 @@
+import Foundation
+import Store
+import Values
+
+/// What the daemon does next — a pure function of the clock, the schedule, what the database says
+/// about the latest scheduled run date, and the back-off after a failed run.
+package enum NextAction: Equatable, Sendable {
+    /// Run for this date now; `reason` says why (`scheduled`, `catch-up`, `retrying an unfinished
+    /// run`, `retry`).
+    case run(CalendarDate, reason: String)
+    /// The last run failed: wait until the back-off ends (or the next fire time, if earlier).
+    case waitAfterFailure(until: Date)
+    /// Failed mails of today are due again at this instant, before the next fire time.
+    case waitForRetry(until: Date)
+    /// Nothing to do until the next fire time.
+    case waitForNextRun(until: Date)
+
+    /// The decision at `now`: the latest scheduled run if it has not completed (catch-up after
+    /// downtime included: a fire more than a minute ago), a retry pass when failed mails of that
+    /// date are due again and its day is not over in the zone, or a wait for whichever comes first
+    /// of the next fire time and the next retry. `state` is what the database says about the
+    /// latest fire's date; `notBefore` ends the back-off after a failed run.
+    package static func decide(now: Date, schedule: DailySchedule, state: DaemonState, notBefore: Date) -> NextAction {
+        let latest = schedule.latestFire(atOrBefore: now)
+        let next = schedule.nextFire(after: now)
+        if now < notBefore { return .waitAfterFailure(until: min(notBefore, next.instant)) }
+        if !state.completed {
+            let reason = state.started ? "retrying an unfinished run"
+                : (now.timeIntervalSince(latest.instant) > 60 ? "catch-up" : "scheduled")
+            return .run(latest.date, reason: reason)
+        }
+        // Retries of the latest run's failures, until that date's day is over in the zone.
+        if let retryAt = state.nextRetry, schedule.runDate(at: now) == latest.date {
+            if retryAt <= now { return .run(latest.date, reason: "retry") }
+            if retryAt < next.instant { return .waitForRetry(until: retryAt) }
+        }
+        return .waitForNextRun(until: next.instant)
+    }
+}
