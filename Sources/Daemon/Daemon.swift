@@ -66,7 +66,7 @@ public final class Daemon: @unchecked Sendable {
         if let failure = startupCheck() { return failure }
         systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
         logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
-                      metadata: ["notifier_event": "daemon_started"])
+                      metadata: NotifierEvent.daemonStarted.metadata)
         var databaseBackoff: TimeInterval = 0
         while !stopRequested {
             if reloadRequested.withLock({ $0 }) { reload() }
@@ -91,13 +91,13 @@ public final class Daemon: @unchecked Sendable {
             } catch {
                 databaseBackoff = min(300, max(5, databaseBackoff * 2))
                 logger.error("database unavailable: \(error); retrying in \(Int(databaseBackoff)) s",
-                             metadata: ["notifier_event": "database_unavailable"])
+                             metadata: NotifierEvent.databaseUnavailable.metadata)
                 systemd.status("database unavailable; retrying in \(Int(databaseBackoff)) s; last run: \(lastRun)")
                 wait(until: clock.now().addingTimeInterval(databaseBackoff))
             }
         }
         systemd.stopping(status: "stopping; last run: \(lastRun)")
-        logger.notice("daemon stopped", metadata: ["notifier_event": "daemon_stopped"])
+        logger.notice("daemon stopped", metadata: NotifierEvent.daemonStopped.metadata)
         return .success
     }
 
@@ -159,9 +159,7 @@ public final class Daemon: @unchecked Sendable {
             }
         } catch {
             lastRun = "\(date): failed (\(error))"
-            logger.error("run for \(date) failed: \(error)", metadata: [
-                "notifier_event": "run_failed", "message_id": "\(NotifierEvent.runFailedMessageID)", "run_date": "\(date)",
-            ])
+            logger.error("run for \(date) failed: \(error)", metadata: NotifierEvent.runFailed.metadata.merging(["run_date": "\(date)"]) { $1 })
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
         }
@@ -214,10 +212,10 @@ public final class Daemon: @unchecked Sendable {
             try Self.validate(fresh)
             configuration = fresh
             notBefore = .distantPast
-            logger.notice("configuration reloaded", metadata: ["notifier_event": "configuration_reloaded"])
+            logger.notice("configuration reloaded", metadata: NotifierEvent.configurationReloaded.metadata)
         } catch {
             logger.error("configuration reload refused, the previous configuration stays in force: \(error)",
-                         metadata: ["notifier_event": "configuration_rejected"])
+                         metadata: NotifierEvent.configurationRejected.metadata)
         }
         systemd.ready(status: "waiting; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
     }

@@ -120,7 +120,7 @@ package struct Dispatcher {
     package static func reconnectNotice(_ logger: Logger) -> @Sendable (DatabaseError, TimeInterval) -> Void {
         { error, delay in
             logger.warning("database connection lost during the run: \(error); reconnecting in \(String(format: "%.2g", delay)) s",
-                           metadata: ["notifier_event": "database_reconnecting"])
+                           metadata: NotifierEvent.databaseReconnecting.metadata)
         }
     }
 
@@ -144,7 +144,7 @@ package struct Dispatcher {
             }
         }
         let fields: Logger.Metadata = [
-            "notifier_event": "", "run_date": "\(runDate)", "user_id": "\(job.userID)",
+            "run_date": "\(runDate)", "user_id": "\(job.userID)",
             "miss_days": "\(job.missedDays)", "recipient": "\(job.email.masked)",
             "smtp_message_id": "<\(claim.messageID)>", "attempts": "\(attempts)",
             "resend": "\(claim.tookOver)",
@@ -156,8 +156,7 @@ package struct Dispatcher {
                                             nextAttempt: nil, at: Date()))
             result.withLock { $0.consecutiveUnavailable = 0 }
             logger.info("notification sent for user \(job.userID) (\(job.missedDays) days missed)",
-                        metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationSent.rawValue)",
-                                                  "message_id": "\(NotifierEvent.notificationSent.messageID)",
+                        metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
                                                   "smtp_reply": "\(reply)"]) { $1 })
             return .sent
         case .transient(_, let serverDown):
@@ -182,8 +181,7 @@ package struct Dispatcher {
                                         text: reply, nextAttempt: nextAttempt, at: Date()))
         result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
         logger.error("notification failed for user \(job.userID): \(reply)",
-                     metadata: fields.merging(["notifier_event": "\(NotifierEvent.notificationFailed.rawValue)",
-                                               "message_id": "\(NotifierEvent.notificationFailed.messageID)",
+                     metadata: fields.merging(NotifierEvent.notificationFailed.metadata) { $1 }.merging([
                                                "permanent": "\(permanent)", "error": "\(reply)"]) { $1 })
         return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
     }

@@ -50,8 +50,7 @@ public struct NotificationRun: Sendable {
         let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier)")
         let runID = try db.perform(retrying: false) { try store.startRun($0, runDate: runDate, mode: mode, host: host) }
         let base: Logger.Metadata = ["run_date": "\(runDate)", "run_mode": "\(mode.rawValue)", "run_id": "\(runID)"]
-        logger.info("run started for \(runDate) (\(mode.rawValue))", metadata: base.merging([
-            "notifier_event": "\(NotifierEvent.runStarted.rawValue)", "message_id": "\(NotifierEvent.runStarted.messageID)",
+        logger.info("run started for \(runDate) (\(mode.rawValue))", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
             "threshold_days": "\(configuration.rule.thresholdDays)", "time_zone": "\(configuration.timeZone.identifier)",
         ]) { $1 })
 
@@ -89,9 +88,8 @@ public struct NotificationRun: Sendable {
                 }
             }
             for skip in skips {
-                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)", metadata: base.merging([
-                    "notifier_event": "\(NotifierEvent.notificationSkipped.rawValue)",
-                    "message_id": "\(NotifierEvent.notificationSkipped.messageID)",
+                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
+                               metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging([
                     "user_id": "\(skip.userID)", "miss_days": "\(skip.missedDays)",
                     "skip_reason": "\(skip.decision.rawValue)", "detail": "\(skip.reason)",
                 ]) { $1 })
@@ -123,9 +121,7 @@ public struct NotificationRun: Sendable {
         let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
         let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(errorText)"
         logger.log(level: level, message,
-                   metadata: base.merging([
-                    "notifier_event": "\(NotifierEvent.runFinished.rawValue)",
-                    "message_id": "\(NotifierEvent.runFinished.messageID)",
+                   metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
                     "due": "\(counts.due)", "sent": "\(counts.sent)", "failed": "\(counts.failed)",
                     "failed_permanently": "\(counts.failedPermanently)",
                     "already_notified": "\(counts.alreadyNotified)", "stale": "\(counts.stale)",

@@ -29,17 +29,26 @@ public struct MissRule: Sendable, Equatable {
         runDate.adding(days: -thresholdDays - 1)
     }
 
+    /// The oldest check-in date still due on `runDate` (`m = threshold + catchUp`); users whose
+    /// latest check-in is older are stale.
+    public func oldestDueCheckIn(runDate: CalendarDate) -> CalendarDate {
+        runDate.adding(days: -(thresholdDays + catchUpDays) - 1)
+    }
+
+    /// Whether `m` missed days reached the threshold (the report lists the user).
+    public func reachesThreshold(missedDays m: Int) -> Bool { m >= thresholdDays }
+
     /// Whether `m` missed days is within the window in which the alert is (still) sent.
     public func isDue(missedDays m: Int) -> Bool {
-        m >= thresholdDays && m <= thresholdDays + catchUpDays
+        reachesThreshold(missedDays: m) && m <= thresholdDays + catchUpDays
     }
 
     /// The decision for `candidate` on `runDate`, together with the cleaned recipient data when it
     /// is `.send`. Returns nil when the candidate is below the threshold (never listed).
     public func evaluate(_ candidate: Candidate, runDate: CalendarDate) -> Evaluation? {
         let m = missedDays(lastCheckIn: candidate.lastCheckIn, runDate: runDate)
-        guard m >= thresholdDays else { return nil }
-        if m > thresholdDays + catchUpDays { return Evaluation(missedDays: m, decision: .stale) }
+        guard reachesThreshold(missedDays: m) else { return nil }
+        if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
         if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
         let email: EmailAddress
         do { email = try EmailAddress(validating: candidate.rawEmail ?? "") } catch {

@@ -18,8 +18,7 @@ package struct DaemonState {
                    (SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now()) ELSE now() END))
                     FROM notification_logs n
                     WHERE n.notification_date = $1 AND NOT n.email_sent
-                      AND (n.status = 'retry' OR (n.status = 'sending' AND NOT EXISTS (
-                               SELECT 1 FROM pg_stat_activity a WHERE a.pid = n.claim_backend_pid))))
+                      AND (n.status = 'retry' OR \(ClaimSQL.abandoned("n"))))
             """, [runDate.description])[0]
         return DaemonState(completed: row.bool(0), started: row.bool(1),
                            nextRetry: row.string(2).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) })

@@ -33,7 +33,7 @@ public struct NotificationStore: Sendable {
             WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
             ORDER BY s.last_check_in_date DESC, s.user_id
             """
-        let oldest = includeStale ? "-infinity" : oldestDue(runDate: runDate, rule: rule).description
+        let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
         try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest]) { row in
             guard let id = row.string(0), let last = row.date(3) else { return }
             try body(Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2),
@@ -57,12 +57,7 @@ public struct NotificationStore: Sendable {
     /// the index alone.
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
         try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date",
-                       [oldestDue(runDate: runDate, rule: rule).description])[0].int(0) ?? 0
-    }
-
-    /// The oldest `L` still due on `runDate`: `m = threshold + catchUp`.
-    private func oldestDue(runDate: CalendarDate, rule: MissRule) -> CalendarDate {
-        runDate.adding(days: -(rule.thresholdDays + rule.catchUpDays) - 1)
+                       [rule.oldestDueCheckIn(runDate: runDate).description])[0].int(0) ?? 0
     }
 
     // MARK: Runs
@@ -114,8 +109,7 @@ public struct NotificationStore: Sendable {
                 WHERE NOT n.email_sent AND (
                     n.status = 'skipped'
                     OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
-                    OR (n.status = 'sending' AND NOT EXISTS (
-                            SELECT 1 FROM pg_stat_activity a WHERE a.pid = n.claim_backend_pid)))
+                    OR \(ClaimSQL.abandoned("n")))
             RETURNING user_id::text, id, message_id, attempts, (xmax <> 0)
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
@@ -189,7 +183,7 @@ public struct NotificationStore: Sendable {
             FROM notification_logs n
             WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
               AND (n.status IN ('failed', 'retry')
-                   OR (n.status = 'sending' AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = n.claim_backend_pid)))
+                   OR \(ClaimSQL.abandoned("n")))
             ORDER BY n.user_id
             """, [runDate.description, userID]).rows.compactMap { row in
                 row.string(0).map { RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,

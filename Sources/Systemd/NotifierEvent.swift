@@ -1,5 +1,8 @@
-/// The events every run reports (`NOTIFIER_EVENT`), each with a stable journald `MESSAGE_ID`
-/// documented in `systemd/sileme-notifier.catalog`.
+import Logging
+
+/// Every event the notifier reports (`NOTIFIER_EVENT`): the run's, each with a stable journald
+/// `MESSAGE_ID` documented in `systemd/sileme-notifier.catalog`, and the daemon's own. Code never
+/// spells an event name as a string: it logs `event.metadata`.
 public enum NotifierEvent: String, Sendable, CaseIterable {
     /// A run began (`RUN_DATE`, `RUN_MODE`).
     case runStarted = "run_started"
@@ -11,18 +14,40 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     case notificationFailed = "notification_failed"
     /// A due user was skipped for bad data, with the reason.
     case notificationSkipped = "notification_skipped"
+    /// A daemon run that could not be carried out at all.
+    case runFailed = "run_failed"
+    /// The daemon is up (after its start-up checks).
+    case daemonStarted = "daemon_started"
+    /// The daemon is stopping.
+    case daemonStopped = "daemon_stopped"
+    /// The daemon could not read the schedule's state from the database; it retries with backoff.
+    case databaseUnavailable = "database_unavailable"
+    /// A run lost its database connection and is reconnecting.
+    case databaseReconnecting = "database_reconnecting"
+    /// SIGHUP: the new configuration is in force.
+    case configurationReloaded = "configuration_reloaded"
+    /// SIGHUP: the new configuration was refused; the previous one stays in force.
+    case configurationRejected = "configuration_rejected"
 
-    /// `MESSAGE_ID` of `run_failed`: a daemon run that could not be carried out at all.
-    public static let runFailedMessageID = "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
-
-    /// The journald `MESSAGE_ID` (128-bit, hex).
-    public var messageID: String {
+    /// The journald `MESSAGE_ID` (128-bit, hex) of the events the catalog documents.
+    public var messageID: String? {
         switch self {
         case .runStarted: "b5114b477a7847da8a32aee24ab6a236"
         case .runFinished: "4fb505200f49472eb5538283f7de1a2b"
         case .notificationSent: "9210aefff7ae4cdcb2a59b85313eba44"
         case .notificationFailed: "ce86ef5e801347caaa6f2e50266c0468"
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
+        case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
+        case .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
+             .configurationReloaded, .configurationRejected: nil
         }
+    }
+
+    /// The fields that name the event in the journal: `NOTIFIER_EVENT`, and `MESSAGE_ID` where the
+    /// event has one. Merge the event's own fields into it.
+    public var metadata: Logger.Metadata {
+        var fields: Logger.Metadata = ["notifier_event": "\(rawValue)"]
+        if let messageID { fields["message_id"] = "\(messageID)" }
+        return fields
     }
 }

@@ -14,7 +14,7 @@ public final class HistoryHTMLWriter: HistorySink {
     private var overview: HistoryOverview!
     private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
     private var sectionRows = 0
-    private var listing: (date: CalendarDate, listed: Int)?
+    private var listing = ProblemListing()
 
     /// Writes to `output`.
     public init(output: TextOutput) { self.output = output }
@@ -108,7 +108,7 @@ public final class HistoryHTMLWriter: HistorySink {
 
     public func beginSection(_ section: HistorySection) throws {
         sectionRows = 0
-        listing = nil
+        listing.reset()
         let heads: [String]
         let title: String
         switch section {
@@ -156,8 +156,7 @@ public final class HistoryHTMLWriter: HistorySink {
                   + td(record.detail ?? "") + "</tr>\n")
             return
         }
-        if let listing, listing.date != record.date { closeDay() }
-        listing = (record.date, (listing?.date == record.date ? listing!.listed : 0) + 1)
+        if let cut = listing.add(record.date, overview: overview) { sayMore(cut) }
         var when = ""
         if record.status == "retry", let next = record.nextAttemptAt {
             when = "next " + time.dayAndSecond(next)
@@ -190,7 +189,7 @@ public final class HistoryHTMLWriter: HistorySink {
 
     public func endSection(_ section: HistorySection) throws {
         let columns = [HistorySection.runs: 14, .problems: 10, .streaks: 10, .notifications: 9][section] ?? 1
-        if section == .problems { closeDay() }
+        if section == .problems, let cut = listing.close(overview: overview) { sayMore(cut) }
         if sectionRows == 0 { write(none(columns)) }
         write("</tbody>\n</table></div>\n</section>\n")
     }
@@ -205,14 +204,9 @@ public final class HistoryHTMLWriter: HistorySink {
     }
 
     /// After a day's listed problem rows: a row saying how many more the day has when the list was cut.
-    private func closeDay() {
-        guard let listing, let counts = overview.counts(on: listing.date) else { return }
-        let more = counts.failed + counts.retryPending + counts.sending - listing.listed
-        if more > 0 {
-            write("<tr class=\"more\"><td colspan=\"10\" class=\"none\">… and \(more) more on \(listing.date) "
+    private func sayMore(_ cut: (date: CalendarDate, more: Int)) {
+            write("<tr class=\"more\"><td colspan=\"10\" class=\"none\">… and \(cut.more) more on \(cut.date) "
                   + "(--format json or csv lists them all)</td></tr>\n")
-        }
-        self.listing = nil
     }
 
     private func e(_ text: String) -> String { Escaping.html(text) }

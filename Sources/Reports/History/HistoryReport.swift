@@ -45,7 +45,7 @@ public struct HistoryReport: Sendable {
                 if let user {
                     try sink.beginSection(.streaks)
                     try store.streamStreaks(db, userID: user.userID, request: request,
-                                            thresholdDays: configuration.rule.thresholdDays) { try sink.streak($0) }
+                                            rule: configuration.rule) { try sink.streak($0) }
                     try sink.endSection(.streaks)
                     try sink.beginSection(.notifications)
                     try store.streamNotifications(db, userID: user.userID, request: request) { try sink.notification($0) }

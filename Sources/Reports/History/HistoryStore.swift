@@ -1,5 +1,6 @@
 import Foundation
 import Output
+import Rule
 import Store
 import Values
 
@@ -104,7 +105,8 @@ package struct HistoryStore {
 
     // MARK: Notification rows
 
-    /// The columns `record(_:)` reads, from `notification_logs n`, `users u` and the live sessions `a`.
+    /// The columns `record(_:)` reads, from `notification_logs n` and `users u`; whether a claim is
+    /// still in flight is the claim's own test (`ClaimSQL`).
     /// Dates come as day numbers (days since 1970-01-01, what `CalendarDate` counts in), instants as
     /// epoch seconds: no text to parse per row.
     private static let recordColumns = """
@@ -112,15 +114,11 @@ package struct HistoryStore {
         u.emergency_email, n.recipient_masked, n.consecutive_miss_days, n.last_check_in_date - DATE '1970-01-01',
         n.attempts, n.message_id,
         extract(epoch FROM n.sent_at), extract(epoch FROM n.next_attempt_at), extract(epoch FROM n.claimed_at),
-        n.claimed_by, a.pid IS NOT NULL, coalesce(n.last_error, n.last_reply)
+        n.claimed_by, \(ClaimSQL.inFlight("n")), coalesce(n.last_error, n.last_reply)
         """
 
-    /// The joins `recordColumns` needs. Sessions are read once (not per row) to tell a claim in
-    /// flight from one whose process is gone — the same test the claim's takeover makes.
-    private static let recordJoins = """
-        LEFT JOIN users u ON u.id = n.user_id
-        LEFT JOIN (SELECT DISTINCT pid FROM pg_stat_activity) a ON n.status = 'sending' AND a.pid = n.claim_backend_pid
-        """
+    /// The join `recordColumns` needs.
+    private static let recordJoins = "LEFT JOIN users u ON u.id = n.user_id"
 
     /// Streams the period's failed, stuck/sending and retrying rows: by day, failed first, then
     /// sending, then retry, then user. With a limit, at most that many per day.
@@ -182,7 +180,7 @@ package struct HistoryStore {
     /// next check-in `N` (window function over the user's check-ins); it is listed when its missed
     /// days (`L+1 … N−1`) or its notification rows (`L < date ≤ N`) fall in the period, and it
     /// missed at least one day or has a row. Its rows are looked up through the claim key's index.
-    package func streamStreaks(_ db: PGConnection, userID: String, request: HistoryRequest, thresholdDays: Int,
+    package func streamStreaks(_ db: PGConnection, userID: String, request: HistoryRequest, rule: MissRule,
                        _ body: (Streak) throws -> Void) throws {
         try db.stream("""
             WITH c AS (
@@ -213,14 +211,14 @@ package struct HistoryStore {
             let next = row.date(1)
             let notifiedOn = row.date(2)
             let rows = row.int(6) ?? 0
-            let missed = (next ?? request.to.adding(days: 1)).days(since: last) - 1
+            let missed = rule.missedDays(lastCheckIn: last, runDate: next ?? request.to.adding(days: 1))
             try body(Streak(
                 lastCheckIn: last, nextCheckIn: next, missedDays: missed, notifiedOn: notifiedOn,
                 sentAt: Self.instant(row, 3), notifiedMissedDays: row.int(4), messageID: redaction.plain(row.string(5)),
                 rows: rows, lastStatus: notifiedOn == nil ? row.string(7) : nil,
                 lastError: notifiedOn == nil ? redaction.text(row.string(8)) : nil,
                 outcome: Streak.outcome(lastCheckIn: last, nextCheckIn: next, reportEnd: request.to,
-                                        notified: notifiedOn != nil, rows: rows, thresholdDays: thresholdDays)))
+                                        notified: notifiedOn != nil, rows: rows, rule: rule)))
         }
     }
 

@@ -12,7 +12,7 @@ public final class HistoryTableWriter: HistorySink {
     private var overview: HistoryOverview!
     private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
     /// The day whose problem rows are being listed, and how many were listed.
-    private var listing: (date: CalendarDate, listed: Int)?
+    private var listing = ProblemListing()
     private var sectionRows = 0
 
     /// Indent of the detail lines under a row (past the DATE column).
@@ -68,7 +68,7 @@ public final class HistoryTableWriter: HistorySink {
 
     public func beginSection(_ section: HistorySection) throws {
         sectionRows = 0
-        listing = nil
+        listing.reset()
         write("")
         switch section {
         case .runs:
@@ -111,8 +111,7 @@ public final class HistoryTableWriter: HistorySink {
             if !parts.isEmpty { detail(parts.joined(separator: " · ")) }
             return
         }
-        if let listing, listing.date != record.date { closeDay() }
-        listing = (record.date, (listing?.date == record.date ? listing!.listed : 0) + 1)
+        if let cut = listing.add(record.date, overview: overview) { sayMore(cut) }
         write(Self.problemColumns.line([
             record.date.description, record.displayStatus, String(record.userID.prefix(8)), record.name ?? "",
             record.shownRecipient, String(record.missedDays), String(record.attempts),
@@ -154,7 +153,7 @@ public final class HistoryTableWriter: HistorySink {
     }
 
     public func endSection(_ section: HistorySection) throws {
-        if section == .problems { closeDay() }
+        if section == .problems, let cut = listing.close(overview: overview) { sayMore(cut) }
         if sectionRows == 0 { write("(none)") }
     }
 
@@ -190,13 +189,8 @@ public final class HistoryTableWriter: HistorySink {
     }
 
     /// After a day's listed problem rows: says how many more the day has when the list was cut.
-    private func closeDay() {
-        guard let listing, let counts = overview.counts(on: listing.date) else { return }
-        let more = counts.failed + counts.retryPending + counts.sending - listing.listed
-        if more > 0 {
-            write(Self.indent + "… and \(more) more on \(listing.date) (--format json or csv lists them all)")
-        }
-        self.listing = nil
+    private func sayMore(_ cut: (date: CalendarDate, more: Int)) {
+            write(Self.indent + "… and \(cut.more) more on \(cut.date) (--format json or csv lists them all)")
     }
 
     /// Detail text under a row, indented, in at most three lines.

@@ -1,4 +1,5 @@
 import Foundation
+import Rule
 import Values
 
 /// One streak of a user (SPEC §3): the days from a check-in `L` to the next check-in, and what the
@@ -30,16 +31,15 @@ public struct Streak: Sendable, Equatable {
     public let outcome: StreakOutcome
 
     /// Judges a streak: `notified` with an accepted mail; else `not_sent` when it has rows; else
-    /// `not_due` when the rule's `m` never reached `threshold` on a day the streak lasted
+    /// `not_due` when the rule's `m` never reached its threshold on a day the streak lasted
     /// (the last such day is the day before the next check-in, or `reportEnd`); else `no_record`.
     package static func outcome(lastCheckIn: CalendarDate, nextCheckIn: CalendarDate?, reportEnd: CalendarDate,
-                        notified: Bool, rows: Int, thresholdDays: Int) -> StreakOutcome {
+                        notified: Bool, rows: Int, rule: MissRule) -> StreakOutcome {
         if notified { return .notified }
         if rows > 0 { return .notSent }
-        // On run date D the rule sees m = D − L − 1; the streak is still on for D ≤ next − 1
-        // (a check-in on D cancels), so the largest m it saw is (lastDay − L − 1).
+        // The streak is still on for run dates up to the day before the next check-in (a
+        // check-in on D cancels): the largest m the rule saw is on that day.
         let lastDay = nextCheckIn.map { $0.adding(days: -1) } ?? reportEnd
-        let largestM = lastDay.days(since: lastCheckIn) - 1
-        return largestM >= thresholdDays ? .noRecord : .notDue
+        return rule.reachesThreshold(missedDays: rule.missedDays(lastCheckIn: lastCheckIn, runDate: lastDay)) ? .noRecord : .notDue
     }
 }

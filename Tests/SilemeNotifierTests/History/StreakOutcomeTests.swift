@@ -2,13 +2,14 @@ import Foundation
 import Testing
 @testable import Values
 @testable import Reports
+@testable import Rule
 
 /// The per-user report's verdict on a streak, against SPEC §3's table.
 @Suite("Streak outcome")
 struct StreakOutcomeTests {
     static func outcome(next: String?, notified: Bool = false, rows: Int = 0, end: String = "2026-01-31") -> StreakOutcome {
         Streak.outcome(lastCheckIn: CalendarDate(parsing: "2026-01-10")!, nextCheckIn: next.flatMap { CalendarDate(parsing: $0) },
-                       reportEnd: CalendarDate(parsing: end)!, notified: notified, rows: rows, thresholdDays: 2)
+                       reportEnd: CalendarDate(parsing: end)!, notified: notified, rows: rows, rule: MissRule(thresholdDays: 2, catchUpDays: 7))
     }
 
     @Test("SPEC §3's table with L = 2026-01-10: a check-in on 01-13 (the due day) leaves nothing due")
