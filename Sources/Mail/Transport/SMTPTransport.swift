@@ -10,6 +10,9 @@ import Values
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
 public final class SMTPTransport {
     private let handle: UnsafeMutableRawPointer
+    /// The multi handle each transfer runs in (and whose connection cache keeps the connection
+    /// between messages), so that the transfer loop can look at the stop signal every 100 ms.
+    private let multi: UnsafeMutableRawPointer
     fileprivate var rawHandle: UnsafeMutableRawPointer { handle }
     private let settings: SMTPSettings
     private let replies = ReplyCapture()
@@ -30,16 +33,21 @@ public final class SMTPTransport {
         set { waiting.stop = newValue }
     }
 
-    /// How long a transfer in flight may go on after a stop: long enough for a normal send to
-    /// finish, short enough for the process to exit within about two seconds.
-    public static let stopGrace: TimeInterval = 0.5
+    /// How long a transfer in flight may go on after a stop: long enough for a normal send (or a
+    /// slow server's second) to finish, short enough for the process to exit within two seconds.
+    public static let stopGrace: TimeInterval = 1.2
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
     public init(settings: SMTPSettings) throws(MailError) {
         CurlRuntime.initializeOnce()
         guard let curl = curl_easy_init() else { throw MailError(message: "libcurl could not create a handle") }
+        guard let multi = curl_multi_init() else {
+            curl_easy_cleanup(curl)
+            throw MailError(message: "libcurl could not create a handle")
+        }
         handle = curl
+        self.multi = multi
         self.settings = settings
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         var rc = CURLE_OK
@@ -75,21 +83,43 @@ public final class SMTPTransport {
                 guard let userdata else { return 0 }
                 let hook = Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue()
                 hook.action?()
-                // Non-zero aborts the transfer (CURLE_ABORTED_BY_CALLBACK).
+                // Non-zero gives the transfer up (CURLE_ABORTED_BY_CALLBACK).
                 return (hook.stop?.secondsSinceStop ?? 0) >= SMTPTransport.stopGrace ? 1 : 0
             }, Unmanaged.passUnretained(waiting).toOpaque())
         }
         guard rc == CURLE_OK else {
             let message = String(cString: curl_easy_strerror(rc))
             curl_easy_cleanup(curl)
+            curl_multi_cleanup(multi)
             errorBuffer.deallocate()
             throw MailError(message: "libcurl rejected an option: \(message)")
         }
     }
 
     deinit {
+        curl_multi_cleanup(multi)
         curl_easy_cleanup(handle)
         errorBuffer.deallocate()
+    }
+
+    /// Runs the prepared transfer in the multi handle, driving it at least every 100 ms so that
+    /// the progress callback looks at the stop signal that often (it gives the transfer up
+    /// `stopGrace` seconds after a stop: `CURLE_ABORTED_BY_CALLBACK`, the connection closed).
+    private func perform() -> CURLcode {
+        guard curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_FAILED_INIT }
+        defer { curl_multi_remove_handle(multi, handle) }
+        var running: Int32 = 1
+        while running > 0 {
+            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
+            if running == 0 { break }
+            guard curl_multi_poll(multi, nil, 0, 100, nil) == CURLM_OK else { return CURLE_FAILED_INIT }
+        }
+        var queued: Int32 = 0
+        var result = CURLE_OK
+        while let message = curl_multi_info_read(multi, &queued) {
+            if message.pointee.msg == CURLMSG_DONE { result = message.pointee.data.result }
+        }
+        return result
     }
 
     /// Sends `message` (a complete RFC 5322 message with CRLF line ends) from `sender` to `recipient`.
@@ -107,11 +137,12 @@ public final class SMTPTransport {
             let source = Unmanaged<UploadSource>.fromOpaque(userdata).takeUnretainedValue()
             return source.read(into: buffer, capacity: size * count)
         }, Unmanaged.passUnretained(source).toOpaque())
-        let code = withExtendedLifetime(source) { curl_easy_perform(handle) }
+        let code = withExtendedLifetime(source) { perform() }
         _ = sileme_curl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, nil)
         var response = 0
         _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &response)
-        let detail = String(cString: errorBuffer)
+        let detail = code == CURLE_ABORTED_BY_CALLBACK
+            ? "given up: the process was stopped before the server answered" : String(cString: errorBuffer)
         return SendOutcome.classify(
             curlCode: Int(code.rawValue), responseCode: response, reply: replies.reply(code: response),
             curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
