@@ -20,7 +20,7 @@ units_dir=$PWD/systemd
 services=(sileme-notifier.service sileme-notifier-run.service)
 units=("${services[@]}" sileme-notifier-run.timer)
 binary=/usr/local/bin/sileme-notifier
-# The MESSAGE_IDs of SPEC §6's events (and run_failed); the catalog must have exactly these.
+# The MESSAGE_IDs of docs/interfaces.md's events (and run_failed); the catalog must have exactly these.
 declare -A expected_ids=(
   [b5114b477a7847da8a32aee24ab6a236]=run_started
   [4fb505200f49472eb5538283f7de1a2b]=run_finished

@@ -2,7 +2,7 @@
 # systemd-boot-test.sh — the shipped systemd/sileme-notifier.service under a real systemd (252).
 #
 # Boots /lib/systemd/systemd as PID 1 of new PID, mount, UTS, IPC and cgroup namespaces (the
-# recipe of ENGINEERING.md, "A whole systemd", plus more isolation: private /dev, copy-on-write
+# recipe for booting a whole systemd in a private PID namespace, plus more isolation: private /dev, copy-on-write
 # /etc and /usr/local, read-only /sys and /proc/sys, the test's own cgroup subtree; see
 # scripts/systemd-boot-test/ns-init.sh), with every unit enabled on this machine and every static
 # unit that would touch the kernel, devices, clock or terminals masked. It installs the daemon in

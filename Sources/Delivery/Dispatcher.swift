@@ -7,7 +7,7 @@ import Store
 import Systemd
 import Values
 
-/// Sends the due mails of one run with the claim → send → record protocol of SPEC §4, over
+/// Sends the due mails of one run with the claim → send → record protocol of docs/delivery.md, over
 /// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
 ///
 /// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends

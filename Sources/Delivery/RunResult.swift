@@ -1,7 +1,7 @@
 import Values
 import Store
 
-/// The outcome of a real run, and the exit status it means (SPEC §6).
+/// The outcome of a real run, and the exit status it means (docs/interfaces.md).
 public struct RunResult: Sendable {
     /// `notifier_runs.id`.
     public let runID: Int64

@@ -1,6 +1,6 @@
 /// What the rule decides for one user whose streak of missed days reached the threshold.
 ///
-/// The raw values are the `decision` strings of the dry-run report (SPEC §6).
+/// The raw values are the `decision` strings of the dry-run report (docs/interfaces.md).
 public enum Decision: String, Sendable, CaseIterable, Codable {
     /// Due, valid data, nothing sent in this streak: mail the emergency contact.
     case send

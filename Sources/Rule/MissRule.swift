@@ -1,6 +1,6 @@
 import Values
 
-/// The alert rule of SPEC §3, as a pure function of dates and stored facts.
+/// The alert rule of docs/rule.md, as a pure function of dates and stored facts.
 ///
 /// With run date `D` and `L` the latest check-in before `D`, the consecutive missed days are
 /// `m = (D − L) − 1`. A user is due when `threshold ≤ m ≤ threshold + catchUp`; beyond that the

@@ -2,7 +2,7 @@ import Foundation
 import Rule
 import Values
 
-/// The daemon's SQL: the batch query, the runs table and the claim/send/record protocol of §4.
+/// The daemon's SQL: the batch query, the runs table and the claim/send/record protocol of docs/delivery.md.
 ///
 /// Stateless; every call takes the connection to use, so that each worker thread uses its own.
 public struct NotificationStore: Sendable {

@@ -9,7 +9,7 @@ import Foundation
 /// whitespace or control characters.
 ///
 /// `description` is the masked form, so an address interpolated into a log line is never logged in
-/// full (SPEC §6); use `address` where the real value is needed.
+/// full (docs/interfaces.md); use `address` where the real value is needed.
 public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The part before `@`, exactly as given (case preserved).
     public let localPart: String

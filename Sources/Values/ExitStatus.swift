@@ -1,4 +1,4 @@
-/// The process exit codes of SPEC §6 (sysexits.h values).
+/// The process exit codes of docs/interfaces.md (sysexits.h values).
 public enum ExitStatus: Int32, Sendable {
     /// Everything done.
     case success = 0

@@ -4,7 +4,7 @@ import Foundation
 import Store
 import Values
 
-/// Standard-error output and the mapping of errors to exit codes (SPEC §6).
+/// Standard-error output and the mapping of errors to exit codes (docs/interfaces.md).
 enum Console {
     /// Writes one line to standard error.
     static func error(_ line: String) {

@@ -4,7 +4,7 @@ import TestSupport
 @testable import Values
 @testable import Rule
 
-/// SPEC §3's "bad data never stops a run and is never silently dropped", end to end (issue 6, bad
+/// docs/rule.md's "bad data never stops a run and is never silently dropped", end to end (issue 6, bad
 /// input): a database full of hostile names and emergency emails — header injections, controls,
 /// RTL overrides, 10 KB names, emoji, encoded-word look-alikes, IDN domains, quoted and over-long
 /// local parts, NULLs — plus check-ins dated in the future and good users. The run delivers to

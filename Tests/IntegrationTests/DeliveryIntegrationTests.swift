@@ -5,7 +5,7 @@ import Testing
 @testable import Config
 @testable import Delivery
 
-/// SPEC §4 end to end: claim, send, record, retries, failures, races and crashes.
+/// docs/delivery.md end to end: claim, send, record, retries, failures, races and crashes.
 @Suite("Delivery on real servers", .enabled(if: TestEnvironment.enabled))
 struct DeliveryIntegrationTests {
     @Test("a 451 on the first attempt is retried within the run and delivered")

@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// SPEC §6's dry run: the admin report, which writes nothing and sends nothing.
+/// docs/interfaces.md's dry run: the admin report, which writes nothing and sends nothing.
 @Suite("Dry run on real servers", .enabled(if: TestEnvironment.enabled))
 struct DryRunIntegrationTests {
-    @Test("the JSON report matches §6 and the database is byte-for-byte unchanged")
+    @Test("the JSON report matches docs/interfaces.md and the database is byte-for-byte unchanged")
     func jsonReport() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()

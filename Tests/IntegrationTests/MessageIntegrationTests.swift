@@ -3,7 +3,7 @@ import Testing
 @testable import Values
 @testable import Mail
 
-/// SPEC §5: what the contact receives, parsed by an independent parser (Python's `email`).
+/// docs/mail.md: what the contact receives, parsed by an independent parser (Python's `email`).
 @Suite("Mail format on real servers", .enabled(if: TestEnvironment.enabled))
 struct MessageIntegrationTests {
     @Test("Chinese, emoji and CR/LF names: decoded Subject, From name and body equal the template's text, no extra header",

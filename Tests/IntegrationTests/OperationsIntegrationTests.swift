@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// Schema, journald, `check`, and the exit codes of SPEC §6.
+/// Schema, journald, `check`, and the exit codes of docs/interfaces.md.
 @Suite("Operations on real servers", .enabled(if: TestEnvironment.enabled))
 struct OperationsIntegrationTests {
     @Test("migrate creates the schema on an empty database and is idempotent")

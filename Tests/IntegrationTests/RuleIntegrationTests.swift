@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// SPEC §3 end to end: the real executable, a real PostgreSQL, a real SMTP server.
+/// docs/rule.md end to end: the real executable, a real PostgreSQL, a real SMTP server.
 @Suite("The rule on real servers", .enabled(if: TestEnvironment.enabled))
 struct RuleIntegrationTests {
     @Test("the design doc's table: mails on 01-13 with m = 2, nothing on 01-11, 01-12 or 01-14")

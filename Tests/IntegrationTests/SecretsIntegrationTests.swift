@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import Values
 
-/// SPEC §6 "secrets never appear in logs or error messages" (issue 6): with a recognisable SMTP
+/// docs/interfaces.md "secrets never appear in logs or error messages" (issue 6): with a recognisable SMTP
 /// password and a database URL holding a recognisable password, every command and mode runs —
 /// `--help` everywhere, `check`, `migrate`, `--run-now` succeeding and failing (AUTH rejected,
 /// database unreachable, bad configuration), the dry run and `report` in every format, `retry`,

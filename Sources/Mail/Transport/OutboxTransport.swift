@@ -16,7 +16,7 @@ import Glibc
 /// `serverUnavailable: true`: the alert is kept for a retry, never recorded as sent.
 ///
 /// `<unique>` is Maildir's kind, `<seconds>.M<microseconds>P<pid>Q<sequence>.<host>`, never derived
-/// from the message: a message sent again after a crash (the at-least-once window of SPEC §4) shows
+/// from the message: a message sent again after a crash (the at-least-once window of docs/delivery.md) shows
 /// up as a second file carrying the same `Message-ID:` header instead of silently replacing the first.
 /// The bytes are exactly what SMTP would carry (CRLF line ends, no envelope lines added).
 ///

@@ -21,7 +21,7 @@ public enum SendOutcome: Sendable, Equatable {
         }
     }
 
-    /// Classifies a libcurl result as ENGINEERING.md's table says: curl code 0 is delivered; a
+    /// Classifies a libcurl result as docs/delivery.md's classification table says: curl code 0 is delivered; a
     /// send/reply error (55, 8, 67) carrying a 4xx reply is transient, a 5xx one permanent; any other
     /// code is a transport, TLS or configuration problem (transient, server unavailable).
     /// Never judged by the reply code alone: after a STARTTLS failure it is a stale 250.

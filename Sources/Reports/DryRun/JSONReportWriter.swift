@@ -3,7 +3,7 @@ import Output
 import Rule
 import Store
 
-/// The dry-run report as one JSON object (SPEC §6), streamed: `run_date`, `time_zone`,
+/// The dry-run report as one JSON object (docs/interfaces.md), streamed: `run_date`, `time_zone`,
 /// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user) and `summary`.
 public final class JSONReportWriter: ReportSink {
     private let output: TextOutput

@@ -16,7 +16,7 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A table or column the report reads is missing: the schema was not migrated.
     case schemaNotCurrent(detail: String)
 
-    /// The process exit status this error means (SPEC §6).
+    /// The process exit status this error means (docs/interfaces.md).
     public var exitStatus: ExitStatus {
         switch self {
         case .schemaNotCurrent: .configuration

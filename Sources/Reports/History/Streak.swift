@@ -2,7 +2,7 @@ import Foundation
 import Rule
 import Values
 
-/// One streak of a user (SPEC §3): the days from a check-in `L` to the next check-in, and what the
+/// One streak of a user (docs/rule.md): the days from a check-in `L` to the next check-in, and what the
 /// notifier did about it. A mail dated on the day of the next check-in belongs to this streak (it
 /// went out that morning before the check-in).
 public struct Streak: Sendable, Equatable {

@@ -1,4 +1,4 @@
--- 002: delivery state on notification_logs and the claim key (SPEC §2, §4).
+-- 002: delivery state on notification_logs and the claim key (docs/data.md, docs/delivery.md).
 -- Adds columns only; existing rows keep their values (their new columns stay NULL/0, and a row
 -- with status NULL is a row written before this migration: `email_sent` alone says what happened).
 ALTER TABLE notification_logs

@@ -1,6 +1,6 @@
 -- 004: each user's latest check-in date, kept by a trigger on check_ins, so that the daily run
 -- finds the due users with an index range scan over that date instead of aggregating the whole
--- check-in history (SPEC §3: L is the latest check-in before D; a check-in on or after D cancels,
+-- check-in history (docs/rule.md: L is the latest check-in before D; a check-in on or after D cancels,
 -- so the latest check-in overall is L whenever it is before D, and the user is fine otherwise).
 CREATE TABLE IF NOT EXISTS user_last_check_in (
     user_id            UUID PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,

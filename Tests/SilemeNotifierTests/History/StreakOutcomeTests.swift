@@ -4,7 +4,7 @@ import Testing
 @testable import Reports
 @testable import Rule
 
-/// The per-user report's verdict on a streak, against SPEC §3's table.
+/// The per-user report's verdict on a streak, against docs/rule.md's table.
 @Suite("Streak outcome")
 struct StreakOutcomeTests {
     static func outcome(next: String?, notified: Bool = false, rows: Int = 0, end: String = "2026-01-31") -> StreakOutcome {
@@ -12,7 +12,7 @@ struct StreakOutcomeTests {
                        reportEnd: CalendarDate(parsing: end)!, notified: notified, rows: rows, rule: MissRule(thresholdDays: 2, catchUpDays: 7))
     }
 
-    @Test("SPEC §3's table with L = 2026-01-10: a check-in on 01-13 (the due day) leaves nothing due")
+    @Test("docs/rule.md's table with L = 2026-01-10: a check-in on 01-13 (the due day) leaves nothing due")
     func table() {
         #expect(Self.outcome(next: "2026-01-11") == .notDue)   // m never above 0
         #expect(Self.outcome(next: "2026-01-12") == .notDue)

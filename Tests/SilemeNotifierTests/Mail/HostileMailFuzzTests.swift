@@ -6,7 +6,7 @@ import TestSupport
 @testable import Config
 @testable import Mail
 
-/// SPEC §3 and §5 as a property over hostile data: for thousands of generated user names, emergency
+/// docs/rule.md and docs/mail.md as a property over hostile data: for thousands of generated user names, emergency
 /// emails, user ids and sender names (`HostileInputs`, seeded and deterministic), the product either
 /// rejects the user with a reason (`invalid_email` / `invalid_name`), or builds a message that an
 /// independent parser (Python's `email`, `PythonMailParser`) reads back with exactly the intended

@@ -1,7 +1,7 @@
 import Testing
 @testable import Mail
 
-@Suite("SendOutcome.classify (ENGINEERING.md's table)")
+@Suite("SendOutcome.classify (docs/delivery.md's table)")
 struct SendOutcomeTests {
     @Test("accepted only when curl says 0")
     func accepted() {

@@ -34,7 +34,7 @@ struct ReportWriterTests {
         return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
-    @Test("JSON has the fields of SPEC §6 with masked emails and summary counts")
+    @Test("JSON has the fields of docs/interfaces.md with masked emails and summary counts")
     func json() throws {
         let text = try Self.render { JSONReportWriter(output: $0, fullEmails: false) }
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])

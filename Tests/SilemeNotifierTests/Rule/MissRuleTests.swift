@@ -2,7 +2,7 @@ import Testing
 @testable import Values
 @testable import Rule
 
-@Suite("MissRule (SPEC §3)")
+@Suite("MissRule (docs/rule.md)")
 struct MissRuleTests {
     let rule = MissRule(thresholdDays: 2, catchUpDays: 7)
     let last = CalendarDate(year: 2026, month: 1, day: 10)!
