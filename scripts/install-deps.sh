@@ -1,32 +1,90 @@
 #!/usr/bin/env bash
-# Installs the Debian packages sileme-notifier builds, runs and tests with (only what is missing).
-# Usage: scripts/install-deps.sh          (as root, or with sudo available)
+# Installs the Debian packages sileme-notifier builds, runs and tests with (only what is missing),
+# then checks every capability the scripts and tests use, naming the package that gives it.
+#
+#   scripts/install-deps.sh            install what is missing, then check (as root, or with sudo)
+#   scripts/install-deps.sh --check    only check; exit 1 naming each missing package
+#
+# A capability a tool only *recommends* is not installed by --no-install-recommends (swaks without
+# libnet-ssleay-perl has no TLS), so each such package is named here and each capability checked.
 set -euo pipefail
 
 packages=(
   pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev   # build: libpq, libcurl, libsystemd
-  postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL
-  python3-aiosmtpd openssl swaks                             # tests and demo: a real SMTP server, TLS
-  systemd                                                    # journald, journalctl, systemd-analyze
+  postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL, pgbench
+  python3-aiosmtpd openssl                                   # tests and demo: a real SMTP server, TLS certificates
+  swaks libnet-ssleay-perl jq                                # the SMTP harness's self-test: swaks with TLS, jq
+  systemd                                                    # journald, journalctl, systemd-analyze, a booted systemd
+  util-linux mount                                           # runuser, unshare, nsenter, flock, setpriv, mount
   chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
 )
+
+# capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
+failures=()
+capability() {
+  local check=$1 package=$2 what=$3
+  if ! bash -c "$check" >/dev/null 2>&1; then
+    failures+=("$what: missing (apt-get install $package)")
+  fi
+}
+
+check_capabilities() {
+  failures=()
+  capability 'pkg-config --exists libpq libcurl libsystemd' 'pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev' \
+    'the C libraries to build against (pkg-config libpq libcurl libsystemd)'
+  capability 'test -x /usr/lib/postgresql/15/bin/initdb && test -x /usr/lib/postgresql/15/bin/pg_ctl' postgresql-15 \
+    'PostgreSQL 15 server (initdb, pg_ctl)'
+  capability 'test -x /usr/lib/postgresql/15/bin/pgbench' postgresql-15 'pgbench'
+  capability 'command -v psql && command -v pg_dump' postgresql-client-15 'psql and pg_dump'
+  capability '/usr/bin/python3 -c "import aiosmtpd.controller, aiosmtpd.smtp"' python3-aiosmtpd \
+    'the SMTP test servers (aiosmtpd for /usr/bin/python3)'
+  capability '/usr/bin/python3 -c "import ssl; ssl.create_default_context()"' python3 'TLS in /usr/bin/python3'
+  capability 'command -v openssl' openssl 'openssl (test certificates)'
+  capability 'command -v swaks' swaks 'swaks (the SMTP harness self-test)'
+  capability 'swaks --support 2>&1 | grep -qx "=== TLS supported"' libnet-ssleay-perl 'swaks with TLS (STARTTLS and implicit TLS)'
+  capability 'swaks --support 2>&1 | grep -qx "=== Basic AUTH supported"' swaks 'swaks with AUTH PLAIN and LOGIN'
+  capability 'command -v jq' jq 'jq (the SMTP harness self-test and the journal probe)'
+  capability 'test -x /lib/systemd/systemd-journald && command -v journalctl && command -v systemd-analyze && test -x /lib/systemd/systemd' \
+    systemd 'journald, journalctl, systemd-analyze and systemd as PID 1'
+  capability 'command -v runuser && command -v unshare && command -v nsenter && command -v flock && command -v setpriv' \
+    util-linux 'runuser, unshare, nsenter, flock, setpriv'
+  capability 'command -v mount && command -v umount' mount 'mount and umount (tmpfs for the outbox and systemd tests)'
+  capability 'command -v chromium || command -v chromium-browser' chromium 'headless Chromium (the HTML report screenshot)'
+  capability 'test -n "$(find /usr/share/fonts -path "*wqy*" -name "*.tt*" 2>/dev/null | head -1)"' fonts-wqy-microhei \
+    'a CJK font for the HTML report screenshot'
+  capability '/usr/bin/python3 -c "import psycopg2"' python3-psycopg2 'psycopg2 for bench/bench.py'
+  capability 'test -x /usr/bin/time' time '/usr/bin/time (peak memory in bench/bench.py)'
+  if [ ${#failures[@]} -gt 0 ]; then
+    echo "install-deps: this machine lacks what the tests use:" >&2
+    printf '  - %s\n' "${failures[@]}" >&2
+    return 1
+  fi
+}
+
+if [ "${1:-}" = "--check" ]; then
+  check_capabilities
+  exit
+fi
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# Installing the postgresql packages must not start the distribution's own cluster on port 5432.
-if [ ! -e /usr/sbin/policy-rc.d ]; then
-  printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
-  $sudo chmod +x /usr/sbin/policy-rc.d
-  trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  # Installing the postgresql packages must not start the distribution's own cluster on port 5432.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
+    $sudo chmod +x /usr/sbin/policy-rc.d
+    trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+check_capabilities

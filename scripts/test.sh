@@ -17,7 +17,11 @@ scripts/testenv/testenv.sh start "$state" >&2
 # shellcheck disable=SC1091
 . "$state/env.sh"
 # The harness checks itself first: every SMTP mode and failure injection answers as the tests expect.
-bash scripts/testenv/smtp_selftest.sh "$state" >/dev/null
+if ! bash scripts/testenv/smtp_selftest.sh "$state" >"$state/smtp-selftest.log" 2>&1; then
+  echo "test.sh: the SMTP test servers failed their self-test:" >&2
+  grep -E 'FAIL|\*\*\*' "$state/smtp-selftest.log" | head -40 >&2 || tail -40 "$state/smtp-selftest.log" >&2
+  exit 1
+fi
 
 # The integration suites fail (rather than skip) if the servers are missing.
 export SILEME_REQUIRE_SERVERS=1

@@ -34,6 +34,7 @@ public struct HealthCheck: Sendable {
             if !ok, status == .success || failure == .configuration { status = failure }
         }
 
+        note("version", true, "sileme-notifier \(NotifierVersion.current)", failure: .success)
         do {
             try ConfigurationLoader.validateForSending(configuration)
             note("configuration", true, "\(configuration.mailTransportDescription), "
@@ -79,7 +80,7 @@ public struct HealthCheck: Sendable {
         do {
             let outcome = try SMTPTransport(settings: configuration.smtp).verify()
             if case .accepted = outcome {
-                note("mail server", true, "\(configuration.smtp.url): connected, "
+                note("mail server", true, "\(configuration.smtp.url): connected as \(configuration.smtp.heloName), "
                      + (configuration.smtp.tls == .none ? "no TLS (SMTP_TLS=none)" : "TLS verified")
                      + (configuration.smtp.user == nil ? ", no AUTH" : ", authenticated"), failure: .unavailable)
             } else {

@@ -14,7 +14,7 @@ public struct ConfigurationLoader: Sendable {
         "DATABASE_URL", "DATABASE_URL_FILE", "MAIL_TRANSPORT", "OUTBOX_DIR",
         "SMTP_HOST", "SMTP_PORT", "SMTP_USER", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "SMTP_TLS",
         "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
-        "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT",
+        "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT", "SMTP_HELO_NAME",
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
@@ -55,9 +55,7 @@ public struct ConfigurationLoader: Sendable {
             try requireDirectory(dir, setting: "OUTBOX_DIR")
             config.outboxDirectory = dir
         }
-        if config.mailTransport == .outbox, config.outboxDirectory == nil {
-            throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
-        }
+        if config.mailTransport == .outbox { _ = try config.requireOutboxDirectory() }
         config.smtp.host = try settings.string("SMTP_HOST") ?? config.smtp.host
         if config.smtp.host.isEmpty || config.smtp.host.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ConfigurationError(setting: "SMTP_HOST", reason: "must be a host name or address")
@@ -87,6 +85,15 @@ public struct ConfigurationLoader: Sendable {
         config.smtp.retryBackoffSeconds = try settings.number("SMTP_RETRY_BACKOFF_SECONDS", in: 0...600) ?? config.smtp.retryBackoffSeconds
         config.smtp.connections = try settings.integer("SMTP_CONNECTIONS", in: 1...64) ?? config.smtp.connections
         config.smtp.rateLimit = try settings.number("SMTP_RATE_LIMIT", in: 0.01...100_000)
+        if let helo = try settings.string("SMTP_HELO_NAME"), !helo.isEmpty {
+            guard HostName.isDomain(helo) || HostName.isAddressLiteral(helo) else {
+                throw ConfigurationError(setting: "SMTP_HELO_NAME",
+                                         reason: "must be a domain name or an address literal such as [192.0.2.1] (got \"\(helo)\")")
+            }
+            config.smtp.heloName = helo
+        } else {
+            config.smtp.heloName = HostName.fullyQualified
+        }
 
         if let from = try settings.string("FROM_EMAIL"), !from.isEmpty {
             do { config.fromEmail = try EmailAddress(validating: from).address } catch {
@@ -139,9 +146,7 @@ public struct ConfigurationLoader: Sendable {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "is required to send mail")
         }
         if config.mailTransport == .outbox {
-            guard let dir = config.outboxDirectory, !dir.isEmpty else {
-                throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
-            }
+            _ = try config.requireOutboxDirectory()
             return
         }
         if config.smtp.user != nil, config.smtp.password == nil {

@@ -39,6 +39,15 @@ public struct NotifierConfiguration: Sendable {
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
     public var migrationsDirectory: String?
 
+    /// `OUTBOX_DIR`, which `MAIL_TRANSPORT=outbox` requires: the one place that says so (the
+    /// loader, `ConfigurationLoader.validateForSending` and the outbox transport ask here).
+    public func requireOutboxDirectory() throws(ConfigurationError) -> String {
+        guard let directory = outboxDirectory, !directory.isEmpty else {
+            throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
+        }
+        return directory
+    }
+
     /// Creates a configuration with every documented default.
     public init() {}
 }

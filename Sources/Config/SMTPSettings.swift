@@ -25,14 +25,24 @@ public struct SMTPSettings: Sendable, Equatable {
     public var connections: Int = 4
     /// `SMTP_RATE_LIMIT`: at most this many messages per second over all connections (unset: no limit).
     public var rateLimit: Double?
+    /// `SMTP_HELO_NAME`: the name the notifier gives in EHLO (default: the machine's fully
+    /// qualified name, which servers with `reject_non_fqdn_helo_hostname` require).
+    public var heloName: String = "localhost"
 
     /// Creates settings with the documented defaults.
     public init() {}
 
-    /// The URL libcurl connects to.
+    /// The mail server's URL, as reports show it.
     public var url: String {
         let scheme = tls == .tls ? "smtps" : "smtp"
         let hostPart = host.contains(":") ? "[\(host)]" : host
         return "\(scheme)://\(hostPart):\(port)"
+    }
+
+    /// The URL libcurl connects to: `url` with the EHLO name as its path (libcurl greets with the
+    /// URL's path, and with the short host name when there is none).
+    public var transferURL: String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: ".-:"))
+        return url + "/" + (heloName.addingPercentEncoding(withAllowedCharacters: allowed) ?? "localhost")
     }
 }

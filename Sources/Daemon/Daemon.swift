@@ -254,9 +254,7 @@ public final class Daemon: @unchecked Sendable {
     }
 
     private static func validate(_ configuration: NotifierConfiguration) throws {
-        try ConfigurationLoader.validateForSending(configuration)
-        _ = try MailTemplates(directory: configuration.templateDirectory)
-        _ = try MailComposer(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
+        _ = try MailComposer(sending: configuration)
     }
 
     /// `2026-01-14 09:00 +08` (seconds shown when not zero; offset minutes when not whole hours).

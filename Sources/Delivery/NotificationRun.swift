@@ -39,9 +39,7 @@ public struct NotificationRun: Sendable {
     /// due mails through `makeTransport` (by default the one `MAIL_TRANSPORT` names), and reports every event.
     public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                         control: RunControl = RunControl()) throws -> RunResult {
-        try ConfigurationLoader.validateForSending(configuration)
-        let composer = try MailComposer(configuration: configuration,
-                                        templates: MailTemplates(directory: configuration.templateDirectory))
+        let composer = try MailComposer(sending: configuration)
         // After `startRun` (not retried: it inserts), every statement on this connection may run
         // twice, so a broken connection is reconnected (DATABASE_RECONNECT_SECONDS).
         let db = try ReconnectingConnection(
@@ -52,6 +50,7 @@ public struct NotificationRun: Sendable {
         let base: Logger.Metadata = ["run_date": "\(runDate)", "run_mode": "\(mode.rawValue)", "run_id": "\(runID)"]
         logger.info("run started for \(runDate) (\(mode.rawValue))", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
             "threshold_days": "\(configuration.rule.thresholdDays)", "time_zone": "\(configuration.timeZone.identifier)",
+            "notifier_version": "\(NotifierVersion.current)",
         ]) { $1 })
 
         var counts = RunCounts()

@@ -20,6 +20,13 @@ public struct MailComposer: Sendable {
     /// The zone of the `Date` header (the service zone).
     public let timeZone: TimeZone
 
+    /// The composer a sending run uses: checks what sending needs beyond loading
+    /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
+    public init(sending configuration: NotifierConfiguration) throws {
+        try ConfigurationLoader.validateForSending(configuration)
+        try self.init(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
+    }
+
     /// Creates a composer from the configuration (which must have passed `validateForSending`).
     public init(configuration: NotifierConfiguration, templates: MailTemplates) throws(ConfigurationError) {
         do { from = try EmailAddress(validating: configuration.fromEmail ?? "") } catch {

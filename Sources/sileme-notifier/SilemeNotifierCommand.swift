@@ -31,10 +31,11 @@ struct SilemeNotifierCommand: ParsableCommand {
 
             Every run evaluates, for run date D, each user's latest check-in L before D. Consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not notified in this streak get one mail; users beyond that window are reported as stale and never mailed.
 
-            Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from SMTP_PASSWORD_FILE / DATABASE_URL_FILE or systemd credentials (smtp-password, database-url in $CREDENTIALS_DIRECTORY). Settings: DATABASE_URL, MAIL_TRANSPORT (smtp|outbox), OUTBOX_DIR (the outbox folder), SMTP_HOST, SMTP_PORT, SMTP_TLS (starttls|tls|none), SMTP_USER, SMTP_PASSWORD, SMTP_CA_FILE, SMTP_TIMEOUT_SECONDS, SMTP_RETRY_ATTEMPTS, SMTP_RETRY_BACKOFF_SECONDS, SMTP_CONNECTIONS, SMTP_RATE_LIMIT, FROM_EMAIL, FROM_NAME, APP_NAME, NOTIFY_TIME, NOTIFY_TIME_ZONE, MISS_THRESHOLD_DAYS, CATCH_UP_DAYS, RETRY_LATER_SECONDS, DATABASE_RECONNECT_SECONDS, HEARTBEAT_URL, TEMPLATE_DIR, MIGRATIONS_DIR. See config/notifier.conf.example.
+            Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from SMTP_PASSWORD_FILE / DATABASE_URL_FILE or systemd credentials (smtp-password, database-url in $CREDENTIALS_DIRECTORY). Settings: DATABASE_URL, MAIL_TRANSPORT (smtp|outbox), OUTBOX_DIR (the outbox folder), SMTP_HOST, SMTP_PORT, SMTP_TLS (starttls|tls|none), SMTP_USER, SMTP_PASSWORD, SMTP_CA_FILE, SMTP_TIMEOUT_SECONDS, SMTP_RETRY_ATTEMPTS, SMTP_RETRY_BACKOFF_SECONDS, SMTP_CONNECTIONS, SMTP_RATE_LIMIT, SMTP_HELO_NAME, FROM_EMAIL, FROM_NAME, APP_NAME, NOTIFY_TIME, NOTIFY_TIME_ZONE, MISS_THRESHOLD_DAYS, CATCH_UP_DAYS, RETRY_LATER_SECONDS, DATABASE_RECONNECT_SECONDS, HEARTBEAT_URL, TEMPLATE_DIR, MIGRATIONS_DIR. See config/notifier.conf.example.
 
             Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
             """,
+        version: NotifierVersion.current,
         subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self],
         defaultSubcommand: RunCommand.self)
 }

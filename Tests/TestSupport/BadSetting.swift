@@ -157,6 +157,9 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("SMTP_CONNECTIONS", .outOfRange, ["0", "65"])
         cases += each("SMTP_RATE_LIMIT", .wrongType, ["fast", "nan", "50/s"])
         cases += each("SMTP_RATE_LIMIT", .outOfRange, ["0", "0.001", "100001", "-5"])
+        cases += each("SMTP_HELO_NAME", .invalid, ["mail host", "mail_host.example.com", "-mail.example.com", "mail..example.com",
+                                                   "[300.1.2.3]", "[IPv6:zz::1]", "mail.example.com/x", "邮件.example.com"])
+        cases += each("SMTP_HELO_NAME", .wrongType, ["mail.example.com\r\nRCPT TO:<x@y.z>"])
         cases += each("FROM_EMAIL", .invalid, ["not an address", "a@b@c", "noreply@", "\"q\"@sileme.app"])
         cases += each("FROM_EMAIL", .wrongType, ["noreply@sileme.app\nBcc: x@y.z"])
         cases.append(BadSetting("FROM_EMAIL", .missing, ["FROM_EMAIL": ""]))

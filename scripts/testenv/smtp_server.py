@@ -23,7 +23,8 @@ so it is visible to readers at once and lines never interleave)
   DIR/deliveries.jsonl        one line per accepted message:
       {"file": name or null, "mail_from", "rcpt_tos": [...],
        "message_id": header value as written ("<...>") or null, "time",
-       "mode", "tls": bool, "auth_user": str or null, "size": bytes}
+       "mode", "tls": bool, "auth_user": str or null, "size": bytes,
+       "helo": the name the client gave in EHLO/HELO}
   DIR/events.jsonl            one line per RCPT decision and, after DATA, one
                               line per recipient of the message:
       {"event": "rcpt"|"data", "address", "code": int, "time", "mode"}
@@ -227,6 +228,7 @@ class Handler:
                 if isinstance(auth, LoginPassword)
                 else None,
                 "size": len(content),
+                "helo": session.host_name,
             }
         )
 

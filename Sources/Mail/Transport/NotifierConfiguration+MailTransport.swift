@@ -8,10 +8,7 @@ extension NotifierConfiguration {
         case .smtp:
             return try SMTPTransport(settings: smtp)
         case .outbox:
-            guard let directory = outboxDirectory else {
-                throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
-            }
-            return OutboxTransport(directory: directory)
+            return OutboxTransport(directory: try requireOutboxDirectory())
         }
     }
 

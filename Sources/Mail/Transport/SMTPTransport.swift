@@ -53,7 +53,7 @@ public final class SMTPTransport {
         var rc = CURLE_OK
         func set(_ option: CURLoption, _ value: Int) { if rc == CURLE_OK { rc = sileme_curl_setopt_long(curl, option, value) } }
         func set(_ option: CURLoption, _ value: String) { if rc == CURLE_OK { rc = sileme_curl_setopt_string(curl, option, value) } }
-        set(CURLOPT_URL, settings.url)
+        set(CURLOPT_URL, settings.transferURL)
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
         set(CURLOPT_SERVER_RESPONSE_TIMEOUT, settings.timeoutSeconds)

@@ -18,21 +18,29 @@ struct Mailbox {
         let recipient: String
         let messageID: String?
         let file: String
+        /// The name the client gave in EHLO.
+        let helo: String?
         /// The raw message bytes as received.
         var raw: Data { FileManager.default.contents(atPath: file) ?? Data() }
     }
 
     /// Every message accepted for this test's domain, in arrival order.
     func deliveries() throws -> [Delivery] {
+        Self.deliveries(maildir: maildir) { $0.hasSuffix("@" + domain) }
+    }
+
+    /// Every message in `maildir`'s `deliveries.jsonl` with a recipient (lowercased) that
+    /// `matches`, in arrival order, with that recipient.
+    static func deliveries(maildir: String, recipient matches: (String) -> Bool) -> [Delivery] {
         let path = "\(maildir)/deliveries.jsonl"
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
             guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let recipients = object["rcpt_tos"] as? [String],
-                  let recipient = recipients.first(where: { $0.lowercased().hasSuffix("@" + domain) }) else { return nil }
+                  let recipient = recipients.map({ $0.lowercased() }).first(where: matches) else { return nil }
             let file = object["file"] as? String ?? ""
-            return Delivery(recipient: recipient.lowercased(), messageID: object["message_id"] as? String,
-                            file: file.hasPrefix("/") ? file : "\(maildir)/\(file)")
+            return Delivery(recipient: recipient, messageID: object["message_id"] as? String,
+                            file: file.hasPrefix("/") ? file : "\(maildir)/\(file)", helo: object["helo"] as? String)
         }
     }
 
