@@ -17,9 +17,28 @@ GRANT USAGE ON SCHEMA public TO sileme_notifier;
 GRANT SELECT ON users, check_ins, user_last_check_in, sileme_schema_migrations TO sileme_notifier;
 
 -- Write the notifier's own tables: claims, delivery state, runs. No DELETE, no TRUNCATE.
-GRANT SELECT, INSERT, UPDATE ON notification_logs, notifier_runs TO sileme_notifier;
+GRANT SELECT, INSERT, UPDATE ON notification_logs, notifier_runs, notifier_run_lock TO sileme_notifier;
+-- The run lock's one row is released by deleting it.
+GRANT DELETE ON notifier_run_lock TO sileme_notifier;
 GRANT USAGE ON SEQUENCE notification_logs_id_seq, notifier_runs_id_seq TO sileme_notifier;
+
+-- Row-level security (the app may turn it on, as the design doc does for users and check_ins):
+-- the role reads every row through a policy of its own, and writes its own table's rows. Harmless
+-- where row security is off; without it, the notifier refuses to run rather than see nobody.
+DO $$
+DECLARE
+    t TEXT;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['users', 'check_ins'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = t::regclass AND polname = 'sileme_notifier_read') THEN
+            EXECUTE format('CREATE POLICY sileme_notifier_read ON %I FOR SELECT TO sileme_notifier USING (true)', t);
+        END IF;
+    END LOOP;
+    IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'notification_logs'::regclass AND polname = 'sileme_notifier_all') THEN
+        CREATE POLICY sileme_notifier_all ON notification_logs FOR ALL TO sileme_notifier USING (true) WITH CHECK (true);
+    END IF;
+END $$;
 
 -- user_last_check_in.last_notified_date is kept by a SECURITY DEFINER trigger on
 -- notification_logs: the role needs no write access to the summary. pg_stat_activity's pid column
--- (used to take over claims of crashed runs) and advisory locks need no grant.
+-- (used to take over claims of crashed runs on direct connections) needs no grant.

@@ -12,6 +12,7 @@ set -euo pipefail
 packages=(
   pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev   # build: libpq, libcurl, libsystemd
   postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL, pgbench
+  pgbouncer                                                  # tests: the notifier through a connection pooler
   python3-aiosmtpd openssl                                   # tests and demo: a real SMTP server, TLS certificates
   swaks libnet-ssleay-perl jq                                # the SMTP harness's self-test: swaks with TLS, jq
   systemd                                                    # journald, journalctl, systemd-analyze, a booted systemd
@@ -37,6 +38,7 @@ check_capabilities() {
     'PostgreSQL 15 server (initdb, pg_ctl)'
   capability 'test -x /usr/lib/postgresql/15/bin/pgbench' postgresql-15 'pgbench'
   capability 'command -v psql && command -v pg_dump' postgresql-client-15 'psql and pg_dump'
+  capability 'test -x /usr/sbin/pgbouncer' pgbouncer 'PgBouncer (the connection-pooler tests)'
   capability '/usr/bin/python3 -c "import aiosmtpd.controller, aiosmtpd.smtp"' python3-aiosmtpd \
     'the SMTP test servers (aiosmtpd for /usr/bin/python3)'
   capability '/usr/bin/python3 -c "import ssl; ssl.create_default_context()"' python3 'TLS in /usr/bin/python3'
@@ -78,7 +80,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}" >&2
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
-  # Installing the postgresql packages must not start the distribution's own cluster on port 5432.
+  # Installing the postgresql and pgbouncer packages must not start the distribution's own services.
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
     $sudo chmod +x /usr/sbin/policy-rc.d

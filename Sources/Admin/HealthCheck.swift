@@ -62,6 +62,12 @@ public struct HealthCheck: Sendable {
                  pending.isEmpty ? "PostgreSQL \(version), schema current"
                                  : "PostgreSQL \(version), migrations pending: \(pending.joined(separator: ", ")) (run `sileme-notifier migrate`)",
                  failure: .failure)
+            do {
+                try RowSecurity.verify(db)
+                note("row security", true, "every row of \(RowSecurity.tables.joined(separator: ", ")) is readable", failure: .configuration)
+            } catch let error as ConfigurationError {
+                note("row security", false, error.description, failure: .configuration)
+            }
         } catch let error as DatabaseError {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
         } catch {

@@ -17,7 +17,7 @@ public struct MessagePreview: Sendable {
     public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate) throws -> MessagePreview {
         let db = try PGConnection(configuration.databaseURL)
         let found = try db.transaction(readOnly: true) {
-            try NotificationStore(owner: "preview").user(db, id: userID, runDate: runDate)
+            try NotificationStore(owner: "preview", claimLeaseSeconds: configuration.claimLeaseSeconds).user(db, id: userID, runDate: runDate)
         }
         guard let found else { throw PreviewError(message: "no user with id \(userID)") }
         guard let candidate = found.candidate else {

@@ -24,8 +24,9 @@ public struct RetryPlan: Sendable {
     /// Reads the plan (read-only).
     public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger) throws -> RetryPlan {
         let db = try PGConnection(configuration.databaseURL)
+        try RowSecurity.verify(db)
         return try db.transaction(readOnly: true) {
-            let targets = try NotificationStore(owner: "retry").retryTargets(db, runDate: runDate, userID: userID)
+            let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds).retryTargets(db, runDate: runDate, userID: userID)
             var decisions: [String: Decision] = [:]
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
                                       onlyUsers: Set(targets.map(\.userID)))

@@ -18,7 +18,7 @@ public struct ConfigurationLoader: Sendable {
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
-        "DATABASE_RECONNECT_SECONDS",
+        "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -130,6 +130,7 @@ public struct ConfigurationLoader: Sendable {
         config.retryLaterSeconds = try settings.number("RETRY_LATER_SECONDS", in: 1...86400) ?? config.retryLaterSeconds
         config.databaseReconnectSeconds = try settings.number("DATABASE_RECONNECT_SECONDS", in: 0...3600)
             ?? config.databaseReconnectSeconds
+        config.claimLeaseSeconds = try settings.number("CLAIM_LEASE_SECONDS", in: 2...3600) ?? config.claimLeaseSeconds
         if let url = try settings.string("HEARTBEAT_URL"), !url.isEmpty {
             guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains(where: \.isWhitespace) else {
                 throw ConfigurationError(setting: "HEARTBEAT_URL", reason: "must be an http:// or https:// URL")

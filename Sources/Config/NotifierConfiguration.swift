@@ -34,6 +34,11 @@ public struct NotifierConfiguration: Sendable {
     /// `DATABASE_RECONNECT_SECONDS`: how long a run keeps reconnecting after its database
     /// connection broke (a PostgreSQL restart) before it gives up; 0 gives up at once.
     public var databaseReconnectSeconds: Double = 60
+    /// `CLAIM_LEASE_SECONDS`: how long a claim or the run lock made through a connection pooler
+    /// stays held without renewal (the run renews it every quarter of that while it works); after
+    /// a crash there, the next run takes over once it has run out (default 120). On a direct
+    /// connection a crashed run's claims are taken over at once, whatever the lease.
+    public var claimLeaseSeconds: Double = 120
     /// `HEARTBEAT_URL`: a dead man's switch pinged after each daemon run (`/fail` appended on failure).
     public var heartbeatURL: String?
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.

@@ -111,7 +111,7 @@ public final class Daemon: @unchecked Sendable {
     private func nextAction(now: Date) throws -> NextAction {
         let latest = schedule.latestFire(atOrBefore: now)
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (scheduler)")
-        let state = try DaemonState.read(db, runDate: latest.date)
+        let state = try DaemonState.read(db, runDate: latest.date, claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
         return NextAction.decide(now: now, schedule: schedule, state: state, notBefore: notBefore)
     }
 
@@ -124,7 +124,7 @@ public final class Daemon: @unchecked Sendable {
     private func performRun(date: CalendarDate, reason: String) {
         let lock: RunLock
         do {
-            guard let acquired = try RunLock.tryAcquire(configuration.databaseURL) else {
+            guard let acquired = try RunLock.tryAcquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds) else {
                 logger.notice("another run holds the run lock; checking again in 30 s")
                 systemd.status("another run is in progress on this database; last run: \(lastRun)")
                 wait(until: clock.now().addingTimeInterval(30))
@@ -237,6 +237,7 @@ public final class Daemon: @unchecked Sendable {
                     logger.critical("the database schema is not current (pending: \(pending.joined(separator: ", "))); run `sileme-notifier migrate`")
                     return .configuration
                 }
+                try RowSecurity.verify(db)
                 return nil
             } catch let error as DatabaseError where error.kind == .unreachable && delay < 40 && !stopRequested {
                 logger.warning("database unreachable at start: \(error); retrying in \(Int(delay)) s")

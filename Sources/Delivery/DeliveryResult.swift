@@ -10,6 +10,10 @@ package struct DeliveryResult: Sendable {
     package var failedPermanently = 0
     package var serverUnavailable = 0
     package var busyElsewhere = 0
+    /// Users deleted since the evaluation (no row, no mail).
+    package var gone = 0
+    /// Users whose claim statement failed (skipped with the reason; due again at the next run).
+    package var claimErrors = 0
     /// Messages in a row that failed because the server was unusable (drives the give-up limit).
     package var consecutiveUnavailable = 0
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
@@ -18,7 +22,7 @@ package struct DeliveryResult: Sendable {
     package var errors: [any Error] = []
 
     /// Jobs handled so far, whatever the outcome.
-    package var handled: Int { sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere }
+    package var handled: Int { sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors }
 
     package mutating func add(_ outcome: JobOutcome) {
         switch outcome {

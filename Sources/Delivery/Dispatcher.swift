@@ -44,7 +44,7 @@ package struct Dispatcher {
         let recorder: ResultRecorder
         let patience = configuration.databaseReconnectSeconds
         do {
-            recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, patience: patience,
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, runDate: runDate, patience: patience,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop)
         } catch {
@@ -77,10 +77,16 @@ package struct Dispatcher {
                     // A claim retried after a broken connection may have committed the first time:
                     // then it takes its own rows over again, with the same Message-IDs.
                     let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
-                    let claims = try db.perform {
-                        try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs)
-                    }
+                    let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
                     for job in batch {
+                        if claimed.gone.contains(job.userID) || refused[job.userID] != nil {
+                            let handled = result.withLock { tally in
+                                if claimed.gone.contains(job.userID) { tally.gone += 1 } else { tally.claimErrors += 1 }
+                                return tally.handled
+                            }
+                            control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
+                            continue
+                        }
                         // No mail is sent that could not be recorded: wait while the recorder
                         // reconnects; stop if it gave up (these claims are taken over next run).
                         guard recorder.waitUntilWritable(alive: { control.alive() }) else {
@@ -88,7 +94,7 @@ package struct Dispatcher {
                             continue
                         }
                         let outcome: JobOutcome
-                        if let claim = claims[job.userID] {
+                        if let claim = claimed.claims[job.userID] {
                             // Stopped (before this mail, or while it waited for a rate-limit slot):
                             // it stays due for the next run.
                             if control.stopRequested || limiter.map({ !$0.acquire(stop: control.stop) }) == true {
@@ -114,6 +120,37 @@ package struct Dispatcher {
         var final = result.withLock { $0 }
         final.notStarted += queue.withLock { $0.count }
         return final
+    }
+
+    /// Claims `batch` in one statement. Should that statement fail for a row's data (SQLSTATE
+    /// class 22 or 23: a constraint of the app's that one user's row breaks, say), each job is
+    /// claimed on its own, and a job whose own statement fails too is left out with the reason
+    /// (logged as `notification_skipped`; the user is due again at the next run): one user never
+    /// stops the run. Users deleted since the evaluation come back in `gone`.
+    private func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
+        throws -> (NotificationStore.ClaimResult, refused: [String: String]) {
+        do {
+            let claimed = try db.perform { try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs) }
+            return (claimed, [:])
+        } catch let error as DatabaseError where error.isDataError {
+            var claimed = NotificationStore.ClaimResult()
+            var refused: [String: String] = [:]
+            for (job, messageID) in zip(batch, messageIDs) {
+                do {
+                    let one = try db.perform { try store.claim($0, jobs: [job], runDate: runDate, runID: runID, newMessageIDs: [messageID]) }
+                    claimed.claims.merge(one.claims) { $1 }
+                    claimed.gone.formUnion(one.gone)
+                } catch let error as DatabaseError where error.isDataError {
+                    refused[job.userID] = "\(error)"
+                    logger.error("notification skipped for user \(job.userID): its claim failed: \(error)",
+                                 metadata: NotifierEvent.notificationSkipped.metadata.merging([
+                                    "run_date": "\(runDate)", "user_id": "\(job.userID)", "miss_days": "\(job.missedDays)",
+                                    "skip_reason": "claim_error", "detail": "\(error)",
+                                 ]) { $1 })
+                }
+            }
+            return (claimed, refused)
+        }
     }
 
     /// Logs a broken database connection that the run is reconnecting.

@@ -45,7 +45,11 @@ public struct NotificationRun: Sendable {
         let db = try ReconnectingConnection(
             configuration.databaseURL, patience: configuration.databaseReconnectSeconds,
             onRetry: Dispatcher.reconnectNotice(logger), onWait: { control.alive() }, stop: control.stop)
-        let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier)")
+        // `claimed_by`: this run's own (the claim takes its own rows over after a broken connection).
+        let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
+                                      claimLeaseSeconds: configuration.claimLeaseSeconds)
+        // Rows hidden by row-level security would look like nobody being due: refuse (exit 78).
+        try db.perform { try RowSecurity.verify($0) }
         let runID = try db.perform(retrying: false) { try store.startRun($0, runDate: runDate, mode: mode, host: host) }
         let base: Logger.Metadata = ["run_date": "\(runDate)", "run_mode": "\(mode.rawValue)", "run_id": "\(runID)"]
         logger.info("run started for \(runDate) (\(mode.rawValue))", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
@@ -106,6 +110,8 @@ public struct NotificationRun: Sendable {
         counts.failed = delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable
         counts.failedPermanently = delivery.failedPermanently
         counts.busyElsewhere = delivery.busyElsewhere
+        counts.gone = delivery.gone
+        counts.claimErrors = delivery.claimErrors
         if delivery.notStarted > 0 {
             delivery.errors.append(RunInterrupted(remaining: delivery.notStarted))
         }
@@ -116,23 +122,25 @@ public struct NotificationRun: Sendable {
         // journal below is the record (and the row stays `running`).
         try? db.perform { try store.finishRun($0, id: runID, counts: counts, error: result.errors.first) }
         let level: Logger.Level = result.errors.isEmpty && counts.failed == 0 ? .notice : .error
-        let skipped = counts.invalidEmail + counts.invalidName
+        let skipped = counts.invalidEmail + counts.invalidName + counts.claimErrors
+        let gone = counts.gone > 0 ? ", \(counts.gone) deleted during the run" : ""
         let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
-        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(errorText)"
+        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(gone)\(errorText)"
         logger.log(level: level, message,
                    metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
                     "due": "\(counts.due)", "sent": "\(counts.sent)", "failed": "\(counts.failed)",
                     "failed_permanently": "\(counts.failedPermanently)",
                     "already_notified": "\(counts.alreadyNotified)", "stale": "\(counts.stale)",
                     "invalid_email": "\(counts.invalidEmail)", "invalid_name": "\(counts.invalidName)",
-                    "busy_elsewhere": "\(counts.busyElsewhere)", "exit_status": "\(result.exitStatus.rawValue)",
+                    "busy_elsewhere": "\(counts.busyElsewhere)", "gone": "\(counts.gone)", "claim_errors": "\(counts.claimErrors)",
+                    "exit_status": "\(result.exitStatus.rawValue)",
                    ]) { $1 })
         return result
     }
 
     /// The candidates of the batch query through the rule (see `NotificationStore.evaluate`).
     package func evaluate(_ db: PGConnection, includeStale: Bool = true, _ body: (Candidate, Evaluation) throws -> Void) throws {
-        try NotificationStore(owner: host).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
+        try NotificationStore(owner: host, claimLeaseSeconds: configuration.claimLeaseSeconds).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
                                                     onlyUsers: onlyUsers, body)
     }
 }

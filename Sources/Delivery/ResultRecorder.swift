@@ -13,6 +13,10 @@ import Values
 /// `waitUntilWritable` holds the senders back, so no mail is sent that could not be recorded.
 /// If the database stays away, the recorder gives up, the senders stop, and the unrecorded rows
 /// stay `sending` under a closed session: the next run takes them over.
+///
+/// It also renews the lease of the run's claims every `renewEvery` seconds (a quarter of
+/// `CLAIM_LEASE_SECONDS`), so that a claim made through a connection pooler is never taken for an
+/// abandoned one while this process lives.
 package final class ResultRecorder: @unchecked Sendable {
     private let condition = NSCondition()
     private var pending: [RecordedOutcome] = []
@@ -21,14 +25,16 @@ package final class ResultRecorder: @unchecked Sendable {
     private var failure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
     private let stop: StopSignal
+    private let renewEvery: TimeInterval
 
     /// Opens the recorder's connection and starts its thread. `onRetry` hears of each broken
     /// connection; `onWait` is called at least once a second while reconnecting. A raised `stop`
     /// ends a reconnect wait (the recorder gives up; the unwritten rows are taken over next run).
-    package init(conninfo: Secret, store: NotificationStore, patience: TimeInterval,
+    package init(conninfo: Secret, store: NotificationStore, runDate: CalendarDate, patience: TimeInterval,
          onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
          onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal()) throws {
         self.stop = stop
+        renewEvery = store.claimSQL.leaseSeconds / 4
         let db = try ReconnectingConnection(
             conninfo, applicationName: "sileme-notifier (recorder)", patience: patience,
             onRetry: { [weak self] error, delay in
@@ -37,7 +43,7 @@ package final class ResultRecorder: @unchecked Sendable {
             }, onWait: onWait, stop: stop)
         let transfer = Transfer(value: db)
         let thread = Thread { [self] in
-            loop(db: transfer.value, store: store)
+            loop(db: transfer.value, store: store, runDate: runDate)
             done.signal()
         }
         thread.name = "sileme-record"
@@ -86,17 +92,22 @@ package final class ResultRecorder: @unchecked Sendable {
         return failure
     }
 
-    private func loop(db: ReconnectingConnection, store: NotificationStore) {
+    private func loop(db: ReconnectingConnection, store: NotificationStore, runDate: CalendarDate) {
+        var nextRenewal = Date().addingTimeInterval(renewEvery)
         while true {
             condition.lock()
-            while pending.isEmpty && !finishing { condition.wait() }
+            while pending.isEmpty && !finishing && Date() < nextRenewal { _ = condition.wait(until: nextRenewal) }
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             let last = finishing && batch.isEmpty
             condition.unlock()
             if last { return }
             do {
-                try db.perform { try store.record($0, batch) }
+                if !batch.isEmpty { try db.perform { try store.record($0, batch) } }
+                if Date() >= nextRenewal {
+                    try db.perform { try store.renewClaims($0, runDate: runDate) }
+                    nextRenewal = Date().addingTimeInterval(renewEvery)
+                }
                 setReconnecting(false)
             } catch {
                 condition.lock()

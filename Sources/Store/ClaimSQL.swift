@@ -1,22 +1,51 @@
-/// When a claim may be taken over, written once for every statement that asks: the claim of
-/// `(user, date)` is a `notification_logs` row in status `sending`, owned by the database session
-/// whose backend pid it recorded. While that session lives the claim is in flight; once it is gone
-/// (the process crashed or was killed) the claim is abandoned, and the next claim statement takes
-/// it over with the same `Message-ID`. The claim itself, `retry`'s targets, the daemon's retry
-/// schedule and the history report all use these fragments.
-package enum ClaimSQL {
-    /// True for a row of alias `row` whose claiming session still exists.
-    private static func sessionAlive(_ row: String) -> String {
-        "EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = \(row).claim_backend_pid)"
+/// When a claim may be taken over, written once for every statement that asks (the claim itself,
+/// `retry`'s targets, the daemon's retry schedule and the history report).
+///
+/// A claim of `(user, date)` is a `notification_logs` row in status `sending`. Made on a direct
+/// connection, it records its session's backend pid (`claim_backend_pid`): while that session
+/// lives the mail is in flight, and once it is gone (the process crashed or was killed) the claim
+/// is abandoned at once. Through a connection pooler the backend belongs to a pooled server
+/// connection that outlives the client, so such a claim records no pid and holds a lease instead:
+/// it is abandoned when `claimed_at` is older than `CLAIM_LEASE_SECONDS` (the run renews the lease
+/// of its claims while it sends). The next claim statement takes an abandoned claim over with the
+/// same `Message-ID`.
+package struct ClaimSQL: Sendable {
+    /// `CLAIM_LEASE_SECONDS`.
+    package let leaseSeconds: Double
+
+    /// The condition for a lease of `leaseSeconds`.
+    package init(leaseSeconds: Double) { self.leaseSeconds = leaseSeconds }
+
+    /// SQL: a claim (or the run lock) is still held: the direct session `pid` names still exists,
+    /// or — with no pid — its lease has not run out (`leaseValid`).
+    package static func held(pid: String, leaseValid: String) -> String {
+        """
+        (CASE WHEN \(pid) IS NOT NULL THEN EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = \(pid))
+              ELSE \(leaseValid) END)
+        """
     }
 
-    /// SQL: the row `row` is a claim whose session is gone (may be taken over now).
-    package static func abandoned(_ row: String = "n") -> String {
-        "(\(row).status = 'sending' AND NOT \(sessionAlive(row)))"
+    /// SQL: the claim `row` is still held.
+    private func held(_ row: String) -> String {
+        Self.held(pid: "\(row).claim_backend_pid", leaseValid: "\(row).claimed_at >= now() - make_interval(secs => \(leaseSeconds))")
     }
 
-    /// SQL: the row `row` is a claim whose session still exists (a mail in flight).
-    package static func inFlight(_ row: String = "n") -> String {
-        "(\(row).status = 'sending' AND \(sessionAlive(row)))"
+    /// SQL: the row `row` is a claim whose holder is gone or whose lease ran out (may be taken over now).
+    package func abandoned(_ row: String = "n") -> String {
+        "(\(row).status = 'sending' AND NOT coalesce(\(held(row)), false))"
+    }
+
+    /// SQL: the row `row` is a claim still held (a mail in flight).
+    package func inFlight(_ row: String = "n") -> String {
+        "(\(row).status = 'sending' AND coalesce(\(held(row)), false))"
+    }
+
+    /// SQL: when the claim `row` may be taken over, for the daemon's retry schedule: now when it is
+    /// abandoned, else when its lease runs out (never, for a live direct session: NULL).
+    package func takeoverTime(_ row: String = "n") -> String {
+        """
+        (CASE WHEN \(abandoned(row)) THEN now()
+              WHEN \(row).claim_backend_pid IS NULL THEN \(row).claimed_at + make_interval(secs => \(leaseSeconds)) END)
+        """
     }
 }

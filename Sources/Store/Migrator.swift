@@ -51,25 +51,33 @@ public struct Migrator: Sendable {
         }.sorted { $0.version < $1.version }
     }
 
-    /// Applies what is missing; returns the names of the migrations applied now.
+    /// Applies what is missing; returns the names of the migrations applied now. Each migration
+    /// runs in its own transaction under a transaction-scoped advisory lock, and asks again in it
+    /// whether it is applied, so concurrent `migrate`s apply each once — through a transaction
+    /// pooler too, where a session-level lock would stay behind in a pooled server connection.
     @discardableResult
     public func migrate(_ db: PGConnection) throws -> [String] {
         let all = try migrations()
-        try db.execute("SELECT pg_advisory_lock(7345120001)")
-        defer { _ = try? db.execute("SELECT pg_advisory_unlock(7345120001)") }
-        try db.execute("""
-            CREATE TABLE IF NOT EXISTS sileme_schema_migrations (
-                version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
-            """)
-        let applied = Set(try db.execute("SELECT version FROM sileme_schema_migrations").rows.compactMap { $0.int(0) })
+        let lock = "SELECT pg_advisory_xact_lock(7345120001)"
+        try db.transaction {
+            try db.execute(lock)
+            try db.execute("""
+                CREATE TABLE IF NOT EXISTS sileme_schema_migrations (
+                    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
+                """)
+        }
         var done: [String] = []
-        for migration in all where !applied.contains(migration.version) {
-            try db.transaction {
+        for migration in all {
+            let applied: Bool = try db.transaction {
+                try db.execute(lock)
+                guard try db.execute("SELECT 1 FROM sileme_schema_migrations WHERE version = $1",
+                                     [String(migration.version)]).count == 0 else { return false }
                 try db.executeScript(migration.sql)
                 try db.execute("INSERT INTO sileme_schema_migrations (version, name) VALUES ($1, $2)",
                                [String(migration.version), migration.name])
+                return true
             }
-            done.append(migration.name)
+            if applied { done.append(migration.name) }
         }
         return done
     }

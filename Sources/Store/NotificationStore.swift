@@ -8,9 +8,14 @@ import Values
 public struct NotificationStore: Sendable {
     /// Who claims rows, as written to `claimed_by` (`host:pid`).
     public let owner: String
+    /// When a claim may be taken over (`CLAIM_LEASE_SECONDS`).
+    package let claimSQL: ClaimSQL
 
-    /// Creates a store that claims as `owner`.
-    public init(owner: String) { self.owner = owner }
+    /// Creates a store that claims as `owner`, with claims through a pooler leased for `claimLeaseSeconds`.
+    public init(owner: String, claimLeaseSeconds: Double) {
+        self.owner = owner
+        claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds)
+    }
 
     // MARK: The batch query
 
@@ -75,52 +80,97 @@ public struct NotificationStore: Sendable {
         try db.execute("""
             UPDATE notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
                    already_notified = $6, stale = $7, invalid_email = $8, invalid_name = $9,
-                   busy_elsewhere = $10, error = $11
+                   busy_elsewhere = $10, error = $11, gone = $12, claim_errors = $13
             WHERE id = $1
             """, [String(id), error == nil ? "completed" : "failed", String(counts.due), String(counts.sent),
                   String(counts.failed), String(counts.alreadyNotified), String(counts.stale),
-                  String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error])
+                  String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error,
+                  String(counts.gone), String(counts.claimErrors)])
     }
 
     // MARK: Claim, send, record
 
+    /// What one claim statement came to: the claims this session won, by user id, and the users
+    /// no longer in `users` (deleted since the evaluation), who get no row and no mail. Jobs in
+    /// neither are someone else's (a live claim, or a retry whose time has not come).
+    public struct ClaimResult: Sendable {
+        /// The claims won, by user id.
+        public var claims: [String: Claim] = [:]
+        /// Users deleted (or otherwise gone) since the evaluation.
+        public var gone: Set<String> = []
+
+        /// An empty result.
+        public init() {}
+    }
+
     /// Claims `(user, runDate)` for each job, in one statement: inserts the rows, or takes over
     /// rows that may be (re)sent now — skipped earlier, a transient failure whose retry time has
-    /// come, or a claim whose owner's database session is gone (a crashed run). Only the session
-    /// whose statement wins a row gets its claim; jobs missing from the result are someone else's.
-    /// A taken-over row keeps its `Message-ID`. Returns the claims by user id.
+    /// come, this store's own earlier claim (a statement repeated after a broken connection), or
+    /// an abandoned claim (`ClaimSQL`). Only the session whose statement wins a row gets its
+    /// claim. A taken-over row keeps its `Message-ID`.
+    ///
+    /// A user the app deleted since the evaluation is left out and returned as gone — never a
+    /// foreign-key error that would stop the run: the statement leaves out users its snapshot no
+    /// longer has, and should a deletion commit between its snapshot and its foreign-key check
+    /// (23503), it runs again with a new snapshot (`againAfterDeletion`). (Locking the users rows
+    /// instead would need UPDATE rights on the app's table.) The session's backend pid is recorded only on a direct
+    /// connection (`PGConnection.isDirect`); through a pooler the claim holds a lease.
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
-                      newMessageIDs: [String]) throws -> [String: Claim] {
-        guard !jobs.isEmpty else { return [:] }
-        let result = try db.execute("""
-            INSERT INTO notification_logs AS n
-                (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
-                 claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
-            SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2, pg_backend_pid(), now(),
-                   j.last, j.masked, $3::bigint, now()
-            FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[]) AS j(user_id, miss, message_id, last, masked)
-            ON CONFLICT (user_id, notification_date) DO UPDATE
-                SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
-                    claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
-                    consecutive_miss_days = EXCLUDED.consecutive_miss_days,
-                    last_check_in_date = EXCLUDED.last_check_in_date,
-                    recipient_masked = EXCLUDED.recipient_masked, run_id = EXCLUDED.run_id,
-                    message_id = COALESCE(n.message_id, EXCLUDED.message_id), updated_at = now()
-                WHERE NOT n.email_sent AND (
-                    n.status = 'skipped'
-                    OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
-                    OR \(ClaimSQL.abandoned("n")))
-            RETURNING user_id::text, id, message_id, attempts, (xmax <> 0)
+                      newMessageIDs: [String]) throws -> ClaimResult {
+        guard !jobs.isEmpty else { return ClaimResult() }
+        let result = try Self.againAfterDeletion { try db.execute("""
+            WITH j AS (
+                SELECT * FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[]) AS j(user_id, miss, message_id, last, masked)
+            ), live AS (
+                SELECT j.* FROM j WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id)
+            ), claimed AS (
+                INSERT INTO notification_logs AS n
+                    (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
+                     claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
+                SELECT live.user_id, $1::date, false, live.miss, 'sending', 0, live.message_id, $2,
+                       CASE WHEN $9::boolean THEN pg_backend_pid() END, now(), live.last, live.masked, $3::bigint, now()
+                FROM live
+                ON CONFLICT (user_id, notification_date) DO UPDATE
+                    SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
+                        claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
+                        consecutive_miss_days = EXCLUDED.consecutive_miss_days,
+                        last_check_in_date = EXCLUDED.last_check_in_date,
+                        recipient_masked = EXCLUDED.recipient_masked, run_id = EXCLUDED.run_id,
+                        message_id = COALESCE(n.message_id, EXCLUDED.message_id), updated_at = now()
+                    WHERE NOT n.email_sent AND (
+                        n.status = 'skipped'
+                        OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
+                        OR (n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
+                        OR \(claimSQL.abandoned("n")))
+                RETURNING n.user_id, n.id, n.message_id, n.attempts, (n.xmax <> 0) AS took_over
+            )
+            SELECT user_id::text, id, message_id, attempts, took_over FROM claimed
+            UNION ALL
+            SELECT j.user_id::text, NULL, NULL, NULL, NULL FROM j WHERE NOT EXISTS (SELECT 1 FROM live WHERE live.user_id = j.user_id)
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
                   PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
-                  PGArray.literal(jobs.map(\.email.masked))])
-        var claims: [String: Claim] = [:]
+                  PGArray.literal(jobs.map(\.email.masked)), String(try db.isDirect)]) }
+        var outcome = ClaimResult()
         for row in result.rows {
-            guard let user = row.string(0), let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) else { continue }
-            claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
+            guard let user = row.string(0) else { continue }
+            guard let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) else {
+                outcome.gone.insert(user)
+                continue
+            }
+            outcome.claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
         }
-        return claims
+        return outcome
+    }
+
+    /// Renews the lease of this store's claims of `runDate` that are still being sent (the
+    /// recorder calls it every quarter of `CLAIM_LEASE_SECONDS`), so a long send through a pooler
+    /// is never taken for a crashed one.
+    public func renewClaims(_ db: PGConnection, runDate: CalendarDate) throws {
+        try db.execute("""
+            UPDATE notification_logs SET claimed_at = now()
+            WHERE claimed_by = $1 AND status = 'sending' AND notification_date = $2::date
+            """, [owner, runDate.description])
     }
 
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
@@ -183,7 +233,7 @@ public struct NotificationStore: Sendable {
             FROM notification_logs n
             WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
               AND (n.status IN ('failed', 'retry')
-                   OR \(ClaimSQL.abandoned("n")))
+                   OR \(claimSQL.abandoned("n")))
             ORDER BY n.user_id
             """, [runDate.description, userID]).rows.compactMap { row in
                 row.string(0).map { RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,
@@ -202,17 +252,28 @@ public struct NotificationStore: Sendable {
     }
 
     /// Records users skipped for bad data (one statement for all of them); a row that already
-    /// exists for the day is left as it is.
+    /// exists for the day is left as it is, and a user deleted meanwhile is left out.
     public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
         guard !skips.isEmpty else { return }
-        try db.execute("""
+        _ = try Self.againAfterDeletion { try db.execute("""
             INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status,
                                            last_error, last_check_in_date, run_id, updated_at)
             SELECT s.user_id, $1::date, false, s.miss, 'skipped', s.reason, s.last, $2::bigint, now()
             FROM unnest($3::uuid[], $4::int[], $5::text[], $6::date[]) AS s(user_id, miss, reason, last)
+            WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)  -- deleted since the evaluation: no row
             ON CONFLICT (user_id, notification_date) DO NOTHING
             """, [runDate.description, runID.map(String.init), PGArray.literal(skips.map(\.userID)),
                   PGArray.literal(skips.map { String($0.missedDays) }), PGArray.literal(skips.map(\.reason)),
-                  PGArray.literal(skips.map(\.lastCheckIn.description))])
+                  PGArray.literal(skips.map(\.lastCheckIn.description))]) }
+    }
+
+    /// Runs `statement` (an insert that leaves out users its snapshot no longer has) again when a
+    /// user it inserts for was deleted between its snapshot and its foreign-key check (23503): the
+    /// next snapshot leaves that user out. A few times at most; then the error stands.
+    private static func againAfterDeletion<T>(_ statement: () throws -> T) throws -> T {
+        for _ in 1..<5 {
+            do { return try statement() } catch let error as DatabaseError where error.sqlState == "23503" { continue }
+        }
+        return try statement()
     }
 }

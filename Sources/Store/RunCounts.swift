@@ -20,6 +20,10 @@ public struct RunCounts: Sendable, Equatable, Codable {
     public var invalidName = 0
     /// Due users whose row another live session holds (or whose retry time has not come).
     public var busyElsewhere = 0
+    /// Due users deleted from `users` during the run (the app's account deletion): no mail.
+    public var gone = 0
+    /// Due users whose claim statement failed: skipped with the reason, due again at the next run.
+    public var claimErrors = 0
 
     /// Creates zero counts.
     public init() {}

@@ -1,40 +1,106 @@
+import Foundation
 import Values
 
-/// One run at a time per database: a session-level PostgreSQL advisory lock held for the whole
-/// run by the daemon, a `--run-now` and any replica. PostgreSQL releases it when the holder's
-/// session ends, so a killed process never leaves it held. The claim key still prevents double
-/// sends if two runs ever overlap.
-public final class RunLock {
-    /// The lock's key (an arbitrary constant: "sileme-notifier run").
-    package static let key = "7345120002"
-    private let connection: PGConnection
+/// One run at a time per database: the one row of `notifier_run_lock`, held by the daemon, a
+/// `--run-now`, `retry` and any replica for the whole run — and kept by no database session, so
+/// that it works through a connection pooler (where a session-level advisory lock would live on in
+/// a pooled server connection after its run was killed, and block every later run).
+///
+/// The row is free when its holder deleted it (release), when its lease ran out
+/// (`CLAIM_LEASE_SECONDS`; a thread renews it every quarter of that while the run lasts), or at
+/// once when its holder took it on a direct connection that is gone (`holder_backend_pid`, the
+/// same test as a claim's: `ClaimSQL.held`). So a killed run never blocks the next one for longer
+/// than the lease, and on a direct connection not at all. The claim key still prevents double
+/// sends should two runs ever overlap.
+public final class RunLock: @unchecked Sendable {
+    private let conninfo: Secret
+    private let holder: String
+    private let leaseSeconds: Double
+    private let released = StopSignal()
+    private let renewerDone = DispatchSemaphore(value: 0)
+    /// Used by the renewal thread only, until `release` has joined it.
+    private var connection: PGConnection?
     private var held = true
 
-    private init(connection: PGConnection) { self.connection = connection }
+    private init(conninfo: Secret, connection: PGConnection, holder: String, leaseSeconds: Double) {
+        self.conninfo = conninfo
+        self.connection = connection
+        self.holder = holder
+        self.leaseSeconds = leaseSeconds
+        let thread = Thread { [self] in
+            renewUntilReleased()
+            renewerDone.signal()
+        }
+        thread.name = "sileme-run-lock"
+        thread.start()
+    }
 
-    /// Takes the lock without waiting; nil when another session holds it.
-    public static func tryAcquire(_ conninfo: Secret) throws -> RunLock? {
+    /// Takes the lock without waiting; nil when another run holds it.
+    public static func tryAcquire(_ conninfo: Secret, leaseSeconds: Double) throws -> RunLock? {
         let db = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)")
-        guard try db.execute("SELECT pg_try_advisory_lock(\(key))")[0].bool(0) else { return nil }
-        return RunLock(connection: db)
+        let holder = Self.newHolder()
+        guard try take(db, holder: holder, leaseSeconds: leaseSeconds) else { return nil }
+        return RunLock(conninfo: conninfo, connection: db, holder: holder, leaseSeconds: leaseSeconds)
     }
 
     /// Takes the lock, waiting for the current holder's run to end (asking again every half
     /// second); nil when `stop` is raised first.
-    public static func acquire(_ conninfo: Secret, stop: StopSignal) throws -> RunLock? {
+    public static func acquire(_ conninfo: Secret, leaseSeconds: Double, stop: StopSignal) throws -> RunLock? {
         let db = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)")
-        while try !db.execute("SELECT pg_try_advisory_lock(\(key))")[0].bool(0) {
+        let holder = Self.newHolder()
+        while try !take(db, holder: holder, leaseSeconds: leaseSeconds) {
             guard stop.sleep(0.5) else { return nil }
         }
-        return RunLock(connection: db)
+        return RunLock(conninfo: conninfo, connection: db, holder: holder, leaseSeconds: leaseSeconds)
     }
 
-    /// Releases the lock (closing the session would too).
+    /// Releases the lock (a lock not released runs out with its lease, or with its direct session).
     public func release() {
         guard held else { return }
         held = false
-        _ = try? connection.execute("SELECT pg_advisory_unlock(\(RunLock.key))")
+        released.stop()
+        renewerDone.wait()
+        _ = try? connection?.execute("DELETE FROM notifier_run_lock WHERE holder = $1", [holder])
+        connection = nil
     }
 
     deinit { release() }
+
+    /// `host:pid:random`: unique to this acquisition.
+    private static func newHolder() -> String {
+        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    /// Inserts the row, or takes it over when it is free; true when `holder` holds it now.
+    private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
+        let held = ClaimSQL.held(pid: "l.holder_backend_pid", leaseValid: "l.expires_at >= now()")
+        return try db.execute("""
+            INSERT INTO notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
+            VALUES (1, $1, CASE WHEN $2::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $3::float8))
+            ON CONFLICT (id) DO UPDATE
+                SET holder = EXCLUDED.holder, holder_backend_pid = EXCLUDED.holder_backend_pid,
+                    acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
+                WHERE NOT coalesce(\(held), false)
+            RETURNING holder
+            """, [holder, String(try db.isDirect), String(leaseSeconds)]).count == 1
+    }
+
+    /// Extends the lease every quarter of it until `release`; a broken connection is opened again
+    /// at the next turn.
+    private func renewUntilReleased() {
+        while released.sleep(leaseSeconds / 4) {
+            do {
+                if connection == nil { connection = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)") }
+                guard let db = connection else { continue }
+                // After a reconnect the old session's pid is gone: record the new one (or none).
+                try db.execute("""
+                    UPDATE notifier_run_lock SET expires_at = now() + make_interval(secs => $2::float8),
+                           holder_backend_pid = CASE WHEN $3::boolean THEN pg_backend_pid() END
+                    WHERE holder = $1
+                    """, [holder, String(leaseSeconds), String(try db.isDirect)])
+            } catch {
+                connection = nil
+            }
+        }
+    }
 }

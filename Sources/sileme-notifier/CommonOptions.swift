@@ -28,3 +28,31 @@ struct CommonOptions: ParsableArguments {
         }
     }
 }
+
+/// `--date` and `--allow-future-date` of the commands that send (`--run-now`, `retry`).
+struct SendingDateOptions: ParsableArguments {
+    @Option(name: .long, help: "The run date D as YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE). A date after today is refused (exit 64) unless --allow-future-date; the dry run takes any date.")
+    var date: String?
+
+    @Flag(name: .long, help: "Accept a --date after today in NOTIFY_TIME_ZONE when sending (a typo there mails everyone who checked in today).")
+    var allowFutureDate = false
+
+    func validate() throws {
+        if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
+    }
+
+    /// The run date: `--date`, or today in the service zone. When `sending`, a date after today
+    /// there is refused (exit 64, after telling why) unless `--allow-future-date`; it is checked
+    /// after the configuration is loaded, since the zone is a setting.
+    func runDate(in zone: TimeZone, sending: Bool, now: Date = Date()) throws -> CalendarDate {
+        let today = CalendarDate(now, in: zone)
+        let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? today
+        if sending && runDate > today && !allowFutureDate {
+            Console.error("sileme-notifier: --date \(runDate) is after today (\(today) in \(zone.identifier)): nothing was sent or "
+                          + "written. Everyone who checked in since \(today) would count as missing. Use --run-now --dry-run to "
+                          + "look ahead, or --allow-future-date if this is really meant.")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        return runDate
+    }
+}

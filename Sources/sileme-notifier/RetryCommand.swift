@@ -16,8 +16,7 @@ struct RetryCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: "The run date whose notifications are retried, YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE).")
-    var date: String?
+    @OptionGroup var dates: SendingDateOptions
 
     @Option(name: .long, help: "Only this user's notification.")
     var user: String?
@@ -29,7 +28,6 @@ struct RetryCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
         if let user, UUID(uuidString: user) == nil { throw ValidationError("--user must be a user id (UUID) (got \"\(user)\")") }
         if json && !dryRun { throw ValidationError("--json needs --dry-run") }
     }
@@ -37,7 +35,7 @@ struct RetryCommand: ParsableCommand {
     func run() throws {
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
-        let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
+        let runDate = try dates.runDate(in: configuration.timeZone, sending: !dryRun)
         try Console.exitOnFailure {
             let plan = try RetryPlan.make(configuration: configuration, runDate: runDate, userID: user?.lowercased(), logger: logger)
             if dryRun {
@@ -52,7 +50,7 @@ struct RetryCommand: ParsableCommand {
             }
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
-            guard let lock = try RunLock.acquire(configuration.databaseURL, stop: stop) else {
+            guard let lock = try RunLock.acquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
                 Console.error("stopped while waiting for another run to finish; nothing was retried")
                 return .tempFailure
             }

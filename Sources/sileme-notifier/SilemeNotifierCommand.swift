@@ -54,8 +54,7 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "With --run-now: print who would be mailed and why; write nothing, send nothing.")
     var dryRun = false
 
-    @Option(name: .long, help: "The run date D as YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE).")
-    var date: String?
+    @OptionGroup var dates: SendingDateOptions
 
     @Option(name: .long, help: "Dry-run report format: table, json or csv.")
     var format: ReportFormat = .table
@@ -68,8 +67,9 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
-        if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
-        if !runNow && (date != nil || fullEmails) { throw ValidationError("--date and --full-emails need --run-now") }
+        if !runNow && (dates.date != nil || fullEmails || dates.allowFutureDate) {
+            throw ValidationError("--date, --allow-future-date and --full-emails need --run-now")
+        }
         if preview != nil && !dryRun { throw ValidationError("--preview needs --run-now --dry-run") }
     }
 
@@ -77,7 +77,8 @@ struct RunCommand: ParsableCommand {
         guard runNow else { return try runDaemon() }
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
-        let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? CalendarDate(Date(), in: configuration.timeZone)
+        // The dry run and --preview look at any date; a run that sends refuses a date after today.
+        let runDate = try dates.runDate(in: configuration.timeZone, sending: !dryRun)
         try Console.exitOnFailure {
             if let preview {
                 do {
@@ -107,11 +108,11 @@ struct RunCommand: ParsableCommand {
             SignalHandlers.install(stop: stop)
             // One run at a time per database (the daemon, timers and other hosts included).
             let lock: RunLock
-            if let free = try RunLock.tryAcquire(configuration.databaseURL) {
+            if let free = try RunLock.tryAcquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds) {
                 lock = free
             } else {
                 logger.notice("another run is in progress on this database; waiting for it to finish")
-                guard let acquired = try RunLock.acquire(configuration.databaseURL, stop: stop) else {
+                guard let acquired = try RunLock.acquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
                     Console.error("stopped while waiting for another run to finish; nothing was sent")
                     return .tempFailure
                 }

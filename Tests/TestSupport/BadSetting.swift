@@ -182,6 +182,8 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("RETRY_LATER_SECONDS", .outOfRange, ["0", "86401", "-300"])
         cases += each("DATABASE_RECONNECT_SECONDS", .wrongType, ["a minute", "60s"])
         cases += each("DATABASE_RECONNECT_SECONDS", .outOfRange, ["-1", "3601"])
+        cases += each("CLAIM_LEASE_SECONDS", .wrongType, ["two minutes", "120s", "nan"])
+        cases += each("CLAIM_LEASE_SECONDS", .outOfRange, ["0", "1.5", "3601", "-120"])
         cases += each("MAIL_TRANSPORT", .invalid, ["sendmail", "smtps", "file"])
         cases.append(BadSetting("OUTBOX_DIR", .missing, ["MAIL_TRANSPORT": "outbox"], unset: ["OUTBOX_DIR"]))
         cases += each("OUTBOX_DIR", .unreadableFile, [f.missing, f.notPEM])

@@ -21,12 +21,13 @@ public struct DryRun: Sendable {
     /// Evaluates and writes every listed user to `report`; returns the counts per decision.
     public func write(into report: any ReportSink) throws -> RunCounts {
         let db = try PGConnection(configuration.databaseURL)
+        try RowSecurity.verify(db)
         var counts = RunCounts()
         try db.transaction(readOnly: true) {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
-            try NotificationStore(owner: "dry-run").evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
+            try NotificationStore(owner: "dry-run", claimLeaseSeconds: configuration.claimLeaseSeconds).evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
                 counts.count(evaluation.decision)
                 try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
             }

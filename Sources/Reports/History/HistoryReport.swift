@@ -27,7 +27,8 @@ public struct HistoryReport: Sendable {
     /// that does not exist, `HistoryError.schemaNotCurrent` when the schema lacks what it reads.
     @discardableResult
     public func write(_ db: PGConnection, into sink: any HistorySink) throws -> HistoryOverview {
-        let store = HistoryStore(redaction: HistoryRedaction(fullEmails: request.fullEmails))
+        let store = HistoryStore(redaction: HistoryRedaction(fullEmails: request.fullEmails),
+                                 claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
         do {
             return try db.transaction(readOnly: true) {
                 // Every statement of the report sees the same snapshot.

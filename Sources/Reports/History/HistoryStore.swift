@@ -12,6 +12,8 @@ import Values
 package struct HistoryStore {
     /// Text the report shows passes through this.
     package let redaction: HistoryRedaction
+    /// Whether a claim is still in flight (`CLAIM_LEASE_SECONDS`).
+    package let claims: ClaimSQL
 
     // MARK: Aggregates
 
@@ -109,13 +111,13 @@ package struct HistoryStore {
     /// still in flight is the claim's own test (`ClaimSQL`).
     /// Dates come as day numbers (days since 1970-01-01, what `CalendarDate` counts in), instants as
     /// epoch seconds: no text to parse per row.
-    private static let recordColumns = """
+    private var recordColumns: String { """
         n.notification_date - DATE '1970-01-01', n.status, coalesce(n.email_sent, false), n.user_id::text, u.name,
         u.emergency_email, n.recipient_masked, n.consecutive_miss_days, n.last_check_in_date - DATE '1970-01-01',
         n.attempts, n.message_id,
         extract(epoch FROM n.sent_at), extract(epoch FROM n.next_attempt_at), extract(epoch FROM n.claimed_at),
-        n.claimed_by, \(ClaimSQL.inFlight("n")), coalesce(n.last_error, n.last_reply)
-        """
+        n.claimed_by, \(claims.inFlight("n")), coalesce(n.last_error, n.last_reply)
+        """ }
 
     /// The join `recordColumns` needs.
     private static let recordJoins = "LEFT JOIN users u ON u.id = n.user_id"
@@ -125,7 +127,7 @@ package struct HistoryStore {
     package func streamProblems(_ db: PGConnection, request: HistoryRequest, _ body: (NotificationRecord) throws -> Void) throws {
         try db.stream("""
             SELECT * FROM (
-                SELECT \(Self.recordColumns), n.notification_date AS day, n.user_id AS uid,
+                SELECT \(recordColumns), n.notification_date AS day, n.user_id AS uid,
                        CASE n.status WHEN 'failed' THEN 0 WHEN 'sending' THEN 1 ELSE 2 END AS sort,
                        row_number() OVER (PARTITION BY n.notification_date
                                           ORDER BY CASE n.status WHEN 'failed' THEN 0 WHEN 'sending' THEN 1 ELSE 2 END,
@@ -145,7 +147,7 @@ package struct HistoryStore {
     package func streamNotifications(_ db: PGConnection, userID: String, request: HistoryRequest,
                              _ body: (NotificationRecord) throws -> Void) throws {
         try db.stream("""
-            SELECT \(Self.recordColumns)
+            SELECT \(recordColumns)
             FROM notification_logs n
             \(Self.recordJoins)
             WHERE n.user_id = $1::uuid AND n.notification_date BETWEEN $2::date AND $3::date

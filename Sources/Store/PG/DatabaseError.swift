@@ -23,6 +23,13 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     /// True for a unique-key violation (`23505`).
     public var isUniqueViolation: Bool { sqlState == "23505" }
 
+    /// True when a statement failed for the data it was given — SQLSTATE class 22 (data exception)
+    /// or 23 (integrity constraint violation) — rather than for the connection, a timeout, a
+    /// missing right or a bug: the error one user's row can cause without the others failing too.
+    public var isDataError: Bool {
+        kind == .statement && (sqlState?.hasPrefix("22") == true || sqlState?.hasPrefix("23") == true)
+    }
+
     public var description: String {
         let prefix = kind == .unreachable ? "database unreachable" : "database error"
         return sqlState.map { "\(prefix) [\($0)]: \(message)" } ?? "\(prefix): \(message)"

@@ -9,6 +9,7 @@ import Values
 /// gives each worker its own. Not `Sendable`: it must not be shared between threads.
 public final class PGConnection {
     private let handle: OpaquePointer
+    private var direct: Bool?
 
     /// Connects with a libpq connection string or URI (`""` uses the `PG*` variables and defaults).
     public init(_ conninfo: Secret, applicationName: String = "sileme-notifier") throws(DatabaseError) {
@@ -28,13 +29,31 @@ public final class PGConnection {
             throw DatabaseError(kind: .unreachable, sqlState: nil, message: message)
         }
         handle = connection
-        _ = try execute("SET client_min_messages = warning")
+        // Notices ("… already exists, skipping") are not for the operator's terminal. Dropped on
+        // the client rather than with a session SET, which a transaction pooler would hand to
+        // whichever client gets the server connection next.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
     }
 
     deinit { PQfinish(handle) }
 
     /// The server process id of this session (`pg_backend_pid()`).
     public var backendPID: Int32 { PQbackendPID(handle) }
+
+    /// Whether this is a session of PostgreSQL itself rather than a connection pooler's client
+    /// (PgBouncer, Supabase's pooler): only then does the server's `pg_backend_pid()` equal the
+    /// process id libpq was given at start-up, since a pooler answers the start-up with a key of its
+    /// own. Session state — a backend pid that dies with the process, advisory locks — is relied on
+    /// only on a direct session. Asked once per connection.
+    public var isDirect: Bool {
+        get throws(DatabaseError) {
+            if let direct { return direct }
+            let server = try execute("SELECT pg_backend_pid()")[0].int(0)
+            let value = server.map { Int32($0) == PQbackendPID(handle) } ?? false
+            direct = value
+            return value
+        }
+    }
 
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
     @discardableResult

@@ -71,7 +71,7 @@ final class PostgresCluster: @unchecked Sendable {
     /// (not with Foundation's `Process`, which was seen to leave `runuser` unreaped when the
     /// server that `pg_ctl start` forks outlives it); the output goes to a file, not a pipe, which
     /// that server would hold open forever.
-    private static func shell(_ arguments: [String]) throws {
+    static func shell(_ arguments: [String]) throws {
         let path = "/tmp/cluster-\(UUID().uuidString).log"
         defer { unlink(path) }
         var actions: posix_spawn_file_actions_t = posix_spawn_file_actions_t()

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import Values
+@testable import Store
+
+/// The notifier through a real PgBouncer in session and in transaction pooling mode (what
+/// Supabase's pooled connection strings are): claims and the run lock hold leases instead of
+/// relying on a session, so racing runs still send each alert once and a killed run neither
+/// blocks the next one nor loses its claims. Every run is bounded by a deadline.
+@Suite("Through a connection pooler", .enabled(if: TestEnvironment.enabled), .serialized)
+struct PoolerIntegrationTests {
+    static let date = "2026-01-13"
+
+    @Test("a pooled connection is told from a direct one (the start-up key is the pooler's)", arguments: PgBouncer.Mode.allCases)
+    func detection(_ mode: PgBouncer.Mode) throws {
+        let db = try TestDatabase()
+        let pooler = try PgBouncer(mode: mode)
+        #expect(try PGConnection(Secret(pooler.url(db.name))).isDirect == false, "\(pooler.log)")
+        #expect(try PGConnection(Secret(db.url)).isDirect == true)
+    }
+
+    @Test("migrate, check, the dry run and report work through the pooler", arguments: PgBouncer.Mode.allCases)
+    func commands(_ mode: PgBouncer.Mode) throws {
+        let db = try TestDatabase(migrate: false)
+        let mail = try Mailbox()
+        let pooler = try PgBouncer(mode: mode)
+        let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": pooler.url(db.name)])
+        for _ in 0..<2 {
+            let migrate = try SMTPFaultIntegrationTests.run(env, ["migrate"], bound: 60)
+            #expect(migrate.status == 0, "\(migrate.stderr)")
+        }
+        try db.addUser(name: "Pooled", email: mail.address("pooled"), checkIns: ["2026-01-10"])
+        #expect(try SMTPFaultIntegrationTests.run(env, ["check"], bound: 60).status == 0)
+        let dry = try SMTPFaultIntegrationTests.run(env, ["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], bound: 60)
+        #expect(dry.status == 0)
+        #expect(dry.stdout.contains(mail.domain.prefix(4)) || dry.stdout.contains("\"send\""), "\(dry.stdout.prefix(600))")
+        #expect(try SMTPFaultIntegrationTests.run(env, ["--run-now", "--date", Self.date], bound: 60).status == 0)
+        #expect(try SMTPFaultIntegrationTests.run(env, ["report", "--from", "2026-01-10", "--to", Self.date, "--format", "json"], bound: 60).status == 0)
+        #expect(try mail.deliveries().count == 1)
+    }
+
+    @Test("two runs racing on 200 due users through the pooler send 200 mails", arguments: PgBouncer.Mode.allCases)
+    func racingRuns(_ mode: PgBouncer.Mode) throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.addUsers(count: 200, domain: mail.domain, lastCheckIn: "2026-01-10")
+        let pooler = try PgBouncer(mode: mode)
+        let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": pooler.url(db.name), "SMTP_CONNECTIONS": "3"])
+        let runs = try (0..<2).map { _ in try NotifierProcess.start(["--run-now", "--date", Self.date], environment: env) }
+        defer { for run in runs where run.0.isRunning { kill(run.0.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(90)
+        while runs.contains(where: { $0.0.isRunning }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let results = runs.map { NotifierProcess.finish($0.0, $0.1, $0.2) }
+        for result in results { #expect(result.status == 0, "\(result.stderr.suffix(1200))") }
+        #expect(try mail.deliveries().count == 200)
+        #expect(Set(try mail.deliveries().map(\.recipient)).count == 200)
+        #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs").first == ["200", "200"])
+        #expect(try db.query("SELECT sum(sent) FROM notifier_runs").first?.first == "200")
+    }
+
+    @Test("a run killed mid-dispatch, then a rerun once the lease ran out: every due user mailed, duplicates only in the crash window, no hang",
+          arguments: PgBouncer.Mode.allCases)
+    func killedThenRerun(_ mode: PgBouncer.Mode) throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.addUsers(count: 200, domain: mail.domain, lastCheckIn: "2026-01-10")
+        let pooler = try PgBouncer(mode: mode)
+        let env = try NotifierProcess.environment(database: db, [
+            "DATABASE_URL": pooler.url(db.name), "SMTP_CONNECTIONS": "3", "SMTP_RATE_LIMIT": "50", "CLAIM_LEASE_SECONDS": "3",
+        ])
+        let (process, out, err) = try NotifierProcess.start(["--run-now", "--date", Self.date], environment: env)
+        #expect(try DaemonIntegrationTests.eventually(20) { try mail.deliveries().count >= 20 })
+        kill(process.processIdentifier, SIGKILL)
+        _ = NotifierProcess.finish(process, out, err)
+        Thread.sleep(forTimeInterval: 0.3)  // a DATA complete at the kill is answered
+        let sent = Set(try db.query("SELECT message_id FROM notification_logs WHERE email_sent").compactMap { $0[0].map { "<\($0)>" } })
+        let inFlight = try mail.deliveries().filter { !sent.contains($0.messageID ?? "") }.count
+        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE status = 'sending'").first?.first != "0",
+                "the killed run left claims behind")
+        // Before the lease ran out a rerun must not hang: it waits for the lock, then finishes.
+        let early = try SMTPFaultIntegrationTests.run(env, ["--run-now", "--date", Self.date], bound: 60)
+        #expect([0, 75].contains(early.status), "\(early.stderr.suffix(1200))")
+        Thread.sleep(forTimeInterval: 3.5)
+        var unlimited = env
+        unlimited["SMTP_RATE_LIMIT"] = nil
+        let rerun = try SMTPFaultIntegrationTests.run(unlimited, ["--run-now", "--date", Self.date], bound: 60)
+        #expect(rerun.status == 0, "\(rerun.stderr.suffix(1200))")
+        #expect(try db.query("SELECT count(*), count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["200", "200"])
+        let deliveries = try mail.deliveries()
+        let byRecipient = Dictionary(grouping: deliveries, by: \.recipient)
+        #expect(byRecipient.count == 200, "no alert lost")
+        #expect(deliveries.count == 200 + inFlight, "the only duplicates are the mails in flight at the kill")
+        #expect(inFlight <= 3, "at most one in flight per SMTP connection")
+        for (recipient, copies) in byRecipient where copies.count > 1 {
+            #expect(Set(copies.map(\.messageID)).count == 1, "\(recipient): resent with the same Message-ID")
+        }
+    }
+
+    @Test("runs killed at random points through the pooler: every due user ends with one sent row", arguments: PgBouncer.Mode.allCases)
+    func randomKills(_ mode: PgBouncer.Mode) throws {
+        let db = try TestDatabase()
+        let pooler = try PgBouncer(mode: mode)
+        try CrashAndRaceIntegrationTests.killAtRandom(db, kills: 8, users: 900, url: pooler.url(db.name), lease: 2)
+    }
+}
