@@ -102,4 +102,10 @@ struct PoolerIntegrationTests {
         let pooler = try PgBouncer(mode: mode)
         try CrashAndRaceIntegrationTests.killAtRandom(db, kills: 8, users: 900, url: pooler.url(db.name), lease: 2)
     }
+
+    @Test("PostgreSQL restarted in the middle of a run through the pooler: the run finishes, every alert sent exactly once",
+          arguments: PgBouncer.Mode.allCases)
+    func restartMidRun(_ mode: PgBouncer.Mode) throws {
+        try DatabaseFaultIntegrationTests.restartMidRun(through: mode)
+    }
 }
