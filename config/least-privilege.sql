@@ -16,7 +16,8 @@ GRANT USAGE ON SCHEMA public TO sileme_notifier;
 -- Read the app's data (and the summary the triggers keep, and which migrations are applied).
 GRANT SELECT ON users, check_ins, user_last_check_in, sileme_schema_migrations TO sileme_notifier;
 
--- Write the notifier's own tables: claims, delivery state, runs. No DELETE, no TRUNCATE.
+-- Write the notifier's own tables: claims, delivery state, runs. No DELETE, no TRUNCATE (with
+-- RETENTION_DAYS set, grant DELETE ON notification_logs, notifier_runs to this role).
 GRANT SELECT, INSERT, UPDATE ON notification_logs, notifier_runs, notifier_run_lock TO sileme_notifier;
 -- The run lock's one row is released by deleting it.
 GRANT DELETE ON notifier_run_lock TO sileme_notifier;

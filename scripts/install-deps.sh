@@ -19,6 +19,7 @@ packages=(
   util-linux mount                                           # runuser, unshare, nsenter, flock, setpriv, mount
   chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
+  python3-prometheus-client                                  # tests: parse the metrics file independently
 )
 
 # capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
@@ -56,6 +57,9 @@ check_capabilities() {
   capability 'test -n "$(find /usr/share/fonts -path "*wqy*" -name "*.tt*" 2>/dev/null | head -1)"' fonts-wqy-microhei \
     'a CJK font for the HTML report screenshot'
   capability '/usr/bin/python3 -c "import psycopg2"' python3-psycopg2 'psycopg2 for bench/bench.py'
+  capability '/usr/bin/python3 -c "from prometheus_client.parser import text_string_to_metric_families"' python3-prometheus-client \
+    "Prometheus' text parser (the metrics file test)"
+  capability 'test -x /usr/lib/postgresql/15/bin/pg_basebackup' postgresql-client-15 'pg_basebackup (the hot-standby test)'
   capability 'test -x /usr/bin/time' time '/usr/bin/time (peak memory in bench/bench.py)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2

@@ -73,6 +73,16 @@ public struct HealthCheck: Sendable {
         } catch {
             note("database", false, "\(error)", failure: .configuration)
         }
+        if let read = configuration.databaseReadURL {
+            do {
+                let standby = try PGConnection(read)
+                let recovering = try standby.execute("SELECT pg_is_in_recovery()")[0].bool(0)
+                note("read database", true, recovering ? "a hot standby answers (DATABASE_READ_URL)" : "answers (DATABASE_READ_URL; not a standby)",
+                     failure: .unavailable)
+            } catch {
+                note("read database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
+            }
+        }
         if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
             // A probe file created, synced and removed in the outbox's tmp/.
             let outcome = OutboxTransport(directory: directory).verify()

@@ -15,7 +15,7 @@ public struct MessagePreview: Sendable {
 
     /// Builds the preview for `userID` on `runDate`; throws `PreviewError` for an unknown user.
     public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate) throws -> MessagePreview {
-        let db = try PGConnection(configuration.databaseURL)
+        let db = try PGConnection(configuration.readDatabaseURL)
         let found = try db.transaction(readOnly: true) {
             try NotificationStore(owner: "preview", claimLeaseSeconds: configuration.claimLeaseSeconds).user(db, id: userID, runDate: runDate)
         }

@@ -19,6 +19,7 @@ public struct ConfigurationLoader: Sendable {
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
         "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
+        "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -44,6 +45,10 @@ public struct ConfigurationLoader: Sendable {
         config.databaseURL = try secret(values, key: "DATABASE_URL", credential: "database-url") ?? Secret("")
         if let problem = ConnectionString.syntaxProblem(config.databaseURL) {
             throw ConfigurationError(setting: "DATABASE_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
+        }
+        config.databaseReadURL = try secret(values, key: "DATABASE_READ_URL", credential: "database-read-url")
+        if let read = config.databaseReadURL, let problem = ConnectionString.syntaxProblem(read) {
+            throw ConfigurationError(setting: "DATABASE_READ_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
         }
         if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
             guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {
@@ -118,6 +123,23 @@ public struct ConfigurationLoader: Sendable {
         let threshold = try settings.integer("MISS_THRESHOLD_DAYS", in: 1...365) ?? config.rule.thresholdDays
         let catchUp = try settings.integer("CATCH_UP_DAYS", in: 0...365) ?? config.rule.catchUpDays
         config.rule = MissRule(thresholdDays: threshold, catchUpDays: catchUp)
+        if let days = try settings.integer("RETENTION_DAYS", in: 0...36500), days > 0 {
+            // The rule reads notification rows back to the oldest due check-in: keep those.
+            let needed = threshold + catchUp + 2
+            guard days >= needed else {
+                throw ConfigurationError(setting: "RETENTION_DAYS", reason: "must be 0 (keep everything) or at least \(needed) "
+                                         + "(MISS_THRESHOLD_DAYS + CATCH_UP_DAYS + 2), so that no row the rule still reads is deleted (got \(days))")
+            }
+            config.retentionDays = days
+        }
+        if let path = try settings.string("METRICS_FILE"), !path.isEmpty {
+            let folder = (path as NSString).deletingLastPathComponent
+            guard path.hasPrefix("/"), !path.hasSuffix("/") else {
+                throw ConfigurationError(setting: "METRICS_FILE", reason: "must be an absolute file path (got \"\(path)\")")
+            }
+            try requireDirectory(folder.isEmpty ? "/" : folder, setting: "METRICS_FILE")
+            config.metricsFile = path
+        }
 
         if let dir = try settings.string("TEMPLATE_DIR"), !dir.isEmpty {
             try requireDirectory(dir, setting: "TEMPLATE_DIR")

@@ -7,6 +7,8 @@ import Values
 public struct NotifierConfiguration: Sendable {
     /// `DATABASE_URL`: a libpq connection string or URI; empty means libpq's `PG*` defaults.
     public var databaseURL: Secret = Secret("")
+    /// `DATABASE_READ_URL`: a hot standby the dry run and `report` read from; nil reads the primary.
+    public var databaseReadURL: Secret?
     /// `MAIL_TRANSPORT`: SMTP (default) or the file outbox.
     public var mailTransport: MailTransportKind = .smtp
     /// SMTP server settings (used when `mailTransport` is `.smtp`).
@@ -43,6 +45,16 @@ public struct NotifierConfiguration: Sendable {
     public var heartbeatURL: String?
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
     public var migrationsDirectory: String?
+    /// `METRICS_FILE`: where the daemon and every run write their metrics for node_exporter's
+    /// textfile collector (atomically); nil writes none.
+    public var metricsFile: String?
+    /// `RETENTION_DAYS`: the daemon deletes `notification_logs` and `notifier_runs` rows older than
+    /// this many days after its daily run; 0 keeps everything.
+    public var retentionDays: Int = 0
+
+    /// Where the read-only reports (the dry run, `--preview`, `report`) read: `DATABASE_READ_URL`,
+    /// else `DATABASE_URL`.
+    public var readDatabaseURL: Secret { databaseReadURL ?? databaseURL }
 
     /// `OUTBOX_DIR`, which `MAIL_TRANSPORT=outbox` requires: the one place that says so (the
     /// loader, `ConfigurationLoader.validateForSending` and the outbox transport ask here).

@@ -64,6 +64,7 @@ public final class Daemon: @unchecked Sendable {
     /// found at start, 69 when the database cannot be reached at start.
     public func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
+        if let db = try? PGConnection(configuration.databaseURL) { MetricsFile.update(configuration, db, logger: logger) }
         systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
         logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
                       metadata: NotifierEvent.daemonStarted.metadata)
@@ -154,6 +155,7 @@ public final class Daemon: @unchecked Sendable {
             if result.errors.isEmpty {
                 failedRuns = 0
                 notBefore = .distantPast
+                if reason != "retry" { applyRetention(runDate: date) }
             } else if !stopRequested {
                 backOffAfterFailure()
             }
@@ -162,6 +164,27 @@ public final class Daemon: @unchecked Sendable {
             logger.error("run for \(date) failed: \(error)", metadata: NotifierEvent.runFailed.metadata.merging(["run_date": "\(date)"]) { $1 })
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
+        }
+    }
+
+    /// `RETENTION_DAYS`: after a daily run, deletes `notification_logs` and `notifier_runs` rows
+    /// dated more than that many days before the run date, in small batches (a stop ends it
+    /// between two batches; the next day goes on). A failure — for a role without DELETE on those
+    /// tables, say — is logged and changes nothing else.
+    private func applyRetention(runDate: CalendarDate) {
+        guard configuration.retentionDays > 0, !stopRequested else { return }
+        let cutoff = runDate.adding(days: -configuration.retentionDays)
+        systemd.status("deleting rows before \(cutoff) (RETENTION_DAYS=\(configuration.retentionDays))")
+        let started = Date()
+        do {
+            let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (retention)")
+            let deleted = try Housekeeping.deleteOlder(db, than: cutoff, stop: stop)
+            let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
+            logger.notice("retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff) in \(seconds) s",
+                          metadata: ["retention_cutoff": "\(cutoff)", "deleted_logs": "\(deleted.logs)", "deleted_runs": "\(deleted.runs)"])
+            MetricsFile.update(configuration, db, logger: logger)
+        } catch {
+            logger.error("retention: rows before \(cutoff) not deleted: \(error)")
         }
     }
 

@@ -121,6 +121,7 @@ public struct NotificationRun: Sendable {
         // The run's own row is written on the run's first connection; if that is gone too, the
         // journal below is the record (and the row stays `running`).
         try? db.perform { try store.finishRun($0, id: runID, counts: counts, error: result.errors.first) }
+        try? db.perform { MetricsFile.update(configuration, $0, logger: logger) }
         let level: Logger.Level = result.errors.isEmpty && counts.failed == 0 ? .notice : .error
         let skipped = counts.invalidEmail + counts.invalidName + counts.claimErrors
         let gone = counts.gone > 0 ? ", \(counts.gone) deleted during the run" : ""

@@ -54,6 +54,13 @@ struct ReportCommand: ParsableCommand {
         do { request = try self.request(today: CalendarDate(Date(), in: configuration.timeZone)) } catch {
             throw ValidationError(error.description)
         }
+        // RETENTION_DAYS: rows before the cutoff are deleted after each daily run; say so rather
+        // than let an empty past look like quiet days.
+        let today = CalendarDate(Date(), in: configuration.timeZone)
+        if configuration.retentionDays > 0, request.from < today.adding(days: -configuration.retentionDays) {
+            Console.error("note: RETENTION_DAYS=\(configuration.retentionDays): notifications and runs dated before "
+                          + "\(today.adding(days: -configuration.retentionDays)) are deleted; the days before it show only what is left")
+        }
         try Console.exitOnFailure {
             let writer = format.writer(output: TextOutput())
             do {

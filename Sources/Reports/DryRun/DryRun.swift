@@ -20,7 +20,7 @@ public struct DryRun: Sendable {
 
     /// Evaluates and writes every listed user to `report`; returns the counts per decision.
     public func write(into report: any ReportSink) throws -> RunCounts {
-        let db = try PGConnection(configuration.databaseURL)
+        let db = try PGConnection(configuration.readDatabaseURL)
         try RowSecurity.verify(db)
         var counts = RunCounts()
         try db.transaction(readOnly: true) {

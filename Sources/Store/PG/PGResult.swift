@@ -16,6 +16,9 @@ public final class PGResult {
     /// Row `index`.
     public subscript(index: Int) -> PGRow { PGRow(result: handle, index: Int32(index), owner: self) }
 
+    /// Rows an INSERT, UPDATE or DELETE changed (`PQcmdTuples`); 0 for other commands.
+    public var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
+
     /// All rows, in order.
     public var rows: [PGRow] { (0..<count).map { self[$0] } }
 }

@@ -11,16 +11,22 @@ final class PostgresCluster: @unchecked Sendable {
     let port: Int
     private let pgBin: String
 
-    /// Creates and starts the cluster.
-    init() throws {
+    /// Creates and starts the cluster; with `standbyOf`, a hot standby streaming from that
+    /// cluster (`pg_basebackup -R`), read-only.
+    init(standbyOf primary: PostgresCluster? = nil) throws {
         pgBin = try TestEnvironment.require().pgBin
         directory = "/var/tmp/sn-cluster-" + UUID().uuidString.lowercased().prefix(8)
         port = try Self.freePort()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.shell(["/bin/chown", "postgres:postgres", directory])
         try Self.shell(["/bin/chmod", "700", directory])
-        try asPostgres(["\(pgBin)/initdb", "-D", "\(directory)/data", "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                        "--no-locale", "--no-sync", "--no-instructions"])
+        if let primary {
+            try asPostgres(["\(pgBin)/pg_basebackup", "-D", "\(directory)/data", "-h", "127.0.0.1", "-p", String(primary.port),
+                            "-U", "postgres", "-R", "-X", "stream", "--no-sync"])
+        } else {
+            try asPostgres(["\(pgBin)/initdb", "-D", "\(directory)/data", "-U", "postgres", "-A", "trust", "-E", "UTF8",
+                            "--no-locale", "--no-sync", "--no-instructions"])
+        }
         let settings = """
 
             listen_addresses = '127.0.0.1'

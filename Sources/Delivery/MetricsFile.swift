@@ -1,0 +1,86 @@
+import Config
+import Foundation
+import Logging
+import Store
+import Values
+
+/// `METRICS_FILE`: the notifier's figures in node_exporter's textfile-collector format, rewritten
+/// atomically (a temporary file in the same folder, then `rename`) after every run — the
+/// daemon's, a timer's `--run-now`, `retry` — and by the daemon at start. The figures come from
+/// the database (`Housekeeping.figures`), so they say the same whichever process ran last.
+public struct MetricsFile: Sendable {
+    /// The file.
+    public let path: String
+
+    /// A writer for `path`.
+    public init(path: String) { self.path = path }
+
+    /// Reads the figures and rewrites the file; a failure is logged, never thrown (metrics must not
+    /// fail a run). Does nothing without `METRICS_FILE`.
+    public static func update(_ configuration: NotifierConfiguration, _ db: PGConnection, logger: Logger, now: Date = Date()) {
+        guard let path = configuration.metricsFile else { return }
+        do {
+            let today = CalendarDate(now, in: configuration.timeZone)
+            let since = today.adding(days: -(configuration.rule.catchUpDays + 1))
+            try MetricsFile(path: path).write(render(try Housekeeping.figures(db, since: since), now: now))
+        } catch {
+            logger.warning("metrics file \(path) not written: \(error)")
+        }
+    }
+
+    /// The text of the file: `HELP` and `TYPE` lines, then the samples, names `sileme_notifier_*`.
+    public static func render(_ figures: Housekeeping.Figures, now: Date) -> String {
+        var text = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
+            text += "# HELP sileme_notifier_\(name) \(help)\n# TYPE sileme_notifier_\(name) \(type)\n"
+            for sample in samples {
+                let value = sample.value == sample.value.rounded() && abs(sample.value) < 1e15
+                    ? String(Int64(sample.value)) : String(format: "%.3f", sample.value)
+                text += "sileme_notifier_\(name)\(sample.labels.isEmpty ? "" : "{\(sample.labels)}") \(value)\n"
+            }
+        }
+        metric("build_info", "gauge", "The notifier's version.", [("version=\"\(NotifierVersion.current)\"", 1)])
+        metric("metrics_written_timestamp_seconds", "gauge", "When this file was written.", [("", now.timeIntervalSince1970)])
+        if let run = figures.lastRun {
+            // The run date and mode go in an info metric only: as labels of every series they
+            // would start new series each day.
+            metric("last_run_info", "gauge", "The latest run (any mode): its run date and mode.",
+                   [("run_date=\"\(run.date)\",mode=\"\(run.mode)\"", 1)])
+            metric("last_run_timestamp_seconds", "gauge", "When the latest run (any mode) started.", [("", run.started)])
+            if let finished = run.finished {
+                metric("last_run_duration_seconds", "gauge", "How long the latest run took.", [("", max(0, finished - run.started))])
+            }
+            metric("last_run_completed", "gauge", "1 when the latest run completed, 0 when it failed or is still running.",
+                   [("", run.status == "completed" ? 1 : 0)])
+            let c = run.counts
+            let outcomes: [(String, Int)] = [
+                ("due", c.due), ("sent", c.sent), ("failed", c.failed), ("already_notified", c.alreadyNotified),
+                ("stale", c.stale), ("invalid_email", c.invalidEmail), ("invalid_name", c.invalidName),
+                ("busy_elsewhere", c.busyElsewhere), ("gone", c.gone), ("claim_error", c.claimErrors),
+            ]
+            metric("last_run_notifications", "gauge", "The latest run's users by kind of message and outcome.",
+                   outcomes.map { ("kind=\"alert\",outcome=\"\($0.0)\"", Double($0.1)) })
+        }
+        if let success = figures.lastSuccess {
+            metric("last_success_timestamp_seconds", "gauge", "When the latest completed daily run finished.", [("", success)])
+        }
+        metric("retry_backlog", "gauge", "Mails of the open days not sent yet, by status (retry: due again later; failed: permanent; sending: claimed).",
+               figures.backlog.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", Double($0.value)) })
+        return text
+    }
+
+    /// Writes `text` atomically: readers see the old file or the new one, never a part.
+    public func write(_ text: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let temporary = "\(folder)/.\((path as NSString).lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).tmp"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
+                                             attributes: [.posixPermissions: 0o644]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
+        }
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "rename to \(path): \(reason)"])
+        }
+    }
+}
