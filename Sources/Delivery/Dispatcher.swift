@@ -32,8 +32,12 @@ package struct Dispatcher {
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
     package static let unavailableLimit = 3
-    /// Jobs a worker claims per statement.
-    package static let claimBatch = 16
+    /// Jobs a worker claims per statement. A check-in committed during the run cancels every mail
+    /// not yet claimed (the claim's re-check), so this bounds what can still go out after it: at
+    /// most `claimBatch` mails per connection, for `claimBatch` × the server's time per mail
+    /// (docs/guards.md). 4 keeps that to about a second on a mail server answering in 0.25 s, at
+    /// the cost of one short statement per 4 mails.
+    package static let claimBatch = 4
 
     /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
     /// its unclaimed jobs stay due and the error is returned.
@@ -77,8 +81,9 @@ package struct Dispatcher {
                     // A claim retried after a broken connection may have committed the first time:
                     // then it takes its own rows over again, with the same Message-IDs.
                     let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
-                    let claims = try db.perform {
-                        try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs)
+                    let claimed = try db.perform {
+                        try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs,
+                                        supersede: configuration.rule.supersede)
                     }
                     for job in batch {
                         // No mail is sent that could not be recorded: wait while the recorder
@@ -88,7 +93,7 @@ package struct Dispatcher {
                             continue
                         }
                         let outcome: JobOutcome
-                        if let claim = claims[job.userID] {
+                        if let claim = claimed.claims[job.userID] {
                             // Stopped (before this mail, or while it waited for a rate-limit slot):
                             // it stays due for the next run.
                             if control.stopRequested || limiter.map({ !$0.acquire(stop: control.stop) }) == true {
@@ -99,6 +104,13 @@ package struct Dispatcher {
                                 continue
                             }
                             outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
+                        } else if let reason = claimed.cancelled[job.userID] {
+                            outcome = .cancelled
+                            logger.notice("notification cancelled for user \(job.userID): no longer due (\(reason))",
+                                          metadata: NotifierEvent.notificationCancelled.metadata.merging([
+                                            "run_date": "\(runDate)", "user_id": "\(job.userID)",
+                                            "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
+                                          ]) { $1 })
                         } else {
                             outcome = .busyElsewhere
                         }

@@ -14,30 +14,55 @@ public struct NotificationStore: Sendable {
 
     // MARK: The batch query
 
-    /// Streams every user whose latest check-in is before `runDate` and on or before
-    /// `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all users, results
-    /// streamed row by row. It range-scans `user_last_check_in` (kept by triggers on `check_ins`
-    /// and `notification_logs`, migrations 004 and 005) instead of aggregating the check-in
-    /// history, so it costs what the listed users cost: "once per streak" is the comparison of the
-    /// latest accepted notification with `L`. `includeStale: false` leaves out users past the catch-up window (the real run
-    /// only counts them, see `countStale`); the dry-run report lists them too.
+    /// Streams every user whose latest trusted check-in (dated at most `D + 1`) is before `runDate`
+    /// and on or before `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all
+    /// users, results streamed row by row, ordered by `L'` (latest first), then user id.
+    ///
+    /// The due set is the `UNION ALL` of three range scans, so it costs what the listed users cost
+    /// (docs/guards.md): (1) the window of `user_last_check_in` (kept by triggers on `check_ins`
+    /// and `notification_logs`, migrations 004 and 005; "once per streak" is the comparison of the
+    /// latest accepted notification with `L'`); (2) the users whose summary holds a date after
+    /// `D + 1` (future-dated rows, a small set), whose real `L` is one probe of the check-in index;
+    /// (3) the users whose pause ended recently (`users_paused_until_idx`) and whose `L` is older
+    /// than the window. `includeStale: false` leaves out users past the catch-up window (the real
+    /// run only counts them, see `countStale`); the dry-run report lists them too.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  _ body: (Candidate) throws -> Void) throws {
         let sql = """
-            SELECT u.id::text, u.name, u.emergency_email, s.last_check_in_date,
-                   coalesce(s.last_notified_date > s.last_check_in_date, false)
-            FROM user_last_check_in s
+            WITH due AS (
+                SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
+                FROM user_last_check_in s
+                WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
+                UNION ALL
+                SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
+                FROM user_last_check_in s
+                CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$3::date")) AS last OFFSET 0) r
+                WHERE s.last_check_in_date > $3::date AND r.last <= $1::date
+                UNION ALL
+                -- One summary probe per recently paused user (never a scan of the stale users).
+                SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
+                FROM users p
+                CROSS JOIN LATERAL (SELECT * FROM user_last_check_in s WHERE s.user_id = p.id
+                                    AND s.last_check_in_date < $2::date OFFSET 0) s
+                WHERE p.paused_until >= $2::date
+            )
+            SELECT u.id::text, u.name, u.emergency_email, d.last,
+                   coalesce(d.notified > greatest(d.last, u.paused_until), false), u.paused_until, d.future,
+                   \(GuardSQL.sameContact("u", trusted: "$3::date", enabled: "$4::bool"))
+            FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
-            CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
-            WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
-            ORDER BY s.last_check_in_date DESC, s.user_id
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until FROM users WHERE users.id = d.user_id OFFSET 0) u
+            WHERE d.last >= $2::date OR u.paused_until >= $2::date
+            ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
             """
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
-        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest]) { row in
+        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest,
+                            rule.latestTrustedCheckIn(runDate: runDate).description, rule.supersede ? "true" : "false"]) { row in
             guard let id = row.string(0), let last = row.date(3) else { return }
             try body(Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2),
-                               lastCheckIn: last, notifiedInStreak: row.bool(4)))
+                               lastCheckIn: last, notifiedInStreak: row.bool(4), pausedUntil: row.date(5),
+                               ignoredFutureCheckIn: row.date(6), sameContact: GuardSQL.decodeSameContact(row.string(7))))
         }
     }
 
@@ -53,11 +78,31 @@ public struct NotificationStore: Sendable {
         }
     }
 
-    /// The number of stale users on `runDate` (latest check-in before the catch-up window), from
-    /// the index alone.
+    /// The number of stale users on `runDate` (`L'` before the catch-up window) — the users the
+    /// dry run lists as `stale` — from three range scans: the summary's index, minus the users of
+    /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
+    /// future-dated users whose real `L` (and pause) is older than the window.
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
-        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date",
-                       [rule.oldestDueCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+        try db.execute("""
+            SELECT (SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date)
+                 - (SELECT count(*) FROM users p
+                    CROSS JOIN LATERAL (SELECT 1 FROM user_last_check_in s WHERE s.user_id = p.id
+                                        AND s.last_check_in_date < $1::date OFFSET 0) s
+                    WHERE p.paused_until >= $1::date)
+                 + (SELECT count(*) FROM user_last_check_in s
+                    JOIN users u ON u.id = s.user_id
+                    WHERE s.last_check_in_date > $2::date
+                      AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$2::date")) < $1::date
+                      AND (u.paused_until IS NULL OR u.paused_until < $1::date))
+            """, [rule.oldestDueCheckIn(runDate: runDate).description,
+                  rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+    }
+
+    /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
+    /// summary's index alone.
+    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
+        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date > $1::date",
+                       [rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
     }
 
     // MARK: Runs
@@ -75,11 +120,13 @@ public struct NotificationStore: Sendable {
         try db.execute("""
             UPDATE notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
                    already_notified = $6, stale = $7, invalid_email = $8, invalid_name = $9,
-                   busy_elsewhere = $10, error = $11
+                   busy_elsewhere = $10, error = $11, superseded = $12, paused = $13, cancelled = $14,
+                   future_ignored = $15
             WHERE id = $1
             """, [String(id), error == nil ? "completed" : "failed", String(counts.due), String(counts.sent),
                   String(counts.failed), String(counts.alreadyNotified), String(counts.stale),
-                  String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error])
+                  String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error,
+                  String(counts.superseded), String(counts.paused), String(counts.cancelled), String(counts.futureIgnored)])
     }
 
     // MARK: Claim, send, record
@@ -88,39 +135,55 @@ public struct NotificationStore: Sendable {
     /// rows that may be (re)sent now — skipped earlier, a transient failure whose retry time has
     /// come, or a claim whose owner's database session is gone (a crashed run). Only the session
     /// whose statement wins a row gets its claim; jobs missing from the result are someone else's.
-    /// A taken-over row keeps its `Message-ID`. Returns the claims by user id.
+    /// A taken-over row keeps its `Message-ID`. In the same statement, the claim's re-check
+    /// (`GuardSQL.noLongerDue`) leaves out users who are no longer due — a check-in, a pause or a
+    /// newer account committed since the run evaluated them — and returns them as cancelled.
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
-                      newMessageIDs: [String]) throws -> [String: Claim] {
-        guard !jobs.isEmpty else { return [:] }
+                      newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
+        guard !jobs.isEmpty else { return ClaimBatch() }
         let result = try db.execute("""
-            INSERT INTO notification_logs AS n
-                (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
-                 claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
-            SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2, pg_backend_pid(), now(),
-                   j.last, j.masked, $3::bigint, now()
-            FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[]) AS j(user_id, miss, message_id, last, masked)
-            ON CONFLICT (user_id, notification_date) DO UPDATE
-                SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
-                    claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
-                    consecutive_miss_days = EXCLUDED.consecutive_miss_days,
-                    last_check_in_date = EXCLUDED.last_check_in_date,
-                    recipient_masked = EXCLUDED.recipient_masked, run_id = EXCLUDED.run_id,
-                    message_id = COALESCE(n.message_id, EXCLUDED.message_id), updated_at = now()
-                WHERE NOT n.email_sent AND (
-                    n.status = 'skipped'
-                    OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
-                    OR \(ClaimSQL.abandoned("n")))
-            RETURNING user_id::text, id, message_id, attempts, (xmax <> 0)
+            WITH j AS MATERIALIZED (
+                SELECT j.*, \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) AS cancelled
+                FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[])
+                     AS j(user_id, miss, message_id, last, masked, since, name)
+            ), claimed AS (
+                INSERT INTO notification_logs AS n
+                    (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
+                     claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
+                SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2, pg_backend_pid(), now(),
+                       j.last, j.masked, $3::bigint, now()
+                FROM j WHERE j.cancelled IS NULL
+                ON CONFLICT (user_id, notification_date) DO UPDATE
+                    SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
+                        claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
+                        consecutive_miss_days = EXCLUDED.consecutive_miss_days,
+                        last_check_in_date = EXCLUDED.last_check_in_date,
+                        recipient_masked = EXCLUDED.recipient_masked, run_id = EXCLUDED.run_id,
+                        message_id = COALESCE(n.message_id, EXCLUDED.message_id), updated_at = now()
+                    WHERE NOT n.email_sent AND (
+                        n.status = 'skipped'
+                        OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
+                        OR \(ClaimSQL.abandoned("n")))
+                RETURNING n.user_id::text AS user_id, n.id::text AS id, n.message_id, n.attempts, (n.xmax <> 0) AS took_over
+            )
+            SELECT user_id, id, message_id, attempts, took_over, NULL FROM claimed
+            UNION ALL
+            SELECT j.user_id::text, NULL, NULL, NULL, NULL, j.cancelled FROM j WHERE j.cancelled IS NOT NULL
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
                   PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
-                  PGArray.literal(jobs.map(\.email.masked))])
-        var claims: [String: Claim] = [:]
+                  PGArray.literal(jobs.map(\.email.masked)), PGArray.literal(jobs.map(\.countedFrom.description)),
+                  PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false"])
+        var batch = ClaimBatch()
         for row in result.rows {
-            guard let user = row.string(0), let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) else { continue }
-            claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
+            guard let user = row.string(0) else { continue }
+            if let reason = row.string(5) {
+                batch.cancelled[user] = reason
+            } else if let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) {
+                batch.claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
+            }
         }
-        return claims
+        return batch
     }
 
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
@@ -156,21 +219,29 @@ public struct NotificationStore: Sendable {
 
     /// One user as the rule sees them on `runDate` (for `--preview`), whether or not they are due:
     /// nil when there is no such user; `lastCheckIn` nil when they never checked in before `runDate`.
-    public func user(_ db: PGConnection, id: String, runDate: CalendarDate)
+    /// Check-ins dated after `D + 1` are ignored as the batch query ignores them (and named).
+    public func user(_ db: PGConnection, id: String, runDate: CalendarDate, rule: MissRule)
         throws -> (candidate: Candidate?, checkedInSince: Bool, name: String?, email: String?)? {
         let result = try db.execute("""
             SELECT u.id::text, u.name, u.emergency_email, l.last,
-                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date >= $2::date),
-                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id AND n.notification_date > l.last AND n.email_sent)
+                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date BETWEEN $2::date AND $3::date),
+                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id
+                           AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent),
+                   u.paused_until,
+                   (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $3::date),
+                   \(GuardSQL.sameContact("u", trusted: "$3::date", enabled: "$4::bool"))
             FROM users u
             CROSS JOIN LATERAL (SELECT max(check_in_date) AS last FROM check_ins c
                                 WHERE c.user_id = u.id AND c.check_in_date < $2::date) l
             WHERE u.id::text = $1
-            """, [id.lowercased(), runDate.description])
+            """, [id.lowercased(), runDate.description, rule.latestTrustedCheckIn(runDate: runDate).description,
+                  rule.supersede ? "true" : "false"])
         guard result.count == 1 else { return nil }
         let row = result[0]
         let candidate = row.date(3).map {
-            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0, notifiedInStreak: row.bool(5))
+            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0,
+                      notifiedInStreak: row.bool(5), pausedUntil: row.date(6), ignoredFutureCheckIn: row.date(7),
+                      sameContact: GuardSQL.decodeSameContact(row.string(8)))
         }
         return (candidate, row.bool(4), row.string(1), row.string(2))
     }
