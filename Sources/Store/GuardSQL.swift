@@ -12,23 +12,25 @@ package enum GuardSQL {
         "(SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = \(userID) AND c.check_in_date <= \(trusted))"
     }
 
-    /// SQL: a JSON array of the other users whose contact address equals that of user row `user`
-    /// (trimmed, case-insensitive; `users_contact_idx`), each with id, name and latest trusted
-    /// check-in — or NULL when `enabled` (a boolean expression) is false or there are none.
-    package static func sameContact(_ user: String, trusted: String, enabled: String) -> String {
+    /// SQL (a subquery for `LEFT JOIN LATERAL`): the other users whose contact address equals that
+    /// of user row `user` (trimmed, case-insensitive; one probe of `users_contact_idx`), as
+    /// columns `id` (text), `name` and `last` (latest trusted check-in) — none unless `when` (a
+    /// boolean expression over the outer row, evaluated once per row before any probe) holds.
+    /// `OFFSET 0` keeps the subquery whole, so that `when` is a one-time filter in front of the
+    /// probe (flattened, the planner probed for every row and filtered afterwards).
+    package static func otherAccounts(_ user: String, trusted: String, when condition: String = "true") -> String {
         """
-        (SELECT json_agg(json_build_object('id', b.id::text, 'name', b.name,
-                                           'last', \(latestTrustedCheckIn("b.id", trusted: trusted))) ORDER BY b.id)
-         FROM users b
-         WHERE \(enabled) AND lower(btrim(b.emergency_email)) = lower(btrim(\(user).emergency_email)) AND b.id <> \(user).id)
+        SELECT b.id::text AS id, b.name, \(latestTrustedCheckIn("b.id", trusted: trusted)) AS last
+        FROM users b
+        WHERE \(condition) AND lower(btrim(b.emergency_email)) = lower(btrim(\(user).emergency_email)) AND b.id <> \(user).id
+        OFFSET 0
         """
     }
 
-    /// Decodes `sameContact`'s JSON.
-    package static func decodeSameContact(_ text: String?) -> [OtherAccount] {
-        struct Row: Decodable { let id: String; let name: String?; let last: String? }
-        guard let text, let rows = try? JSONDecoder().decode([Row].self, from: Data(text.utf8)) else { return [] }
-        return rows.map { OtherAccount(userID: $0.id, rawName: $0.name, lastCheckIn: $0.last.flatMap(CalendarDate.init(parsing:))) }
+    /// The other account of `otherAccounts`' columns at `column` (id), `column + 1` (name) and
+    /// `column + 2` (last); nil when the row has none (the outer side of the left join).
+    package static func otherAccount(_ row: PGRow, at column: Int) -> OtherAccount? {
+        row.string(column).map { OtherAccount(userID: $0, rawName: row.string(column + 1), lastCheckIn: row.date(column + 2)) }
     }
 
     // MARK: The claim's re-check
