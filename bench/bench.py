@@ -5,13 +5,17 @@
 
 Creates a throwaway PostgreSQL 15 cluster and a local SMTP sink, generates N users with 30 days
 of check-in history (about 95% checking in each day, about 3% currently missing 2+ days, a third
-of those already notified), and measures in one run, with medians of R repetitions:
+of those already notified) and, for the guards of docs/guards.md (`--guard-share`, default 1%
+each): users holding one check-in dated 2099-01-01, users with `paused_until` within 10 days
+either side of the run date, and superseded pairs (a silent old account and a newer one with the
+same contact and name that checks in) — and measures in one run, with medians of R repetitions:
 
   baseline       the design doc's per-user loop: one prepared query per user over one
                  connection (timed on a sample of users, extrapolated to N, as it says)
   aggregate      the best single aggregate over check_ins (GROUP BY user_id, max(check_in_date)),
                  alone and joined with users for the names and addresses a run needs
-  due-set        sileme-notifier's due-set query alone (the range scan over user_last_check_in):
+  due-set        sileme-notifier's due-set query alone (the range scans over user_last_check_in
+                 and users.paused_until, as NotificationStore runs it; its plan is printed):
                  ids and dates only (like for like with the aggregate), and with names and
                  addresses (one users probe per due user: what the run executes)
   dry run        `sileme-notifier --run-now --dry-run --format json`, process start to exit
@@ -109,8 +113,8 @@ class Sink:
         self.process.wait()
 
 
-def generate(conn, users):
-    """N users with 30 days of history before RUN_DATE."""
+def generate(conn, users, guard_share):
+    """N users with 30 days of history before RUN_DATE, and the guards' data (see the top)."""
     cur = conn.cursor()
     # Bulk load: the trigger off (the summary is filled with one aggregate below, as migration 004
     # does), the check-in indexes built after the load, and no WAL for a table truncated in the
@@ -128,13 +132,29 @@ def generate(conn, users):
                     ELSE 1 END AS k                              -- will check in later today
         FROM (SELECT g, random() AS r FROM generate_series(1, %s) g) s
         """, (users,))
+    # The guards' users, each a `guard_share` of all, told apart by g: superseded pairs (the old
+    # account went silent 3..8 days ago; its newer twin is added below), future rows, pauses.
+    every = max(1, round(1 / guard_share)) if guard_share > 0 else 0
+    if every:
+        cur.execute("UPDATE shape SET k = 3 + (g / %s) %% 6 WHERE g %% %s = 1", (every, every))
     cur.execute("INSERT INTO users (id, name, emergency_email) SELECT id, '用户' || g, 'user' || g || '@bench.example' FROM shape")
+    if every:
+        cur.execute("""INSERT INTO shape (id, g, k)
+                       SELECT md5('new' || g)::uuid, -g, (g / %s) %% 2 FROM shape WHERE g %% %s = 1""", (every, every))
+        cur.execute("""INSERT INTO users (id, name, emergency_email)
+                       SELECT md5('new' || g)::uuid, '用户' || g, ' USER' || g || '@Bench.Example' FROM shape WHERE g %% %s = 1 AND g > 0""",
+                    (every,))
+        cur.execute("""UPDATE users u SET paused_until = %s::date - 10 + ((s.g / %s) %% 21)
+                       FROM shape s WHERE s.id = u.id AND s.g %% %s = 3""", (RUN_DATE, every, every))
     cur.execute("""
         INSERT INTO check_ins (user_id, check_in_date, check_in_time, created_at)
         SELECT id, %s::date - d, now(), now() FROM shape, generate_series(0, 29) d
         WHERE d >= k AND (d = k OR random() < 0.95)
         ORDER BY id, d DESC
         """, (RUN_DATE,))
+    if every:
+        cur.execute("INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '2099-01-01' FROM shape WHERE g %% %s = 2",
+                    (every,))
     cur.execute("ALTER TABLE check_ins ADD PRIMARY KEY (id)")
     cur.execute("ALTER TABLE check_ins ADD CONSTRAINT check_ins_user_id_check_in_date_key UNIQUE (user_id, check_in_date)")
     # A third of the users missing 3+ days were already mailed yesterday.
@@ -185,9 +205,12 @@ def baseline(url, users, sample):
     return elapsed * users / sample
 
 
-def query_seconds(url, sql, params):
+def query_seconds(url, sql, params, jit=True):
+    """Client time of `sql`; `jit=False` as the notifier runs its due-set statement."""
     conn = psycopg2.connect(url)
     cur = conn.cursor()
+    if not jit:
+        cur.execute("SET jit = off")
     start = time.perf_counter()
     cur.execute(sql, params)
     rows = cur.fetchall()
@@ -196,10 +219,12 @@ def query_seconds(url, sql, params):
     return elapsed, len(rows)
 
 
-def server_seconds(url, sql, params):
+def server_seconds(url, sql, params, jit=True):
     """The server's execution time of `sql` (EXPLAIN ANALYZE with per-node timing off)."""
     conn = psycopg2.connect(url)
     cur = conn.cursor()
+    if not jit:
+        cur.execute("SET jit = off")
     cur.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + sql, params)
     plan = cur.fetchone()[0]
     conn.close()
@@ -269,6 +294,8 @@ def main():
     parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
+    parser.add_argument("--guard-share", type=float, default=0.01,
+                        help="share of users with a future-dated row, of paused users, and of superseded pairs (0: none)")
     args = parser.parse_args()
 
     base = tempfile.mkdtemp(prefix="sileme-bench-", dir="/var/tmp")
@@ -289,7 +316,7 @@ def main():
         subprocess.run([args.binary, "migrate"], env=env, check=True)
         conn = psycopg2.connect(url)
         start = time.perf_counter()
-        rows = generate(conn, args.users)
+        rows = generate(conn, args.users, args.guard_share)
         log(f"generated {args.users} users, {rows} check-ins in {time.perf_counter() - start:.0f} s")
 
         sample = min(args.sample, args.users)
@@ -299,15 +326,49 @@ def main():
             GROUP BY user_id HAVING max(check_in_date) <= %s::date - 3"""
         t_aggregate = statistics.median(query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         n_aggregate = query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[1]
+        # NotificationStore.streamCandidates for the real run (threshold 2, catch-up 7, SUPERSEDE=on).
         due_sql = """
-            SELECT u.id, u.name, u.emergency_email, s.last_check_in_date,
-                   coalesce(s.last_notified_date > s.last_check_in_date, false)
-            FROM user_last_check_in s
-            CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
-            WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10
-            ORDER BY s.last_check_in_date DESC, s.user_id"""
-        t_dueset = statistics.median(query_seconds(url, due_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
-        n_due = query_seconds(url, due_sql, (RUN_DATE, RUN_DATE))[1]
+            WITH due AS (
+                SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
+                FROM user_last_check_in s
+                WHERE s.last_check_in_date <= %(d)s::date - 3 AND s.last_check_in_date >= %(d)s::date - 10
+                UNION ALL
+                SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
+                FROM user_last_check_in s
+                CROSS JOIN LATERAL (SELECT (SELECT max(c.check_in_date) FROM check_ins c
+                                            WHERE c.user_id = s.user_id AND c.check_in_date <= %(d)s::date + 1) AS last OFFSET 0) r
+                WHERE s.last_check_in_date > %(d)s::date + 1 AND r.last <= %(d)s::date - 3
+                UNION ALL
+                SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
+                FROM users p
+                CROSS JOIN LATERAL (SELECT * FROM user_last_check_in s WHERE s.user_id = p.id
+                                    AND s.last_check_in_date < %(d)s::date - 10 OFFSET 0) s
+                WHERE p.paused_until >= %(d)s::date - 10
+            )
+            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last
+            FROM due d
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until,
+                                       coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
+                                FROM users WHERE users.id = d.user_id OFFSET 0) u
+            LEFT JOIN LATERAL (
+                SELECT b.id::text AS id, b.name, (SELECT max(c.check_in_date) FROM check_ins c
+                                                  WHERE c.user_id = b.id AND c.check_in_date <= %(d)s::date + 1) AS last
+                FROM users b
+                WHERE true AND (u.paused_until IS NULL OR u.paused_until < %(d)s::date) AND NOT u.notified
+                  AND greatest(d.last, u.paused_until) BETWEEN %(d)s::date - 10 AND %(d)s::date - 3
+                  AND lower(btrim(b.emergency_email)) = lower(btrim(u.emergency_email)) AND b.id <> u.id
+                OFFSET 0) o ON true
+            WHERE d.last >= %(d)s::date - 10 OR u.paused_until >= %(d)s::date - 10
+            ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id"""
+        due_params = {"d": RUN_DATE}
+        t_dueset = statistics.median(query_seconds(url, due_sql, due_params, jit=False)[0] for _ in range(args.repeat))
+        n_due = query_seconds(url, due_sql, due_params, jit=False)[1]
+        plan_conn = psycopg2.connect(url)
+        plan_cur = plan_conn.cursor()
+        plan_cur.execute("SET jit = off")
+        plan_cur.execute("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + due_sql, due_params)
+        due_plan = "\n".join(r[0] for r in plan_cur.fetchall())
+        plan_conn.close()
         # Like for like with the aggregate, which yields ids and dates only: the due set without
         # the users' names and addresses (the same range scan, no users probe).
         due_ids_sql = """
@@ -321,10 +382,11 @@ def main():
         t_aggregate_users = statistics.median(query_seconds(url, aggregate_users_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         # The same queries as the server alone executes them (no client, no row transfer).
         s_aggregate = statistics.median(server_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
-        s_dueset = statistics.median(server_seconds(url, due_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
+        s_dueset = statistics.median(server_seconds(url, due_sql, due_params, jit=False) for _ in range(args.repeat))
         s_due_ids = statistics.median(server_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
 
-        check(n_due == query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[1], "the two due-set queries disagree")
+        n_due_ids = query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[1]
+        check(n_due >= n_due_ids, f"the app's due set ({n_due}) lacks users of the summary's window ({n_due_ids})")
         report_path = os.path.join(base, "dry-run.json")
         dry = []
         for _ in range(args.repeat):
@@ -334,10 +396,18 @@ def main():
         rss_dry = max(d[1] for d in dry)
         check(all(d[2] == 0 for d in dry), f"dry run exit statuses {[d[2] for d in dry]}")
         with open(report_path) as report:
-            decisions = [u["decision"] for u in json.load(report)["users"]]
+            dry_report = json.load(report)
+        decisions = [u["decision"] for u in dry_report["users"]]
         to_send = decisions.count("send")
         in_window = len(decisions) - decisions.count("stale")  # the report also lists the stale users
-        check(in_window == n_due and to_send > 0, f"dry run lists {in_window} users in the window ({to_send} to send), the due set has {n_due}")
+        # The due set's rows the rule lists: all but those a pause's end keeps below the threshold.
+        check(0 < in_window <= n_due and to_send > 0, f"dry run lists {in_window} users in the window ({to_send} to send), the due set has {n_due}")
+        summary = dry_report["summary"]
+        if args.guard_share > 0:
+            check(summary.get("superseded", 0) > 0 and summary.get("paused", 0) > 0 and dry_report["future_check_ins_ignored"] > 0,
+                  f"the guards' data is not seen: summary {summary}, future {dry_report['future_check_ins_ignored']}")
+            future_listed = sum(1 for u in dry_report["users"] if "ignored_future_check_in" in u)
+            check(future_listed > 0, "no listed user has an ignored future-dated check-in")
 
         runs = []
         for _ in range(args.repeat):
@@ -391,6 +461,11 @@ def main():
               f"({mails_per_second / bare * 100:.0f}% of it)")
         print(f"insert path (pgbench, 1 client, single-row check-ins): {tps_without:,.0f} tps without the trigger, "
               f"{tps_with:,.0f} tps with it ({(1 - tps_with / tps_without) * 100:.0f}% slower)")
+        print(f"guards in the dry run: {', '.join(f'{k} {v:,}' for k, v in summary.items())}; "
+              f"users with future-dated check-ins ignored: {dry_report['future_check_ins_ignored']:,}")
+        print()
+        print("due-set plan (EXPLAIN ANALYZE, the real run's query):")
+        print(due_plan)
     finally:
         if sink:
             sink.stop()

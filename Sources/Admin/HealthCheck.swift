@@ -39,7 +39,8 @@ public struct HealthCheck: Sendable {
             try ConfigurationLoader.validateForSending(configuration)
             note("configuration", true, "\(configuration.mailTransportDescription), "
                  + "from \(configuration.fromEmail ?? ""), zone \(configuration.timeZone.identifier), "
-                 + "threshold \(configuration.rule.thresholdDays) days, catch-up \(configuration.rule.catchUpDays) days",
+                 + "threshold \(configuration.rule.thresholdDays) days, catch-up \(configuration.rule.catchUpDays) days, "
+                 + "supersede \(configuration.rule.supersede ? "on" : "off")",
                  failure: .configuration)
         } catch {
             note("configuration", false, error.description, failure: .configuration)

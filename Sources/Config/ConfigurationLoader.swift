@@ -16,7 +16,7 @@ public struct ConfigurationLoader: Sendable {
         "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
         "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT", "SMTP_HELO_NAME",
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
-        "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
+        "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS", "SUPERSEDE",
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
         "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
         "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
@@ -122,7 +122,8 @@ public struct ConfigurationLoader: Sendable {
         }
         let threshold = try settings.integer("MISS_THRESHOLD_DAYS", in: 1...365) ?? config.rule.thresholdDays
         let catchUp = try settings.integer("CATCH_UP_DAYS", in: 0...365) ?? config.rule.catchUpDays
-        config.rule = MissRule(thresholdDays: threshold, catchUpDays: catchUp)
+        let supersede = try settings.onOff("SUPERSEDE") ?? config.rule.supersede
+        config.rule = MissRule(thresholdDays: threshold, catchUpDays: catchUp, supersede: supersede)
         if let days = try settings.integer("RETENTION_DAYS", in: 0...36500), days > 0 {
             // The rule reads notification rows back to the oldest due check-in: keep those.
             let needed = threshold + catchUp + 2

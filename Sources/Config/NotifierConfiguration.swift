@@ -26,7 +26,7 @@ public struct NotifierConfiguration: Sendable {
     public var notifyTime = TimeOfDay(hour: 9, minute: 0)
     /// `NOTIFY_TIME_ZONE`: the service zone that defines days (default Asia/Shanghai).
     public var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
-    /// `MISS_THRESHOLD_DAYS` and `CATCH_UP_DAYS`.
+    /// `MISS_THRESHOLD_DAYS`, `CATCH_UP_DAYS` and `SUPERSEDE` (default on).
     public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
     public var templateDirectory: String?

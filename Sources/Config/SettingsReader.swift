@@ -31,4 +31,14 @@ package struct SettingsReader {
         }
         return value
     }
+
+    /// `on` or `off` (case-insensitive); nil when unset or empty.
+    package func onOff(_ key: String) throws(ConfigurationError) -> Bool? {
+        guard let text = try string(key), !text.isEmpty else { return nil }
+        switch text.lowercased() {
+        case "on": return true
+        case "off": return false
+        default: throw ConfigurationError(setting: key, reason: "must be on or off (got \"\(text)\")")
+        }
+    }
 }

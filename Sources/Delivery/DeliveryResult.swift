@@ -1,6 +1,8 @@
 /// What one job came to in the dispatcher.
 package enum JobOutcome: Sendable {
     case sent, failedTransiently, failedPermanently, serverUnavailable, busyElsewhere
+    /// The claim's re-check found the user no longer due (a check-in, pause or newer account during the run).
+    case cancelled
 }
 
 /// The dispatcher's tally, shared by its workers under a lock.
@@ -14,6 +16,8 @@ package struct DeliveryResult: Sendable {
     package var gone = 0
     /// Users whose claim statement failed (skipped with the reason; due again at the next run).
     package var claimErrors = 0
+    /// Jobs the claim's re-check left out: the user is no longer due.
+    package var cancelled = 0
     /// Messages in a row that failed because the server was unusable (drives the give-up limit).
     package var consecutiveUnavailable = 0
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
@@ -22,7 +26,9 @@ package struct DeliveryResult: Sendable {
     package var errors: [any Error] = []
 
     /// Jobs handled so far, whatever the outcome.
-    package var handled: Int { sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors }
+    package var handled: Int {
+        sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors + cancelled
+    }
 
     package mutating func add(_ outcome: JobOutcome) {
         switch outcome {
@@ -31,6 +37,7 @@ package struct DeliveryResult: Sendable {
         case .failedPermanently: failedPermanently += 1
         case .serverUnavailable: serverUnavailable += 1
         case .busyElsewhere: busyElsewhere += 1
+        case .cancelled: cancelled += 1
         }
     }
 }

@@ -32,8 +32,12 @@ package struct Dispatcher {
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
     package static let unavailableLimit = 3
-    /// Jobs a worker claims per statement.
-    package static let claimBatch = 16
+    /// Jobs a worker claims per statement. A check-in committed during the run cancels every mail
+    /// not yet claimed (the claim's re-check), so this bounds what can still go out after it: at
+    /// most `claimBatch` mails per connection, for `claimBatch` × the server's time per mail
+    /// (docs/guards.md). 4 keeps that to about a second on a mail server answering in 0.25 s, at
+    /// the cost of one short statement per 4 mails.
+    package static let claimBatch = 4
 
     /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
     /// its unclaimed jobs stay due and the error is returned.
@@ -105,6 +109,13 @@ package struct Dispatcher {
                                 continue
                             }
                             outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
+                        } else if let reason = claimed.cancelled[job.userID] {
+                            outcome = .cancelled
+                            logger.notice("notification cancelled for user \(job.userID): no longer due (\(reason))",
+                                          metadata: NotifierEvent.notificationCancelled.metadata.merging([
+                                            "run_date": "\(runDate)", "user_id": "\(job.userID)",
+                                            "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
+                                          ]) { $1 })
                         } else {
                             outcome = .busyElsewhere
                         }
@@ -128,17 +139,23 @@ package struct Dispatcher {
     /// (logged as `notification_skipped`; the user is due again at the next run): one user never
     /// stops the run. Users deleted since the evaluation come back in `gone`.
     private func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
-        throws -> (NotificationStore.ClaimResult, refused: [String: String]) {
+        throws -> (ClaimBatch, refused: [String: String]) {
+        let supersede = configuration.rule.supersede
         do {
-            let claimed = try db.perform { try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs) }
+            let claimed = try db.perform {
+                try store.claim($0, jobs: batch, runDate: runDate, runID: runID, newMessageIDs: messageIDs, supersede: supersede)
+            }
             return (claimed, [:])
         } catch let error as DatabaseError where error.isDataError {
-            var claimed = NotificationStore.ClaimResult()
+            var claimed = ClaimBatch()
             var refused: [String: String] = [:]
             for (job, messageID) in zip(batch, messageIDs) {
                 do {
-                    let one = try db.perform { try store.claim($0, jobs: [job], runDate: runDate, runID: runID, newMessageIDs: [messageID]) }
+                    let one = try db.perform {
+                        try store.claim($0, jobs: [job], runDate: runDate, runID: runID, newMessageIDs: [messageID], supersede: supersede)
+                    }
                     claimed.claims.merge(one.claims) { $1 }
+                    claimed.cancelled.merge(one.cancelled) { $1 }
                     claimed.gone.formUnion(one.gone)
                 } catch let error as DatabaseError where error.isDataError {
                     refused[job.userID] = "\(error)"

@@ -67,21 +67,21 @@ public struct NotificationRun: Sendable {
                 // idempotent statements).
                 (counts, jobs, skips) = (RunCounts(), [], [])
                 var evaluated = 0
-                if onlyUsers == nil { counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule) }
+                if onlyUsers == nil {
+                    counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule)
+                    counts.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
+                }
                 try evaluate(db, includeStale: false) { candidate, evaluation in
                     counts.count(evaluation.decision)
                     evaluated += 1
                     if evaluated % 1000 == 0 { control.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
-                    switch evaluation.decision {
-                    case .send:
-                        jobs.append(DeliveryJob(userID: candidate.userID, name: evaluation.name!, email: evaluation.email!,
-                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
-                    case .invalidEmail, .invalidName:
+                    if let job = configuration.rule.job(for: candidate, evaluation) {
+                        jobs.append(job)
+                    } else if evaluation.decision.recordsSkip {
                         skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
                                                  lastCheckIn: candidate.lastCheckIn, decision: evaluation.decision,
-                                                 reason: evaluation.reason ?? evaluation.decision.rawValue))
-                    case .alreadyNotified, .stale:
-                        break
+                                                 reason: evaluation.reason ?? evaluation.decision.rawValue,
+                                                 newerAccount: evaluation.supersededBy?.userID))
                     }
                 }
                 try store.recordSkips(db, skips, runDate: runDate, runID: runID)
@@ -90,12 +90,19 @@ public struct NotificationRun: Sendable {
                     try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
                 }
             }
+            if counts.futureIgnored > 0 {
+                logger.warning("\(counts.futureIgnored) user(s) have check-ins dated after \(runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
+                               metadata: base.merging(NotifierEvent.futureCheckInsIgnored.metadata) { $1 }.merging([
+                    "future_ignored": "\(counts.futureIgnored)"]) { $1 })
+            }
             for skip in skips {
-                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
-                               metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging([
+                var fields: Logger.Metadata = [
                     "user_id": "\(skip.userID)", "miss_days": "\(skip.missedDays)",
                     "skip_reason": "\(skip.decision.rawValue)", "detail": "\(skip.reason)",
-                ]) { $1 })
+                ]
+                if let newer = skip.newerAccount { fields["newer_user_id"] = "\(newer)" }
+                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
+                               metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging(fields) { $1 })
             }
             let dispatcher = Dispatcher(
                 configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
@@ -112,6 +119,7 @@ public struct NotificationRun: Sendable {
         counts.busyElsewhere = delivery.busyElsewhere
         counts.gone = delivery.gone
         counts.claimErrors = delivery.claimErrors
+        counts.cancelled = delivery.cancelled
         if delivery.notStarted > 0 {
             delivery.errors.append(RunInterrupted(remaining: delivery.notStarted))
         }
@@ -126,14 +134,17 @@ public struct NotificationRun: Sendable {
         let skipped = counts.invalidEmail + counts.invalidName + counts.claimErrors
         let gone = counts.gone > 0 ? ", \(counts.gone) deleted during the run" : ""
         let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
-        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(gone)\(errorText)"
+        let guards = counts.guardsText.map { ", " + $0 } ?? ""
+        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(errorText)"
         logger.log(level: level, message,
                    metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
                     "due": "\(counts.due)", "sent": "\(counts.sent)", "failed": "\(counts.failed)",
                     "failed_permanently": "\(counts.failedPermanently)",
                     "already_notified": "\(counts.alreadyNotified)", "stale": "\(counts.stale)",
                     "invalid_email": "\(counts.invalidEmail)", "invalid_name": "\(counts.invalidName)",
-                    "busy_elsewhere": "\(counts.busyElsewhere)", "gone": "\(counts.gone)", "claim_errors": "\(counts.claimErrors)",
+                    "busy_elsewhere": "\(counts.busyElsewhere)", "superseded": "\(counts.superseded)",
+                    "paused": "\(counts.paused)", "cancelled": "\(counts.cancelled)",
+                    "future_ignored": "\(counts.futureIgnored)", "gone": "\(counts.gone)", "claim_errors": "\(counts.claimErrors)",
                     "exit_status": "\(result.exitStatus.rawValue)",
                    ]) { $1 })
         return result
@@ -141,7 +152,7 @@ public struct NotificationRun: Sendable {
 
     /// The candidates of the batch query through the rule (see `NotificationStore.evaluate`).
     package func evaluate(_ db: PGConnection, includeStale: Bool = true, _ body: (Candidate, Evaluation) throws -> Void) throws {
-        try NotificationStore(owner: host, claimLeaseSeconds: configuration.claimLeaseSeconds).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
-                                                    onlyUsers: onlyUsers, body)
+        try NotificationStore(owner: host, claimLeaseSeconds: configuration.claimLeaseSeconds)
+            .evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale, onlyUsers: onlyUsers, body)
     }
 }

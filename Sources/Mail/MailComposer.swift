@@ -47,7 +47,7 @@ public struct MailComposer: Sendable {
     public func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
         let rendered = templates.render(TemplateVariables(
             userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
-            runDate: runDate, appName: appName))
+            runDate: runDate, appName: appName, pausedUntil: job.pausedUntil))
         return MailMessage(from: from, fromName: fromName.isEmpty ? nil : fromName, to: job.email,
                            subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html,
                            date: date, timeZone: timeZone, messageID: messageID)

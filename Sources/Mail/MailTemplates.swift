@@ -7,7 +7,8 @@ import Output
 /// optional `body.html.mustache` in `TEMPLATE_DIR`, or the built-in default text (the design doc's
 /// Chinese mail) when no folder is configured.
 ///
-/// Variables: `user_name`, `miss_days`, `last_check_in_date`, `run_date`, `app_name`. The subject and
+/// Variables: `user_name`, `miss_days`, `last_check_in_date`, `run_date`, `app_name`, and
+/// `paused_until` (set only in a mail after a pause: use it as a section). The subject and
 /// the text body are rendered without escaping; the HTML body escapes every value (see `render`).
 public struct MailTemplates: Sendable {
     private let subject: MustacheTemplate
@@ -22,7 +23,7 @@ public struct MailTemplates: Sendable {
 
         您是 {{user_name}} 设置的紧急联系人。
 
-        {{user_name}} 已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。
+        {{user_name}} {{#paused_until}}曾设置外出暂停至 {{paused_until}}，暂停结束后{{/paused_until}}已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。
 
         这是一封自动提醒邮件，请您在方便时确认 TA 的状态。
 

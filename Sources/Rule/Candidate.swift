@@ -1,7 +1,8 @@
 import Values
 
 /// One user as the batch query returns them: someone whose latest check-in before the run date
-/// is at least `threshold` days back and who has not checked in on or after the run date.
+/// is at least `threshold` days back and who has not checked in on the run date or the day after
+/// (later dates are ignored as bad data), with what the guards of docs/guards.md need.
 public struct Candidate: Sendable, Equatable {
     /// `users.id` (a UUID in the app's schema; kept as text).
     public var userID: String
@@ -11,15 +12,27 @@ public struct Candidate: Sendable, Equatable {
     public var rawEmail: String?
     /// `L`: the latest `check_in_date` before the run date.
     public var lastCheckIn: CalendarDate
-    /// True when a `notification_logs` row dated after `L` has `email_sent = true`.
+    /// True when a `notification_logs` row dated after `L'` (`MissRule.effectiveLastCheckIn`) has
+    /// `email_sent = true`.
     public var notifiedInStreak: Bool
+    /// `users.paused_until`: the last day the user said they are away; nil when not set.
+    public var pausedUntil: CalendarDate?
+    /// The latest check-in dated after `D + 1` (a wrong device clock), which the rule ignores; nil
+    /// when there is none.
+    public var ignoredFutureCheckIn: CalendarDate?
+    /// The other users with the same contact address (empty when `SUPERSEDE=off` or there are none).
+    public var sameContact: [OtherAccount]
 
     /// Creates a candidate.
-    public init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool) {
+    public init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool,
+                pausedUntil: CalendarDate? = nil, ignoredFutureCheckIn: CalendarDate? = nil, sameContact: [OtherAccount] = []) {
         self.userID = userID
         self.rawName = rawName
         self.rawEmail = rawEmail
         self.lastCheckIn = lastCheckIn
         self.notifiedInStreak = notifiedInStreak
+        self.pausedUntil = pausedUntil
+        self.ignoredFutureCheckIn = ignoredFutureCheckIn
+        self.sameContact = sameContact
     }
 }

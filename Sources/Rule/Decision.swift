@@ -12,4 +12,26 @@ public enum Decision: String, Sendable, CaseIterable, Codable {
     case invalidEmail = "invalid_email"
     /// The user's name is empty once cleaned.
     case invalidName = "invalid_name"
+    /// Another account with the same contact address and cleaned name checked in after this
+    /// user's `L'`: the same person's newer account (a reinstall of the anonymous app). No mail.
+    case superseded
+    /// The user is away (`users.paused_until ≥ D`). No mail.
+    case paused
+
+    /// The decisions every report's summary names even when none was taken (the first five); the
+    /// others are named when at least one user has them.
+    public var alwaysSummarised: Bool {
+        switch self {
+        case .send, .alreadyNotified, .stale, .invalidEmail, .invalidName: true
+        case .superseded, .paused: false
+        }
+    }
+
+    /// Whether a real run records a `skipped` row (with the reason) for the user.
+    public var recordsSkip: Bool {
+        switch self {
+        case .invalidEmail, .invalidName, .superseded: true
+        case .send, .alreadyNotified, .stale, .paused: false
+        }
+    }
 }

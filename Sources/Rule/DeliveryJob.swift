@@ -12,13 +12,21 @@ public struct DeliveryJob: Sendable {
     public let missedDays: Int
     /// `L`.
     public let lastCheckIn: CalendarDate
+    /// The end of a pause the missed days are counted from (`L' = paused_until > L`); nil when
+    /// they are counted from `L`. The mail says what happened.
+    public let pausedUntil: CalendarDate?
+
+    /// `L'`: the day the missed days are counted from (the claim re-checks against it).
+    public var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
 
     /// Creates the value.
-    package init(userID: String, name: DisplayName, email: EmailAddress, missedDays: Int, lastCheckIn: CalendarDate) {
+    package init(userID: String, name: DisplayName, email: EmailAddress, missedDays: Int, lastCheckIn: CalendarDate,
+                 pausedUntil: CalendarDate? = nil) {
         self.userID = userID
         self.name = name
         self.email = email
         self.missedDays = missedDays
         self.lastCheckIn = lastCheckIn
+        self.pausedUntil = pausedUntil
     }
 }

@@ -12,6 +12,10 @@ public struct Evaluation: Sendable {
     public var email: EmailAddress?
     /// The cleaned display name (present for `.send`).
     public var name: DisplayName?
+    /// `L' = max(L, paused_until)`: where the missed days are counted from.
+    public var effectiveLastCheckIn: CalendarDate?
+    /// The newer account (for `.superseded`).
+    public var supersededBy: OtherAccount?
 
     /// Creates an evaluation.
     public init(missedDays: Int, decision: Decision, reason: String? = nil, email: EmailAddress? = nil, name: DisplayName? = nil) {
@@ -20,5 +24,13 @@ public struct Evaluation: Sendable {
         self.reason = reason
         self.email = email
         self.name = name
+    }
+
+    /// A copy with `L'` and the newer account set.
+    package func with(effectiveLastCheckIn: CalendarDate?, supersededBy: OtherAccount? = nil) -> Evaluation {
+        var copy = self
+        copy.effectiveLastCheckIn = effectiveLastCheckIn
+        copy.supersededBy = supersededBy
+        return copy
     }
 }

@@ -3,19 +3,55 @@ import Values
 /// The alert rule of docs/rule.md, as a pure function of dates and stored facts.
 ///
 /// With run date `D` and `L` the latest check-in before `D`, the consecutive missed days are
-/// `m = (D − L) − 1`. A user is due when `threshold ≤ m ≤ threshold + catchUp`; beyond that the
-/// user is stale. A check-in on `D` or later, or no check-in at all, means no mail (the batch query
-/// leaves those users out). Once a mail of the streak was accepted, no other mail follows.
+/// `m = (D − L') − 1` where `L' = max(L, paused_until)`. A user is due when
+/// `threshold ≤ m ≤ threshold + catchUp`; beyond that the user is stale. A check-in on `D` or
+/// `D + 1`, or no check-in at all, means no mail (the batch query leaves those users out); a
+/// check-in dated after `D + 1` is ignored (bad data: neither cancels nor counts as `L`). Once a
+/// mail of the streak was accepted, no other mail follows. The guards of docs/guards.md: a user
+/// away (`paused_until ≥ D`) is `paused`; a user whose newer account (same contact, same cleaned
+/// name) checked in after `L'` is `superseded` (unless `supersede` is off).
 public struct MissRule: Sendable, Equatable {
     /// `MISS_THRESHOLD_DAYS`: missed days that trigger the alert (default 2).
     public let thresholdDays: Int
     /// `CATCH_UP_DAYS`: how many more days a missed alert is still sent (default 7).
     public let catchUpDays: Int
+    /// `SUPERSEDE`: whether a newer account of the same person silences the old one (default on).
+    public let supersede: Bool
 
     /// Creates the rule.
-    public init(thresholdDays: Int, catchUpDays: Int) {
+    public init(thresholdDays: Int, catchUpDays: Int, supersede: Bool = true) {
         self.thresholdDays = thresholdDays
         self.catchUpDays = catchUpDays
+        self.supersede = supersede
+    }
+
+    /// The latest check-in date the rule trusts on `runDate`: `D + 1` (a phone a zone ahead).
+    /// Later dates are a wrong device clock; they neither cancel nor count as `L`.
+    public func latestTrustedCheckIn(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: 1) }
+
+    /// `L' = max(L, paused_until)`: the day the missed days are counted from.
+    public func effectiveLastCheckIn(_ candidate: Candidate) -> CalendarDate {
+        guard let paused = candidate.pausedUntil, paused > candidate.lastCheckIn else { return candidate.lastCheckIn }
+        return paused
+    }
+
+    /// Whether the user is away on `runDate` (`paused_until ≥ D`).
+    public func isPaused(_ candidate: Candidate, runDate: CalendarDate) -> Bool {
+        candidate.pausedUntil.map { $0 >= runDate } ?? false
+    }
+
+    /// The other account that shows the user is alive on a newer account: same cleaned name, and a
+    /// check-in after `since` (the user's `L'`) — or on `since` itself by an account with a greater
+    /// id, so that two accounts that went silent the same day alert once, not twice. The latest
+    /// such account; nil when none (or when `supersede` is off).
+    public func newerAccount(of candidate: Candidate, name: DisplayName, since: CalendarDate) -> OtherAccount? {
+        guard supersede else { return nil }
+        return candidate.sameContact.filter { other in
+            guard other.userID != candidate.userID, let last = other.lastCheckIn,
+                  last > since || (last == since && other.userID > candidate.userID),
+                  let otherName = try? DisplayName(cleaning: other.rawName ?? "") else { return false }
+            return otherName == name
+        }.max { ($0.lastCheckIn!, $0.userID) < ($1.lastCheckIn!, $1.userID) }
     }
 
     /// `m` for a user whose latest check-in before `runDate` is `lastCheckIn`.
@@ -45,9 +81,25 @@ public struct MissRule: Sendable, Equatable {
 
     /// The decision for `candidate` on `runDate`, together with the cleaned recipient data when it
     /// is `.send`. Returns nil when the candidate is below the threshold (never listed).
+    ///
+    /// In order: away (`paused`, with `m` counted from `L` — the days since the last check-in);
+    /// then, counting from `L'`, below the threshold (nil), `stale`, `already_notified`,
+    /// `invalid_email`, `invalid_name`, `superseded`, `send`.
     public func evaluate(_ candidate: Candidate, runDate: CalendarDate) -> Evaluation? {
-        let m = missedDays(lastCheckIn: candidate.lastCheckIn, runDate: runDate)
+        if isPaused(candidate, runDate: runDate) {
+            let m = missedDays(lastCheckIn: candidate.lastCheckIn, runDate: runDate)
+            guard reachesThreshold(missedDays: m) else { return nil }
+            return Evaluation(missedDays: m, decision: .paused, reason: "paused until \(candidate.pausedUntil!)")
+        }
+        let since = effectiveLastCheckIn(candidate)
+        let m = missedDays(lastCheckIn: since, runDate: runDate)
         guard reachesThreshold(missedDays: m) else { return nil }
+        let evaluation = decide(candidate, missedDays: m, since: since)
+        return evaluation.with(effectiveLastCheckIn: since, supersededBy: evaluation.supersededBy)
+    }
+
+    /// The decision once `m` (counted from `since = L'`) reached the threshold.
+    private func decide(_ candidate: Candidate, missedDays m: Int, since: CalendarDate) -> Evaluation {
         if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
         if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
         let email: EmailAddress
@@ -58,6 +110,23 @@ public struct MissRule: Sendable, Equatable {
         do { name = try DisplayName(cleaning: candidate.rawName ?? "") } catch {
             return Evaluation(missedDays: m, decision: .invalidName, reason: "name is empty after cleaning", email: email)
         }
+        if let newer = newerAccount(of: candidate, name: name, since: since) {
+            return Evaluation(missedDays: m, decision: .superseded, reason: Self.supersededReason(newer), email: email, name: name)
+                .with(effectiveLastCheckIn: since, supersededBy: newer)
+        }
         return Evaluation(missedDays: m, decision: .send, email: email, name: name)
+    }
+
+    /// The recorded reason of a `superseded` user: it starts with `superseded:` and names the newer account.
+    public static func supersededReason(_ newer: OtherAccount) -> String {
+        "superseded: newer account \(newer.userID) (same contact and name) checked in on \(newer.lastCheckIn?.description ?? "?")"
+    }
+
+    /// The delivery job of a `.send` evaluation (nil for any other decision).
+    public func job(for candidate: Candidate, _ evaluation: Evaluation) -> DeliveryJob? {
+        guard evaluation.decision == .send, let name = evaluation.name, let email = evaluation.email else { return nil }
+        let since = evaluation.effectiveLastCheckIn ?? candidate.lastCheckIn
+        return DeliveryJob(userID: candidate.userID, name: name, email: email, missedDays: evaluation.missedDays,
+                           lastCheckIn: candidate.lastCheckIn, pausedUntil: since > candidate.lastCheckIn ? since : nil)
     }
 }

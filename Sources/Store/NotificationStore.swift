@@ -19,31 +19,74 @@ public struct NotificationStore: Sendable {
 
     // MARK: The batch query
 
-    /// Streams every user whose latest check-in is before `runDate` and on or before
-    /// `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all users, results
-    /// streamed row by row. It range-scans `user_last_check_in` (kept by triggers on `check_ins`
-    /// and `notification_logs`, migrations 004 and 005) instead of aggregating the check-in
-    /// history, so it costs what the listed users cost: "once per streak" is the comparison of the
-    /// latest accepted notification with `L`. `includeStale: false` leaves out users past the catch-up window (the real run
-    /// only counts them, see `countStale`); the dry-run report lists them too.
+    /// Streams every user whose latest trusted check-in (dated at most `D + 1`) is before `runDate`
+    /// and on or before `rule.latestQualifyingCheckIn(runDate:)` — one set-based statement for all
+    /// users, results streamed row by row, ordered by `L'` (latest first), then user id.
+    ///
+    /// The due set is the `UNION ALL` of three range scans, so it costs what the listed users cost
+    /// (docs/guards.md): (1) the window of `user_last_check_in` (kept by triggers on `check_ins`
+    /// and `notification_logs`, migrations 004 and 005; "once per streak" is the comparison of the
+    /// latest accepted notification with `L'`); (2) the users whose summary holds a date after
+    /// `D + 1` (future-dated rows, a small set), whose real `L` is one probe of the check-in index;
+    /// (3) the users whose pause ended recently (`users_paused_until_idx`) and whose `L` is older
+    /// than the window. `includeStale: false` leaves out users past the catch-up window (the real
+    /// run only counts them, see `countStale`); the dry-run report lists them too.
+    ///
+    /// The other accounts of the same contact (for `superseded`) are looked up, one index probe
+    /// each, only for users the rule could send to — not paused, `L'` within the due window, not
+    /// notified in the streak — which is every user for whom the rule asks; the others get none.
+    /// They come as extra rows (a left join), grouped back into one candidate here. JIT compilation
+    /// is off for the statement: on this short plan it cost more than the whole query (190 ms of
+    /// 0.76 s at 1,000,000 users).
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  _ body: (Candidate) throws -> Void) throws {
         let sql = """
-            SELECT u.id::text, u.name, u.emergency_email, s.last_check_in_date,
-                   coalesce(s.last_notified_date > s.last_check_in_date, false)
-            FROM user_last_check_in s
+            WITH due AS (
+                SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
+                FROM user_last_check_in s
+                WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
+                UNION ALL
+                SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
+                FROM user_last_check_in s
+                CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$3::date")) AS last OFFSET 0) r
+                WHERE s.last_check_in_date > $3::date AND r.last <= $1::date
+                UNION ALL
+                -- One summary probe per recently paused user (never a scan of the stale users).
+                SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
+                FROM users p
+                CROSS JOIN LATERAL (SELECT * FROM user_last_check_in s WHERE s.user_id = p.id
+                                    AND s.last_check_in_date < $2::date OFFSET 0) s
+                WHERE p.paused_until >= $2::date
+            )
+            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last
+            FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
-            CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users WHERE users.id = s.user_id OFFSET 0) u
-            WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
-            ORDER BY s.last_check_in_date DESC, s.user_id
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until,
+                                       coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
+                                FROM users WHERE users.id = d.user_id OFFSET 0) u
+            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$3::date", when: """
+                $4::bool AND (u.paused_until IS NULL OR u.paused_until < $5::date) AND NOT u.notified
+                AND greatest(d.last, u.paused_until) BETWEEN $6::date AND $1::date
+                """))) o ON true
+            WHERE d.last >= $2::date OR u.paused_until >= $2::date
+            ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
             """
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
-        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest]) { row in
+        var pending: Candidate?
+        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest,
+                            rule.latestTrustedCheckIn(runDate: runDate).description, rule.supersede ? "true" : "false",
+                            runDate.description, rule.oldestDueCheckIn(runDate: runDate).description],
+                      localSettings: [("jit", "off")]) { row in
             guard let id = row.string(0), let last = row.date(3) else { return }
-            try body(Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2),
-                               lastCheckIn: last, notifiedInStreak: row.bool(4)))
+            if pending?.userID != id {
+                if let done = pending { try body(done) }
+                pending = Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: last,
+                                    notifiedInStreak: row.bool(4), pausedUntil: row.date(5), ignoredFutureCheckIn: row.date(6))
+            }
+            if let other = GuardSQL.otherAccount(row, at: 7) { pending?.sameContact.append(other) }
         }
+        if let done = pending { try body(done) }
     }
 
     /// The shared decision code of the real run, the dry run and `retry`: streams the candidates
@@ -58,11 +101,31 @@ public struct NotificationStore: Sendable {
         }
     }
 
-    /// The number of stale users on `runDate` (latest check-in before the catch-up window), from
-    /// the index alone.
+    /// The number of stale users on `runDate` (`L'` before the catch-up window) — the users the
+    /// dry run lists as `stale` — from three range scans: the summary's index, minus the users of
+    /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
+    /// future-dated users whose real `L` (and pause) is older than the window.
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
-        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date",
-                       [rule.oldestDueCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+        try db.execute("""
+            SELECT (SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date)
+                 - (SELECT count(*) FROM users p
+                    CROSS JOIN LATERAL (SELECT 1 FROM user_last_check_in s WHERE s.user_id = p.id
+                                        AND s.last_check_in_date < $1::date OFFSET 0) s
+                    WHERE p.paused_until >= $1::date)
+                 + (SELECT count(*) FROM user_last_check_in s
+                    JOIN users u ON u.id = s.user_id
+                    WHERE s.last_check_in_date > $2::date
+                      AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$2::date")) < $1::date
+                      AND (u.paused_until IS NULL OR u.paused_until < $1::date))
+            """, [rule.oldestDueCheckIn(runDate: runDate).description,
+                  rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+    }
+
+    /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
+    /// summary's index alone.
+    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
+        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date > $1::date",
+                       [rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
     }
 
     // MARK: Runs
@@ -80,56 +143,49 @@ public struct NotificationStore: Sendable {
         try db.execute("""
             UPDATE notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
                    already_notified = $6, stale = $7, invalid_email = $8, invalid_name = $9,
-                   busy_elsewhere = $10, error = $11, gone = $12, claim_errors = $13
+                   busy_elsewhere = $10, error = $11, superseded = $12, paused = $13, cancelled = $14,
+                   future_ignored = $15, gone = $16, claim_errors = $17
             WHERE id = $1
             """, [String(id), error == nil ? "completed" : "failed", String(counts.due), String(counts.sent),
                   String(counts.failed), String(counts.alreadyNotified), String(counts.stale),
                   String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error,
+                  String(counts.superseded), String(counts.paused), String(counts.cancelled), String(counts.futureIgnored),
                   String(counts.gone), String(counts.claimErrors)])
     }
 
     // MARK: Claim, send, record
 
-    /// What one claim statement came to: the claims this session won, by user id, and the users
-    /// no longer in `users` (deleted since the evaluation), who get no row and no mail. Jobs in
-    /// neither are someone else's (a live claim, or a retry whose time has not come).
-    public struct ClaimResult: Sendable {
-        /// The claims won, by user id.
-        public var claims: [String: Claim] = [:]
-        /// Users deleted (or otherwise gone) since the evaluation.
-        public var gone: Set<String> = []
-
-        /// An empty result.
-        public init() {}
-    }
-
     /// Claims `(user, runDate)` for each job, in one statement: inserts the rows, or takes over
     /// rows that may be (re)sent now — skipped earlier, a transient failure whose retry time has
     /// come, this store's own earlier claim (a statement repeated after a broken connection), or
     /// an abandoned claim (`ClaimSQL`). Only the session whose statement wins a row gets its
-    /// claim. A taken-over row keeps its `Message-ID`.
+    /// claim. A taken-over row keeps its `Message-ID`. The session's backend pid is recorded only
+    /// on a direct connection (`PGConnection.isDirect`); through a pooler the claim holds a lease.
     ///
-    /// A user the app deleted since the evaluation is left out and returned as gone — never a
-    /// foreign-key error that would stop the run: the statement leaves out users its snapshot no
-    /// longer has, and should a deletion commit between its snapshot and its foreign-key check
-    /// (23503), it runs again with a new snapshot (`againAfterDeletion`). (Locking the users rows
-    /// instead would need UPDATE rights on the app's table.) The session's backend pid is recorded only on a direct
-    /// connection (`PGConnection.isDirect`); through a pooler the claim holds a lease.
+    /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out users who
+    /// are no longer due — a check-in, a pause or a newer account committed since the run
+    /// evaluated them — and returns them as cancelled. A user the app deleted since the evaluation
+    /// is left out too and returned as gone — never a foreign-key error that would stop the run:
+    /// the statement leaves out users its snapshot no longer has, and should a deletion commit
+    /// between its snapshot and its foreign-key check (23503), it runs again with a new snapshot
+    /// (`againAfterDeletion`). (Locking the users' rows instead would need UPDATE rights on the
+    /// app's table.)
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
-                      newMessageIDs: [String]) throws -> ClaimResult {
-        guard !jobs.isEmpty else { return ClaimResult() }
+                      newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
+        guard !jobs.isEmpty else { return ClaimBatch() }
         let result = try Self.againAfterDeletion { try db.execute("""
-            WITH j AS (
-                SELECT * FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[]) AS j(user_id, miss, message_id, last, masked)
-            ), live AS (
-                SELECT j.* FROM j WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id)
+            WITH j AS MATERIALIZED (
+                SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
+                       \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) AS cancelled
+                FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[])
+                     AS j(user_id, miss, message_id, last, masked, since, name)
             ), claimed AS (
                 INSERT INTO notification_logs AS n
                     (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
                      claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
-                SELECT live.user_id, $1::date, false, live.miss, 'sending', 0, live.message_id, $2,
-                       CASE WHEN $9::boolean THEN pg_backend_pid() END, now(), live.last, live.masked, $3::bigint, now()
-                FROM live
+                SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2,
+                       CASE WHEN $12::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $3::bigint, now()
+                FROM j WHERE j.live AND j.cancelled IS NULL
                 ON CONFLICT (user_id, notification_date) DO UPDATE
                     SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
                         claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
@@ -142,25 +198,29 @@ public struct NotificationStore: Sendable {
                         OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
                         OR (n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
                         OR \(claimSQL.abandoned("n")))
-                RETURNING n.user_id, n.id, n.message_id, n.attempts, (n.xmax <> 0) AS took_over
+                RETURNING n.user_id::text AS user_id, n.id::text AS id, n.message_id, n.attempts, (n.xmax <> 0) AS took_over
             )
-            SELECT user_id::text, id, message_id, attempts, took_over FROM claimed
+            SELECT user_id, id, message_id, attempts, took_over, NULL, false FROM claimed
             UNION ALL
-            SELECT j.user_id::text, NULL, NULL, NULL, NULL FROM j WHERE NOT EXISTS (SELECT 1 FROM live WHERE live.user_id = j.user_id)
+            SELECT j.user_id::text, NULL, NULL, NULL, NULL, j.cancelled, NOT j.live FROM j
+            WHERE NOT j.live OR j.cancelled IS NOT NULL
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
                   PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
-                  PGArray.literal(jobs.map(\.email.masked)), String(try db.isDirect)]) }
-        var outcome = ClaimResult()
+                  PGArray.literal(jobs.map(\.email.masked)), PGArray.literal(jobs.map(\.countedFrom.description)),
+                  PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false", String(try db.isDirect)]) }
+        var batch = ClaimBatch()
         for row in result.rows {
             guard let user = row.string(0) else { continue }
-            guard let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) else {
-                outcome.gone.insert(user)
-                continue
+            if row.bool(6) {
+                batch.gone.insert(user)
+            } else if let reason = row.string(5) {
+                batch.cancelled[user] = reason
+            } else if let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) {
+                batch.claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
             }
-            outcome.claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
         }
-        return outcome
+        return batch
     }
 
     /// Renews the lease of this store's claims of `runDate` that are still being sent (the
@@ -206,21 +266,30 @@ public struct NotificationStore: Sendable {
 
     /// One user as the rule sees them on `runDate` (for `--preview`), whether or not they are due:
     /// nil when there is no such user; `lastCheckIn` nil when they never checked in before `runDate`.
-    public func user(_ db: PGConnection, id: String, runDate: CalendarDate)
+    /// Check-ins dated after `D + 1` are ignored as the batch query ignores them (and named).
+    public func user(_ db: PGConnection, id: String, runDate: CalendarDate, rule: MissRule)
         throws -> (candidate: Candidate?, checkedInSince: Bool, name: String?, email: String?)? {
         let result = try db.execute("""
             SELECT u.id::text, u.name, u.emergency_email, l.last,
-                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date >= $2::date),
-                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id AND n.notification_date > l.last AND n.email_sent)
+                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date BETWEEN $2::date AND $3::date),
+                   EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id
+                           AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent),
+                   u.paused_until,
+                   (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $3::date),
+                   o.id, o.name, o.last
             FROM users u
+            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$3::date", when: "$4::bool"))) o ON true
             CROSS JOIN LATERAL (SELECT max(check_in_date) AS last FROM check_ins c
                                 WHERE c.user_id = u.id AND c.check_in_date < $2::date) l
             WHERE u.id::text = $1
-            """, [id.lowercased(), runDate.description])
-        guard result.count == 1 else { return nil }
+            """, [id.lowercased(), runDate.description, rule.latestTrustedCheckIn(runDate: runDate).description,
+                  rule.supersede ? "true" : "false"])
+        guard result.count >= 1 else { return nil }
         let row = result[0]
         let candidate = row.date(3).map {
-            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0, notifiedInStreak: row.bool(5))
+            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0,
+                      notifiedInStreak: row.bool(5), pausedUntil: row.date(6), ignoredFutureCheckIn: row.date(7),
+                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0, at: 8) })
         }
         return (candidate, row.bool(4), row.string(1), row.string(2))
     }

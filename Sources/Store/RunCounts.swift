@@ -24,6 +24,15 @@ public struct RunCounts: Sendable, Equatable, Codable {
     public var gone = 0
     /// Due users whose claim statement failed: skipped with the reason, due again at the next run.
     public var claimErrors = 0
+    /// Users whose newer account (same contact and name) checked in after their `L'`.
+    public var superseded = 0
+    /// Users away (`paused_until ≥ D`) whose missed days reached the threshold.
+    public var paused = 0
+    /// Due users whose claim found them no longer due (a check-in dated `D` or `D + 1`, a pause or a
+    /// newer account committed during the run): not mailed.
+    public var cancelled = 0
+    /// Users with a check-in dated after `D + 1`, ignored by the rule (a wrong device clock).
+    public var futureIgnored = 0
 
     /// Creates zero counts.
     public init() {}
@@ -36,6 +45,8 @@ public struct RunCounts: Sendable, Equatable, Codable {
         case .stale: stale += 1
         case .invalidEmail: invalidEmail += 1
         case .invalidName: invalidName += 1
+        case .superseded: superseded += 1
+        case .paused: paused += 1
         }
     }
 
@@ -47,6 +58,27 @@ public struct RunCounts: Sendable, Equatable, Codable {
         case .stale: stale
         case .invalidEmail: invalidEmail
         case .invalidName: invalidName
+        case .superseded: superseded
+        case .paused: paused
         }
+    }
+
+    /// The guards' counts in words, those above zero (`1 superseded, 2 paused`); nil when none.
+    public var guardsText: String? {
+        Self.guardsText(superseded: superseded, paused: paused, cancelled: cancelled, futureIgnored: futureIgnored)
+    }
+
+    /// The guards' counts in words, those given and above zero; nil when none. One wording for
+    /// `run_finished`, the dry run's summary and the history report.
+    public static func guardsText(superseded: Int?, paused: Int?, cancelled: Int?, futureIgnored: Int?) -> String? {
+        let parts = [(superseded, "superseded"), (paused, "paused"), (cancelled, "cancelled during the run"),
+                     (futureIgnored, "with future-dated check-ins ignored")]
+            .compactMap { count, what in count.flatMap { $0 > 0 ? "\($0) \(what)" : nil } }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// The decisions a summary names: the first five always, the others when counted.
+    public var summarisedDecisions: [Decision] {
+        Decision.allCases.filter { $0.alwaysSummarised || decisionCount($0) > 0 }
     }
 }

@@ -9,13 +9,17 @@ public struct SkippedUser: Sendable {
     public let missedDays: Int
     /// `L`.
     public let lastCheckIn: CalendarDate
-    /// Which check failed (`invalid_email` / `invalid_name`).
+    /// Which check failed (`invalid_email`, `invalid_name`, `superseded`).
     public let decision: Decision
     /// Why, in words (never the full address).
     public let reason: String
+    /// The newer account's id (for `superseded`).
+    public let newerAccount: String?
 
     /// Creates the value.
-    package init(userID: String, missedDays: Int, lastCheckIn: CalendarDate, decision: Decision, reason: String) {
+    package init(userID: String, missedDays: Int, lastCheckIn: CalendarDate, decision: Decision, reason: String,
+                 newerAccount: String? = nil) {
+        self.newerAccount = newerAccount
         self.userID = userID
         self.missedDays = missedDays
         self.lastCheckIn = lastCheckIn

@@ -14,6 +14,12 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     case notificationFailed = "notification_failed"
     /// A due user was skipped for bad data, with the reason.
     case notificationSkipped = "notification_skipped"
+    /// A due user's claim found them no longer due (a check-in dated `D` or `D + 1`, a pause or a
+    /// newer account committed during the run): no mail (`CANCEL_REASON`).
+    case notificationCancelled = "notification_cancelled"
+    /// Once per run: how many users have check-ins dated after `D + 1`, which the rule ignores
+    /// (`FUTURE_IGNORED`).
+    case futureCheckInsIgnored = "future_check_ins_ignored"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -38,7 +44,8 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .notificationFailed: "ce86ef5e801347caaa6f2e50266c0468"
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
-        case .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
+        case .notificationCancelled, .futureCheckInsIgnored,
+             .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil
         }
     }

@@ -100,7 +100,8 @@ struct RunCommand: ParsableCommand {
                 }
                 let counts = try DryRun(configuration: configuration, runDate: runDate).write(into: sink)
                 Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
-                              + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name")
+                              + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"
+                              + (counts.guardsText.map { ", " + $0 } ?? ""))
                 return .success
             }
             // SIGTERM/SIGINT: finish the mails in flight, leave the rest due, exit.

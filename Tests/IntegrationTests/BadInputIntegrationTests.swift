@@ -82,10 +82,12 @@ struct BadInputIntegrationTests {
             Row(name: "\u{200B}\u{FEFF}\u{202E}\u{200D}", email: mail.address("invisible-name"), outcome: noName),
             Row(name: "", email: mail.address("empty-name"), outcome: noName),
             Row(name: nil, email: mail.address("null-name"), outcome: noName),
-            // Check-ins dated in the future: a check-in on or after D cancels, whatever the data.
-            Row(name: "Future", email: mail.address("future"), checkIns: ["2026-01-10", "2026-01-20"], outcome: .notListed),
+            // Check-ins dated in the future: one on D or D + 1 cancels, whatever the data; one dated
+            // later is a wrong device clock, ignored (docs/guards.md): it must not silence the user.
+            Row(name: "Future", email: mail.address("future"), checkIns: ["2026-01-10", "2026-01-14"], outcome: .notListed),
             Row(name: "Only future", email: mail.address("only-future"), checkIns: ["2026-02-01"], outcome: .notListed),
-            Row(name: "Far future", email: mail.address("far-future"), checkIns: ["2026-01-10", "9999-12-31"], outcome: .notListed),
+            Row(name: "Far future", email: mail.address("far-future"), checkIns: ["2026-01-10", "9999-12-31"],
+                outcome: .delivered(to: mail.address("far-future"))),
             Row(name: nil, email: "no-at-future", checkIns: ["2026-01-10", "2026-01-13"], outcome: .notListed),
         ]
     }

@@ -31,7 +31,8 @@ struct OperationsIntegrationTests {
                 VALUES ('11111111-1111-1111-1111-111111111111', '2026-01-04', true, 2);
             """)
         let snapshot = """
-            SELECT (SELECT json_agg(u ORDER BY id)::text FROM users u),
+            SELECT (SELECT json_agg(json_build_object('id', id, 'name', name, 'emergency_email', emergency_email,
+                        'created_at', created_at, 'updated_at', updated_at) ORDER BY id)::text FROM users u),
                    (SELECT json_agg(c ORDER BY id)::text FROM check_ins c),
                    (SELECT json_agg(json_build_object('id', id, 'user_id', user_id, 'notification_date', notification_date,
                         'email_sent', email_sent, 'consecutive_miss_days', consecutive_miss_days, 'created_at', created_at)

@@ -45,7 +45,8 @@ struct RuleIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         try db.addUser(name: "Today", email: mail.address("today"), checkIns: ["2026-01-10", "2026-01-13"])
-        try db.addUser(name: "Future", email: mail.address("future"), checkIns: ["2026-01-10", "2026-01-20"])
+        // D + 1 (a phone a zone ahead) cancels too; a date after D + 1 no longer does (docs/guards.md).
+        try db.addUser(name: "Future", email: mail.address("future"), checkIns: ["2026-01-10", "2026-01-14"])
         try db.addUser(name: "Never", email: mail.address("never"))
         let stale = try db.addUser(name: "Stale", email: mail.address("stale"), checkIns: ["2025-12-01"])
         let lastDue = try db.addUser(name: "LastDue", email: mail.address("lastdue"), checkIns: ["2026-01-03"])  // m = 9

@@ -174,6 +174,7 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("MISS_THRESHOLD_DAYS", .outOfRange, ["0", "366", "-2"])
         cases += each("CATCH_UP_DAYS", .wrongType, ["seven", "7d"])
         cases += each("CATCH_UP_DAYS", .outOfRange, ["-1", "366"])
+        cases += each("SUPERSEDE", .invalid, ["yes", "true", "1", "of", "on off"])
         cases += each("TEMPLATE_DIR", .unreadableFile, [f.missing, f.notPEM])
         cases += each("TEMPLATE_DIR", .invalid, [f.templatesIncomplete, f.templatesBroken])
         cases += each("MIGRATIONS_DIR", .unreadableFile, [f.missing, f.notPEM])

@@ -3,6 +3,7 @@ import Store
 
 /// The dry-run report as CSV (RFC 4180, UTF-8 with a byte-order mark so that spreadsheets read
 /// Chinese names correctly), one line per listed user; the summary goes to the log, not the file.
+/// The `reason` column also names an ignored future-dated check-in and the end of a pause.
 public final class CSVReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
@@ -19,7 +20,7 @@ public final class CSVReportWriter: ReportSink {
 
     public func row(_ row: ReportRow) throws {
         let fields = [row.userID, row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
-                      String(row.missedDays), row.decision.rawValue, row.reason ?? ""]
+                      String(row.missedDays), row.decision.rawValue, row.explanation ?? ""]
         output.write(fields.map(Escaping.csv).joined(separator: ",") + "\r\n")
     }
 

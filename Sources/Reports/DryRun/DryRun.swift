@@ -27,10 +27,12 @@ public struct DryRun: Sendable {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
-            try NotificationStore(owner: "dry-run", claimLeaseSeconds: configuration.claimLeaseSeconds).evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
+            let store = NotificationStore(owner: "dry-run", claimLeaseSeconds: configuration.claimLeaseSeconds)
+            try store.evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
                 counts.count(evaluation.decision)
                 try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
             }
+            counts.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
             try report.end(counts)
         }
         return counts

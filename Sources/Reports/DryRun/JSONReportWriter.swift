@@ -4,7 +4,10 @@ import Rule
 import Store
 
 /// The dry-run report as one JSON object (docs/interfaces.md), streamed: `run_date`, `time_zone`,
-/// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user) and `summary`.
+/// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user, with
+/// `superseded_by`, `paused_until` and `ignored_future_check_in` where they apply) and `summary`
+/// (the first five decisions always, `superseded` and `paused` when counted), and
+/// `future_check_ins_ignored` (users with a check-in dated after `D + 1`).
 public final class JSONReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
@@ -30,12 +33,15 @@ public final class JSONReportWriter: ReportSink {
             + "\"last_check_in_date\":\(Escaping.json(row.lastCheckIn.description)),"
             + "\"consecutive_miss_days\":\(row.missedDays),\"decision\":\(Escaping.json(row.decision.rawValue))"
         if let reason = row.reason { object += ",\"reason\":\(Escaping.json(reason))" }
+        if let newer = row.newerAccount { object += ",\"superseded_by\":\(Escaping.json(newer))" }
+        if let paused = row.pausedUntil { object += ",\"paused_until\":\(Escaping.json(paused.description))" }
+        if let future = row.ignoredFutureCheckIn { object += ",\"ignored_future_check_in\":\(Escaping.json(future.description))" }
         output.write(object + "}")
     }
 
     public func end(_ counts: RunCounts) throws {
-        let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
-        output.write("\n],\"summary\":{\(summary)}}\n")
+        let summary = counts.summarisedDecisions.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
+        output.write("\n],\"summary\":{\(summary)},\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
         output.flush()
     }
 }

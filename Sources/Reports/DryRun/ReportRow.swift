@@ -15,8 +15,16 @@ public struct ReportRow: Sendable, Equatable {
     public let missedDays: Int
     /// The decision.
     public let decision: Decision
-    /// Why the user is skipped, when they are.
+    /// Why the user is skipped, when they are (for `superseded`: the newer account; for `paused`: until when).
     public let reason: String?
+    /// The ignored check-in dated after `D + 1` (a wrong device clock), when the user has one.
+    public let ignoredFutureCheckIn: CalendarDate?
+    /// `users.paused_until`, when set.
+    public let pausedUntil: CalendarDate?
+    /// The newer account's id (for `superseded`).
+    public let newerAccount: String?
+    /// The newer account's latest check-in (for `superseded`).
+    public let newerCheckIn: CalendarDate?
 
     /// Builds the row for a candidate and its evaluation.
     public init(candidate: Candidate, evaluation: Evaluation) {
@@ -27,6 +35,26 @@ public struct ReportRow: Sendable, Equatable {
         missedDays = evaluation.missedDays
         decision = evaluation.decision
         reason = evaluation.reason
+        ignoredFutureCheckIn = candidate.ignoredFutureCheckIn
+        pausedUntil = candidate.pausedUntil
+        newerAccount = evaluation.supersededBy?.userID
+        newerCheckIn = evaluation.supersededBy?.lastCheckIn
+    }
+
+    /// What a reader should know besides the decision: the ignored future-dated check-in, and the
+    /// end of a pause the missed days are counted from (the `superseded`/`paused` reason is the
+    /// decision's own). Nil when there is nothing to say.
+    public var note: String? {
+        var notes: [String] = []
+        if let ignoredFutureCheckIn { notes.append("ignored future-dated check-in \(ignoredFutureCheckIn)") }
+        if decision != .paused, let pausedUntil, pausedUntil > lastCheckIn { notes.append("counted from the end of a pause on \(pausedUntil)") }
+        return notes.isEmpty ? nil : notes.joined(separator: "; ")
+    }
+
+    /// The reason and the note in one text (the CSV's `reason` column, the table's note line).
+    public var explanation: String? {
+        let parts = [reason, note].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// The address as reports show it: masked (`a***@example.com`) unless `full`.

@@ -1,9 +1,12 @@
 import Output
 import Rule
 import Store
+import Values
 
 /// The dry-run report as a table for a terminal: fixed columns that fit 80 columns (wide CJK
-/// characters count as two), long values cut with `…`, and the summary counts at the end.
+/// characters count as two), long values cut with `…`, and the summary counts at the end. A
+/// `superseded` or `paused` row, or one with an ignored future-dated check-in, is followed by an
+/// indented line that says why.
 public final class TableReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
@@ -28,10 +31,24 @@ public final class TableReportWriter: ReportSink {
     public func row(_ row: ReportRow) throws {
         output.write(line([String(row.userID.prefix(8)), row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
                            String(row.missedDays), row.decision.rawValue]) + "\n")
+        // The reason of a guard's decision and any note, on an indented line of its own.
+        var why: [String] = []
+        switch row.decision {
+        case .superseded: why.append("newer account \(row.newerAccount ?? "?") checked in \(row.newerCheckIn?.description ?? "?")")
+        case .paused: why.append(row.reason ?? "paused")
+        default: break
+        }
+        if let note = row.note { why.append(note) }
+        if !why.isEmpty {
+            output.write("  ↳ " + DisplayWidth.truncate(Printable.text(why.joined(separator: "; ")), to: 76) + "\n")
+        }
     }
 
     public func end(_ counts: RunCounts) throws {
-        let parts = Decision.allCases.map { "\($0.rawValue) \(counts.decisionCount($0))" }
+        let parts = counts.summarisedDecisions.map { "\($0.rawValue) \(counts.decisionCount($0))" }
+        if counts.futureIgnored > 0 {
+            output.write("Ignored: check-ins dated after the day after the run date, of \(counts.futureIgnored) user(s)\n")
+        }
         output.write("Summary: " + parts.joined(separator: ", ") + "\n")
         output.flush()
     }

@@ -29,7 +29,8 @@ public final class HistoryCSVWriter: HistorySink {
         "legacy_not_sent", "not_sent", "run_id", "mode", "host", "started_at", "finished_at", "duration_seconds",
         "run_status", "due", "user_id", "name", "status", "email_sent", "recipient", "contact_email",
         "consecutive_miss_days", "last_check_in_date", "next_check_in_date", "missed_days", "outcome", "attempts",
-        "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason",
+        "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason", "superseded", "paused", "cancelled",
+        "future_ignored",
     ]
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
@@ -66,7 +67,9 @@ public final class HistoryCSVWriter: HistorySink {
               "duration_seconds": run.durationSeconds.map { String(format: "%.3f", $0) } ?? "",
               "run_status": run.status, "due": run.due.map(String.init) ?? "", "sent": run.sent.map(String.init) ?? "",
               "failed": run.failed.map(String.init) ?? "", "skipped": run.invalidEmail == nil ? "" : String(skipped),
-              "reason": run.error ?? ""])
+              "reason": run.error ?? "", "superseded": run.superseded.map(String.init) ?? "",
+              "paused": run.paused.map(String.init) ?? "", "cancelled": run.cancelled.map(String.init) ?? "",
+              "future_ignored": run.futureIgnored.map(String.init) ?? ""])
     }
 
     public func notification(_ record: NotificationRecord) throws {

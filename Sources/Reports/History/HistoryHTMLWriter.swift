@@ -116,7 +116,7 @@ public final class HistoryHTMLWriter: HistorySink {
             title = "Runs"
             heads = [th("Run date"), th("Started"), th("Seconds", n: true), th("Mode"), th("Host"), th("Status"),
                      th("Due", n: true), th("Sent", n: true), th("Failed", n: true), th("Already notified", n: true),
-                     th("Stale", n: true), th("Skipped", n: true), th("Busy", n: true), th("Error")]
+                     th("Stale", n: true), th("Skipped", n: true), th("Busy", n: true), th("Guards"), th("Error")]
         case .problems:
             title = "Failed, retrying and stuck mails"
             heads = [th("Date"), th("Status"), th("User"), th("Name"), th("Recipient"), th("m", n: true),
@@ -142,7 +142,7 @@ public final class HistoryHTMLWriter: HistorySink {
         write("<tr\(status)>" + td(run.runDate.description, date: true) + td(run.startedAt.map(time.dayAndSecond) ?? "", date: true)
               + td(run.durationSeconds.map { String(format: "%.1f", $0) } ?? "", n: true)
               + td(run.mode, date: true) + td(run.host, date: true) + td(run.status) + td(run.due) + td(run.sent) + td(run.failed)
-              + td(run.alreadyNotified) + td(run.stale) + td(skipped) + td(run.busyElsewhere) + td(run.error ?? "") + "</tr>\n")
+              + td(run.alreadyNotified) + td(run.stale) + td(skipped) + td(run.busyElsewhere) + td(run.guardsText ?? "") + td(run.error ?? "") + "</tr>\n")
     }
 
     public func notification(_ record: NotificationRecord) throws {

@@ -68,6 +68,8 @@ public final class HistoryJSONWriter: HistorySink {
             ("failed", Self.number(run.failed)), ("already_notified", Self.number(run.alreadyNotified)),
             ("stale", Self.number(run.stale)), ("invalid_email", Self.number(run.invalidEmail)),
             ("invalid_name", Self.number(run.invalidName)), ("busy_elsewhere", Self.number(run.busyElsewhere)),
+            ("superseded", Self.number(run.superseded)), ("paused", Self.number(run.paused)),
+            ("cancelled", Self.number(run.cancelled)), ("future_ignored", Self.number(run.futureIgnored)),
             ("error", optional(run.error)),
         ]))
     }

@@ -90,18 +90,21 @@ package struct HistoryStore {
     package func streamRuns(_ db: PGConnection, request: HistoryRequest, _ body: (RunRecord) throws -> Void) throws {
         try db.stream("""
             SELECT id, run_date::text, mode, host, extract(epoch FROM started_at), extract(epoch FROM finished_at), status,
-                   due, sent, failed, already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error
+                   due, sent, failed, already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error,
+                   superseded, paused, cancelled, future_ignored
             FROM notifier_runs
             WHERE run_date BETWEEN $1::date AND $2::date
             ORDER BY run_date, started_at, id
             """, [request.from.description, request.to.description]) { row in
             guard let id = row.string(0).flatMap({ Int64($0) }), let date = row.date(1) else { return }
-            try body(RunRecord(
+            var run = RunRecord(
                 id: id, runDate: date, mode: redaction.plain(row.string(2)) ?? "", host: redaction.plain(row.string(3)) ?? "",
                 startedAt: Self.instant(row, 4), finishedAt: Self.instant(row, 5), status: row.string(6) ?? "",
                 due: row.int(7), sent: row.int(8), failed: row.int(9), alreadyNotified: row.int(10), stale: row.int(11),
                 invalidEmail: row.int(12), invalidName: row.int(13), busyElsewhere: row.int(14),
-                error: redaction.text(row.string(15))))
+                error: redaction.text(row.string(15)))
+            (run.superseded, run.paused, run.cancelled, run.futureIgnored) = (row.int(16), row.int(17), row.int(18), row.int(19))
+            try body(run)
         }
     }
 
@@ -182,15 +185,19 @@ package struct HistoryStore {
     /// next check-in `N` (window function over the user's check-ins); it is listed when its missed
     /// days (`L+1 … N−1`) or its notification rows (`L < date ≤ N`) fall in the period, and it
     /// missed at least one day or has a row. Its rows are looked up through the claim key's index.
+    /// Check-ins dated after the day after the report's last day are ignored, as the rule ignores
+    /// them (a wrong device clock: they neither end a streak nor start one); the user's
+    /// `paused_until` and a `superseded` row judge the streak as the rule did.
     package func streamStreaks(_ db: PGConnection, userID: String, request: HistoryRequest, rule: MissRule,
                        _ body: (Streak) throws -> Void) throws {
         try db.stream("""
             WITH c AS (
                 SELECT check_in_date AS l, lead(check_in_date) OVER (ORDER BY check_in_date) AS n
-                FROM check_ins WHERE user_id = $1::uuid
+                FROM check_ins WHERE user_id = $1::uuid AND check_in_date <= $3::date + 1
             )
             SELECT c.l::text, c.n::text, s.notification_date::text, extract(epoch FROM s.sent_at),
-                   s.consecutive_miss_days, s.message_id, r.rows, r.last_status, r.last_error
+                   s.consecutive_miss_days, s.message_id, r.rows, r.last_status, r.last_error,
+                   (SELECT paused_until::text FROM users WHERE id = $1::uuid)
             FROM c
             LEFT JOIN LATERAL (
                 SELECT x.notification_date, x.sent_at, x.consecutive_miss_days, x.message_id
@@ -214,13 +221,15 @@ package struct HistoryStore {
             let notifiedOn = row.date(2)
             let rows = row.int(6) ?? 0
             let missed = rule.missedDays(lastCheckIn: last, runDate: next ?? request.to.adding(days: 1))
+            let superseded = row.string(7) == "skipped" && (row.string(8) ?? "").hasPrefix(Decision.superseded.rawValue + ":")
             try body(Streak(
                 lastCheckIn: last, nextCheckIn: next, missedDays: missed, notifiedOn: notifiedOn,
                 sentAt: Self.instant(row, 3), notifiedMissedDays: row.int(4), messageID: redaction.plain(row.string(5)),
                 rows: rows, lastStatus: notifiedOn == nil ? row.string(7) : nil,
                 lastError: notifiedOn == nil ? redaction.text(row.string(8)) : nil,
                 outcome: Streak.outcome(lastCheckIn: last, nextCheckIn: next, reportEnd: request.to,
-                                        notified: notifiedOn != nil, rows: rows, rule: rule)))
+                                        notified: notifiedOn != nil, rows: rows, rule: rule,
+                                        superseded: superseded, pausedUntil: row.date(9))))
         }
     }
 

@@ -94,6 +94,7 @@ public final class HistoryTableWriter: HistorySink {
             run.sent.map(String.init) ?? "-", run.failed.map(String.init) ?? "-",
         ]))
         if let error = run.error { detail("error: " + error) }
+        if let guards = run.guardsText { detail(guards) }
     }
 
     public func notification(_ record: NotificationRecord) throws {
@@ -145,6 +146,10 @@ public final class HistoryTableWriter: HistorySink {
             outcome = "not due (below \(header.thresholdDays) missed days)"
         case .noRecord:
             outcome = "NO RECORD: due, but nothing was recorded"
+        case .superseded:
+            outcome = "superseded: a newer account checked in"
+        case .paused:
+            outcome = "paused: away through the due days"
         }
         write(Self.streakColumns.line([
             streak.lastCheckIn.description, streak.nextCheckIn?.description ?? "-", String(streak.missedDays), outcome,

@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Values
 
 /// One row of `notifier_runs`: a run of the daemon, a timer or `--run-now`, with its counts.
@@ -35,6 +36,19 @@ public struct RunRecord: Sendable, Equatable {
     public let busyElsewhere: Int?
     /// The run's error, when it failed (addresses masked unless full emails were asked for).
     public let error: String?
+    /// Users superseded by a newer account (nil for runs of versions before the guards).
+    public var superseded: Int? = nil
+    /// Users away (`paused_until ≥ D`).
+    public var paused: Int? = nil
+    /// Due users whose claim found them no longer due (a check-in during the run).
+    public var cancelled: Int? = nil
+    /// Users with check-ins dated after `D + 1` (ignored).
+    public var futureIgnored: Int? = nil
+
+    /// The guards' counts in words (`2 superseded, 1 paused`), only those above zero; nil when none.
+    public var guardsText: String? {
+        RunCounts.guardsText(superseded: superseded, paused: paused, cancelled: cancelled, futureIgnored: futureIgnored)
+    }
 
     /// Seconds from start to finish, when finished.
     public var durationSeconds: Double? {

@@ -30,16 +30,27 @@ public struct Streak: Sendable, Equatable {
     /// The verdict.
     public let outcome: StreakOutcome
 
-    /// Judges a streak: `notified` with an accepted mail; else `not_sent` when it has rows; else
-    /// `not_due` when the rule's `m` never reached its threshold on a day the streak lasted
-    /// (the last such day is the day before the next check-in, or `reportEnd`); else `no_record`.
+    /// Judges a streak: `notified` with an accepted mail; else `superseded` when its latest row is
+    /// a `superseded` skip; else `not_sent` when it has rows; else `not_due` when the rule's `m`
+    /// never reached its threshold on a day the streak lasted (the last such day is the day before
+    /// the next check-in, or `reportEnd`); else `paused` when the user's pause (`pausedUntil`)
+    /// kept it below the threshold or lasts through that day; else `no_record`.
     package static func outcome(lastCheckIn: CalendarDate, nextCheckIn: CalendarDate?, reportEnd: CalendarDate,
-                        notified: Bool, rows: Int, rule: MissRule) -> StreakOutcome {
+                        notified: Bool, rows: Int, rule: MissRule, superseded: Bool = false,
+                        pausedUntil: CalendarDate? = nil) -> StreakOutcome {
         if notified { return .notified }
+        if superseded { return .superseded }
         if rows > 0 { return .notSent }
         // The streak is still on for run dates up to the day before the next check-in (a
         // check-in on D cancels): the largest m the rule saw is on that day.
         let lastDay = nextCheckIn.map { $0.adding(days: -1) } ?? reportEnd
-        return rule.reachesThreshold(missedDays: rule.missedDays(lastCheckIn: lastCheckIn, runDate: lastDay)) ? .noRecord : .notDue
+        guard rule.reachesThreshold(missedDays: rule.missedDays(lastCheckIn: lastCheckIn, runDate: lastDay)) else { return .notDue }
+        let candidate = Candidate(userID: "", rawName: nil, rawEmail: nil, lastCheckIn: lastCheckIn, notifiedInStreak: false,
+                                  pausedUntil: pausedUntil)
+        if rule.isPaused(candidate, runDate: lastDay)
+            || !rule.reachesThreshold(missedDays: rule.missedDays(lastCheckIn: rule.effectiveLastCheckIn(candidate), runDate: lastDay)) {
+            return .paused
+        }
+        return .noRecord
     }
 }

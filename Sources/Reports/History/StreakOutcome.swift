@@ -10,4 +10,9 @@ public enum StreakOutcome: String, Sendable, Equatable, CaseIterable {
     /// A mail was due but nothing was recorded at all (no run while it was due, a stale streak, or a
     /// streak older than the notifier).
     case noRecord = "no_record"
+    /// No mail was sent because the user's newer account (same contact and name) checked in:
+    /// the streak's latest row is a `superseded` skip.
+    case superseded
+    /// The user's pause (`paused_until`, as it is now) covers the streak's due days: no mail was due.
+    case paused
 }

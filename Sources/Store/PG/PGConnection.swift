@@ -72,11 +72,15 @@ public final class PGConnection {
     /// Runs a query and hands each row to `body`, fetching `batch` rows at a time through a cursor,
     /// so that a large result is never held in memory whole (and without single-row mode's cost of
     /// one result object per row). Opens a transaction around the cursor when none is open.
-    public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000, row body: (PGRow) throws -> Void) throws {
+    /// `localSettings` are set for the rest of the transaction (`set_config(…, true)`, so a pooler
+    /// in transaction mode never hands them to another client).
+    public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000,
+                       localSettings: [(name: String, value: String)] = [], row body: (PGRow) throws -> Void) throws {
         let cursor = "sileme_stream"
         let own = PQtransactionStatus(handle) == PQTRANS_IDLE
         if own { try execute("BEGIN") }
         do {
+            for setting in localSettings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
             try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, parameters)
             while true {
                 let result = try execute("FETCH \(batch) FROM \(cursor)")

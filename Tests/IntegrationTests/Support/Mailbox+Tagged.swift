@@ -8,6 +8,6 @@ extension Mailbox {
     /// Every message accepted for a recipient that contains `tag` (in `domain` or in any other
     /// domain), in arrival order, with that recipient (lowercased).
     func taggedDeliveries() throws -> [Delivery] {
-        Self.deliveries(maildir: try TestEnvironment.require().maildir) { $0.contains(tag) }
+        Self.deliveries(maildir: try TestEnvironment.require().maildir, mentioning: tag) { $0.contains(tag) }
     }
 }

@@ -26,16 +26,20 @@ struct Mailbox {
 
     /// Every message accepted for this test's domain, in arrival order.
     func deliveries() throws -> [Delivery] {
-        Self.deliveries(maildir: maildir) { $0.hasSuffix("@" + domain) }
+        Self.deliveries(maildir: maildir, mentioning: domain) { $0.hasSuffix("@" + domain) }
     }
 
     /// Every message in `maildir`'s `deliveries.jsonl` with a recipient (lowercased) that
-    /// `matches`, in arrival order, with that recipient.
-    static func deliveries(maildir: String, recipient matches: (String) -> Bool) -> [Delivery] {
+    /// `matches`, in arrival order, with that recipient. Only lines that contain `needle` (as
+    /// written, case-insensitive) are parsed: the file is shared by every test of a run and grows
+    /// to tens of thousands of lines, and parsing all of them on each poll made a waiting test late.
+    static func deliveries(maildir: String, mentioning needle: String, recipient matches: (String) -> Bool) -> [Delivery] {
         let path = "\(maildir)/deliveries.jsonl"
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        let needle = needle.lowercased()
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            guard line.lowercased().contains(needle),
+                  let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let recipients = object["rcpt_tos"] as? [String],
                   let recipient = recipients.map({ $0.lowercased() }).first(where: matches) else { return nil }
             let file = object["file"] as? String ?? ""

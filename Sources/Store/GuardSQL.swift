@@ -1,0 +1,65 @@
+import Foundation
+import Rule
+import Values
+
+/// The SQL of the guards of docs/guards.md, written once for every statement that needs it: the
+/// other accounts with the same contact address (the batch query and `--preview`), a user's
+/// latest trusted check-in (dated at most `D + 1`), and the claim's re-check of a due user.
+package enum GuardSQL {
+    /// SQL: the latest check-in of user `userID` (an expression) dated at most `trusted` (a date
+    /// expression, `D + 1`) — one backward probe of `check_ins`' `(user_id, check_in_date)` index.
+    package static func latestTrustedCheckIn(_ userID: String, trusted: String) -> String {
+        "(SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = \(userID) AND c.check_in_date <= \(trusted))"
+    }
+
+    /// SQL (a subquery for `LEFT JOIN LATERAL`): the other users whose contact address equals that
+    /// of user row `user` (trimmed, case-insensitive; one probe of `users_contact_idx`), as
+    /// columns `id` (text), `name` and `last` (latest trusted check-in) — none unless `when` (a
+    /// boolean expression over the outer row, evaluated once per row before any probe) holds.
+    /// `OFFSET 0` keeps the subquery whole, so that `when` is a one-time filter in front of the
+    /// probe (flattened, the planner probed for every row and filtered afterwards).
+    package static func otherAccounts(_ user: String, trusted: String, when condition: String = "true") -> String {
+        """
+        SELECT b.id::text AS id, b.name, \(latestTrustedCheckIn("b.id", trusted: trusted)) AS last
+        FROM users b
+        WHERE \(condition) AND lower(btrim(b.emergency_email)) = lower(btrim(\(user).emergency_email)) AND b.id <> \(user).id
+        OFFSET 0
+        """
+    }
+
+    /// The other account of `otherAccounts`' columns at `column` (id), `column + 1` (name) and
+    /// `column + 2` (last); nil when the row has none (the outer side of the left join).
+    package static func otherAccount(_ row: PGRow, at column: Int) -> OtherAccount? {
+        row.string(column).map { OtherAccount(userID: $0, rawName: row.string(column + 1), lastCheckIn: row.date(column + 2)) }
+    }
+
+    // MARK: The claim's re-check
+
+    /// **The claim's re-check** (docs/guards.md, "A check-in during the run"): SQL that is NULL
+    /// while the job row `job` is still due on run date `runDate` (a date expression), else why
+    /// not — `'checked_in'` (a check-in dated `D` or `D + 1`), `'paused'` (`paused_until ≥ D`) or
+    /// `'superseded'` (an account with the same contact address and the job's cleaned name — as
+    /// stored, trimmed of spaces — checked in after the job's `L'`, dated at most `D + 1`).
+    ///
+    /// `job` must have the columns `user_id` (uuid), `since` (date, `L'`) and `name` (text, the
+    /// cleaned name); `supersede` is a boolean expression (`SUPERSEDE`). It reads committed data
+    /// in the claim statement's own snapshot, so a check-in committed before the claim statement
+    /// starts cancels the mail; only mails already claimed can still go out. Every reason it
+    /// gives makes the rule's decision something other than `send`, so it never drops an alert
+    /// that is still due.
+    package static func noLongerDue(job: String, runDate: String, supersede: String) -> String {
+        """
+        CASE
+            WHEN EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = \(job).user_id
+                         AND c.check_in_date BETWEEN \(runDate) AND \(runDate) + 1) THEN 'checked_in'
+            WHEN EXISTS (SELECT 1 FROM users p WHERE p.id = \(job).user_id AND p.paused_until >= \(runDate)) THEN 'paused'
+            WHEN \(supersede) AND EXISTS (
+                SELECT 1 FROM users a
+                JOIN users b ON lower(btrim(b.emergency_email)) = lower(btrim(a.emergency_email)) AND b.id <> a.id
+                WHERE a.id = \(job).user_id AND btrim(b.name) = \(job).name
+                  AND EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = b.id
+                              AND c.check_in_date > \(job).since AND c.check_in_date <= \(runDate) + 1)) THEN 'superseded'
+        END
+        """
+    }
+}
