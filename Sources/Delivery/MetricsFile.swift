@@ -57,6 +57,8 @@ public struct MetricsFile: Sendable {
                 ("due", c.due), ("sent", c.sent), ("failed", c.failed), ("already_notified", c.alreadyNotified),
                 ("stale", c.stale), ("invalid_email", c.invalidEmail), ("invalid_name", c.invalidName),
                 ("busy_elsewhere", c.busyElsewhere), ("gone", c.gone), ("claim_error", c.claimErrors),
+                ("superseded", c.superseded), ("paused", c.paused), ("cancelled", c.cancelled),
+                ("future_check_in_ignored", c.futureIgnored),
             ]
             metric("last_run_notifications", "gauge", "The latest run's users by kind of message and outcome.",
                    outcomes.map { ("kind=\"alert\",outcome=\"\($0.0)\"", Double($0.1)) })

@@ -27,7 +27,8 @@ public enum Housekeeping {
             SELECT run_date::text, mode, status, extract(epoch FROM started_at), extract(epoch FROM finished_at),
                    coalesce(due, 0), coalesce(sent, 0), coalesce(failed, 0), coalesce(already_notified, 0), coalesce(stale, 0),
                    coalesce(invalid_email, 0), coalesce(invalid_name, 0), coalesce(busy_elsewhere, 0), coalesce(gone, 0),
-                   coalesce(claim_errors, 0),
+                   coalesce(claim_errors, 0), coalesce(superseded, 0), coalesce(paused, 0), coalesce(cancelled, 0),
+                   coalesce(future_ignored, 0),
                    (SELECT extract(epoch FROM max(finished_at)) FROM notifier_runs WHERE status = 'completed' AND mode <> 'retry')
             FROM notifier_runs ORDER BY started_at DESC, id DESC LIMIT 1
             """)
@@ -44,9 +45,13 @@ public enum Housekeeping {
             counts.busyElsewhere = row.int(12) ?? 0
             counts.gone = row.int(13) ?? 0
             counts.claimErrors = row.int(14) ?? 0
+            counts.superseded = row.int(15) ?? 0
+            counts.paused = row.int(16) ?? 0
+            counts.cancelled = row.int(17) ?? 0
+            counts.futureIgnored = row.int(18) ?? 0
             figures.lastRun = (row.string(0) ?? "", row.string(1) ?? "", row.string(2) ?? "",
                                Double(row.string(3) ?? "") ?? 0, row.string(4).flatMap(Double.init), counts)
-            figures.lastSuccess = row.string(15).flatMap(Double.init)
+            figures.lastSuccess = row.string(19).flatMap(Double.init)
         }
         for status in ["retry", "failed", "sending"] { figures.backlog[status] = 0 }
         for row in try db.execute("""
