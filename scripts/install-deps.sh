@@ -19,6 +19,7 @@ packages=(
   util-linux mount                                           # runuser, unshare, nsenter, flock, setpriv, mount
   chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
+  dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
 )
 
 # capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
@@ -57,6 +58,11 @@ check_capabilities() {
     'a CJK font for the HTML report screenshot'
   capability '/usr/bin/python3 -c "import psycopg2"' python3-psycopg2 'psycopg2 for bench/bench.py'
   capability 'test -x /usr/bin/time' time '/usr/bin/time (peak memory in bench/bench.py)'
+  capability 'command -v dpkg-shlibdeps && command -v dpkg-deb' dpkg-dev 'dpkg-shlibdeps and dpkg-deb (scripts/package.sh)'
+  capability 'command -v strip && command -v readelf' binutils 'strip and readelf (scripts/package.sh)'
+  capability 'command -v gzip' gzip 'gzip (the packaged man page and changelog)'
+  capability 'command -v lintian' lintian 'lintian (the package test)'
+  capability 'command -v man' man-db 'man (the package test reads the packaged man page)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2
     printf '  - %s\n' "${failures[@]}" >&2
