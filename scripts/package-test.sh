@@ -301,6 +301,17 @@ else
     sed 's/^/    /' "$STATE/install.log" >&2
 fi
 
+# The packaged units as systemd reads them (check-units.sh does the same for systemd/).
+verify_out=$(nst 30 systemd-analyze verify /lib/systemd/system/sileme-notifier.service \
+    /lib/systemd/system/sileme-notifier-run.service /lib/systemd/system/sileme-notifier-run.timer 2>&1 |
+    grep -i 'sileme-notifier' || true)
+exec_start=$(nst 10 systemctl show --property=ExecStart --value "$UNIT" 2>/dev/null | grep -o 'path=[^ ;]*' || true)
+if [[ -z "$verify_out" && "$exec_start" == "path=/usr/bin/sileme-notifier" ]]; then
+    pass "units: systemd-analyze verify of the packaged service, run service and timer says nothing about them; ExecStart $exec_start"
+else
+    fail "units: ExecStart '$exec_start'; systemd-analyze verify: $verify_out"
+fi
+
 # --- runtime: no Swift anywhere -------------------------------------------------------------------------
 
 clean_env=(env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8)
