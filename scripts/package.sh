@@ -10,7 +10,7 @@
 #                                           it to make a newer package of the same build
 #   SILEME_PACKAGE_MAINTAINER="Name <addr>" the Maintainer field
 #
-# The binary: `swift build -c release --static-swift-stdlib --disable-local-rpath` in its own scratch
+# The binary: `swift build -c release --static-swift-stdlib --disable-local-rpath -z now` in its own scratch
 # path, .build-release (the Swift runtime is linked in, so a server needs no Swift toolchain; no
 # RUNPATH), stripped. Depends: dpkg-shlibdeps on the libraries it links (libpq5, libcurl4,
 # libsystemd0, libc6, libstdc++6, libgcc-s1), plus systemd-sysusers for the postinst.
