@@ -20,6 +20,7 @@ packages=(
   chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
   python3-prometheus-client                                  # tests: parse the metrics file independently
+  dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
 )
 
 # capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
@@ -61,6 +62,11 @@ check_capabilities() {
     "Prometheus' text parser (the metrics file test)"
   capability 'test -x /usr/lib/postgresql/15/bin/pg_basebackup' postgresql-client-15 'pg_basebackup (the hot-standby test)'
   capability 'test -x /usr/bin/time' time '/usr/bin/time (peak memory in bench/bench.py)'
+  capability 'command -v dpkg-shlibdeps && command -v dpkg-deb' dpkg-dev 'dpkg-shlibdeps and dpkg-deb (scripts/package.sh)'
+  capability 'command -v strip && command -v readelf' binutils 'strip and readelf (scripts/package.sh)'
+  capability 'command -v gzip' gzip 'gzip (the packaged man page and changelog)'
+  capability 'command -v lintian' lintian 'lintian (the package test)'
+  capability 'command -v man' man-db 'man (the package test reads the packaged man page)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2
     printf '  - %s\n' "${failures[@]}" >&2

@@ -43,3 +43,11 @@ fi
 if [ $# -eq 0 ]; then
   SILEME_BIN="$PWD/.build/debug/sileme-notifier" bash scripts/systemd-boot-test.sh
 fi
+
+# The Debian package (scripts/package.sh, a release build in .build-release): lintian, then dpkg -i
+# into the machine's root seen copy-on-write in the same kind of namespace with the Swift toolchain
+# hidden, enable --now and the mail, the idle memory, an upgrade keeping the edited conffile, purge.
+# Only without a filter.
+if [ $# -eq 0 ]; then
+  bash scripts/package-test.sh
+fi

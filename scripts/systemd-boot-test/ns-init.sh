@@ -8,7 +8,8 @@
 #   1. mount --make-rprivate /            nothing mounted here propagates to the host
 #   2. fresh tmpfs on /tmp, /var/tmp, /run (systemd-tmpfiles would empty the real /tmp)
 #   3. overlayfs on /etc and /usr/local    writes (systemd-sysusers, the installed unit, config,
-#                                          binary) land in STATE_DIR/overlay/*/upper
+#      (or STATE_DIR/ns/overlays)          binary) land in STATE_DIR/overlay/*/upper; the paths in
+#                                          STATE_DIR/ns/hide behind an empty read-only tmpfs
 #   4. a private /dev (tmpfs with the pseudo devices, a new devpts, /dev/shm; /dev/console is
 #      STATE_DIR/console.log; no kmsg, watchdog or disks); /sys, /proc/sys, /proc/sysrq-trigger
 #      read-only (no sysctl is written)
@@ -37,13 +38,25 @@ mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /var/tmp
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /run
 
-# 3. Copy-on-write /etc and /usr/local.
-for name in etc usr-local; do
-    target=/${name//-//}
+# 3. Copy-on-write /etc and /usr/local, or the directories listed in STATE_DIR/ns/overlays (one
+# absolute path a line; the package test gives /usr and dpkg's and systemd's parts of /var). None
+# may contain STATE_DIR. Then the directories of STATE_DIR/ns/hide behind an empty read-only tmpfs
+# (the package test hides the Swift toolchain).
+overlays=(/etc /usr/local)
+if [[ -s "$state/ns/overlays" ]]; then mapfile -t overlays <"$state/ns/overlays"; fi
+for target in "${overlays[@]}"; do
+    [[ -n "$target" ]] || continue
+    name=${target#/}
+    name=${name//\//-}
     mkdir -p "$state/overlay/$name/upper" "$state/overlay/$name/work"
     mount -t overlay -o "lowerdir=$target,upperdir=$state/overlay/$name/upper,workdir=$state/overlay/$name/work" \
         "sileme-boot-test-$name" "$target"
 done
+if [[ -s "$state/ns/hide" ]]; then
+    while read -r target; do
+        [[ -d "$target" ]] && mount -t tmpfs -o ro,mode=0755,nosuid,nodev tmpfs "$target"
+    done <"$state/ns/hide"
+fi
 
 # 4. A private /dev, as a container manager gives one: systemd would otherwise create /dev/log,
 # /dev/initctl, ... in the host's devtmpfs, and write boot messages to the host's console. Only
