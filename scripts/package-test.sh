@@ -57,30 +57,12 @@ readonly EXPLAINED_WARNINGS="non-standard-dir-perm non-standard-file-perm"
 BUDGET=180
 START=$SECONDS
 
-log() { printf 'package-test: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 2; }
-
-FAILED=0
-PASSED=0
-pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
-fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
-info() { printf '      %s\n' "$*"; }
-
 # shellcheck source=systemd-boot-test/namespace.sh
 . "$REPO/scripts/systemd-boot-test/namespace.sh"
 
 # --- preconditions -------------------------------------------------------------------------
 
-[[ $EUID -eq 0 ]] || die "must run as root (it mounts and boots systemd in namespaces)"
-for var in SILEME_TEST_DATABASE_URL SILEME_TEST_PG_PORT SILEME_TEST_SMTP_STARTTLS_PORT \
-    SILEME_TEST_SMTP_USER SILEME_TEST_SMTP_PASSWORD SILEME_TEST_SMTP_CA SILEME_TEST_MAILDIR; do
-    [[ -n "${!var:-}" ]] || die "$var is not set (source the env.sh of scripts/testenv/testenv.sh start)"
-done
-for tool in unshare nsenter setpriv findmnt timeout "$PY" /lib/systemd/systemd dpkg-deb lintian readelf ldd; do
-    command -v "$tool" >/dev/null || die "$tool not found (scripts/install-deps.sh)"
-done
-PSQL=${SILEME_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}/psql
-[[ -x "$PSQL" ]] || PSQL=$(command -v psql) || die "psql not found"
+require_test_env dpkg-deb lintian readelf ldd
 [[ -r "$SILEME_TEST_SMTP_CA" ]] || die "$SILEME_TEST_SMTP_CA not readable"
 
 # --- state and cleanup -----------------------------------------------------------------------

@@ -52,15 +52,6 @@ readonly WATCHDOG_SEC=4
 readonly BUDGET=70
 readonly START=$SECONDS
 
-log() { printf 'systemd-boot-test: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 2; }
-
-FAILED=0
-PASSED=0
-pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
-fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
-info() { printf '      %s\n' "$*"; }
-
 # wait_until, cap, ns/nst, the cgroups, the masks, boot_namespace and the cleanup helpers.
 # shellcheck source=systemd-boot-test/namespace.sh
 . "$REPO/scripts/systemd-boot-test/namespace.sh"
@@ -68,16 +59,7 @@ info() { printf '      %s\n' "$*"; }
 
 # --- preconditions -------------------------------------------------------------------------
 
-[[ $EUID -eq 0 ]] || die "must run as root (it mounts and boots systemd in namespaces)"
-for var in SILEME_TEST_DATABASE_URL SILEME_TEST_PG_PORT SILEME_TEST_SMTP_STARTTLS_PORT \
-    SILEME_TEST_SMTP_USER SILEME_TEST_SMTP_PASSWORD SILEME_TEST_SMTP_CA SILEME_TEST_MAILDIR; do
-    [[ -n "${!var:-}" ]] || die "$var is not set (source the env.sh of scripts/testenv/testenv.sh start)"
-done
-for tool in unshare nsenter setpriv findmnt timeout "$PY" /lib/systemd/systemd systemd-sysusers; do
-    command -v "$tool" >/dev/null || die "$tool not found"
-done
-PSQL=${SILEME_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}/psql
-[[ -x "$PSQL" ]] || PSQL=$(command -v psql) || die "psql not found"
+require_test_env systemd-sysusers
 BIN=${SILEME_BIN:-$REPO/.build/debug/sileme-notifier}
 [[ -x "$BIN" ]] || die "$BIN not found (swift build, or set SILEME_BIN)"
 MIGRATIONS=${MIGRATIONS_DIR:-$(dirname "$BIN")/sileme-notifier_Store.resources/Migrations}

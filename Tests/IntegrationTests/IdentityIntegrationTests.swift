@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Values
 
 /// What the notifier says of itself: `--version`, `check`'s version line, the version in every
@@ -29,15 +30,7 @@ struct IdentityIntegrationTests {
         try db.addUser(name: "Default", email: mail.address("default-helo"), checkIns: ["2026-01-10"])
         let first = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db))
         #expect(first.status == 0)
-        let hostname = Process()
-        hostname.executableURL = URL(fileURLWithPath: "/bin/hostname")
-        hostname.arguments = ["-f"]
-        let out = Pipe()
-        hostname.standardOutput = out
-        try hostname.run()
-        hostname.waitUntilExit()
-        let fqdn = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let fqdn = try HostNameProbe.fullyQualified()
         #expect(try mail.deliveries().map(\.helo) == [fqdn])
         let started = try JournalReader.entries(pid: first.pid, minimum: 2).first { $0["NOTIFIER_EVENT"] == "run_started" }
         #expect(started?["NOTIFIER_VERSION"] == NotifierVersion.current)

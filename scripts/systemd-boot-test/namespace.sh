@@ -2,7 +2,8 @@
 # (252) booted as PID 1 of new PID, mount, UTS, IPC and cgroup namespaces (ns-init.sh), and
 # everything needed to stop it and clean up after it, even after a run that was killed outright.
 #
-# The caller defines log, pass, fail, info and boot_failed's output, and sets:
+# It defines the tests' output (log, die, pass, fail, info) and their preconditions
+# (require_test_env). The caller defines boot_failed's output, and sets, before sourcing it:
 #   BUDGET, START     seconds for the test (wait_until and cap never wait beyond it)
 #   STATE             its state directory under /var/lib (mktemp -d -p /var/lib "$NS_STATE_PREFIX".XXXXXX)
 #   NS_STATE_PREFIX   the state directories' name prefix, for reap_stale_runs
@@ -10,6 +11,32 @@
 #   NS_INIT, RUN_ID, PY, PSQL, SILEME_TEST_DATABASE_URL, CG_DIRS=(), UNSHARE_PID="", NS_PID=""
 # ns-init.sh reads STATE/ns/masks (write_masks), STATE/ns/cgroup-mounts (setup_cgroups) and
 # optionally STATE/ns/overlays and STATE/ns/hide.
+
+# The output of a test: log and die on stderr, prefixed with the test's name; one PASS:/FAIL:
+# line per check on stdout, counted for the closing "N passed, N failed".
+log() { printf '%s: %s\n' "${NS_OWNER%.sh}" "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+FAILED=0
+PASSED=0
+pass() { PASSED=$((PASSED + 1)); printf 'PASS: %s\n' "$*"; }
+fail() { FAILED=$((FAILED + 1)); printf 'FAIL: %s\n' "$*"; }
+info() { printf '      %s\n' "$*"; }
+
+# require_test_env TOOL...: root, the test servers' variables (scripts/testenv/testenv.sh), the
+# tools named, and psql (sets PSQL); dies naming what is missing.
+require_test_env() {
+    [[ $EUID -eq 0 ]] || die "must run as root (it mounts and boots systemd in namespaces)"
+    local var tool
+    for var in SILEME_TEST_DATABASE_URL SILEME_TEST_PG_PORT SILEME_TEST_SMTP_STARTTLS_PORT \
+        SILEME_TEST_SMTP_USER SILEME_TEST_SMTP_PASSWORD SILEME_TEST_SMTP_CA SILEME_TEST_MAILDIR; do
+        [[ -n "${!var:-}" ]] || die "$var is not set (source the env.sh of scripts/testenv/testenv.sh start)"
+    done
+    for tool in unshare nsenter setpriv findmnt timeout "$PY" /lib/systemd/systemd "$@"; do
+        command -v "$tool" >/dev/null || die "$tool not found (scripts/install-deps.sh)"
+    done
+    PSQL=${SILEME_TEST_PG_BIN:-/usr/lib/postgresql/15/bin}/psql
+    [[ -x "$PSQL" ]] || PSQL=$(command -v psql) || die "psql not found"
+}
 
 now_ms() { date +%s%3N; }
 ms_since() { echo $(($(now_ms) - $1)); }

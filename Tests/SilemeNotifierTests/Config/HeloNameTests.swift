@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Config
 
 /// `SMTP_HELO_NAME`: the EHLO name, its default and what the loader accepts.
@@ -10,15 +11,7 @@ struct HeloNameTests {
         let configuration = try ConfigurationLoader(environment: [:], filePath: nil).load()
         #expect(configuration.smtp.heloName == HostName.fullyQualified)
         #expect(HostName.isDomain(configuration.smtp.heloName))
-        let hostname = Process()
-        hostname.executableURL = URL(fileURLWithPath: "/bin/hostname")
-        hostname.arguments = ["-f"]
-        let out = Pipe()
-        hostname.standardOutput = out
-        try hostname.run()
-        hostname.waitUntilExit()
-        let expected = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let expected = try HostNameProbe.fullyQualified()
         #expect(configuration.smtp.heloName == expected)
     }
 
