@@ -40,7 +40,8 @@ public final class JSONReportWriter: ReportSink {
     }
 
     public func end(_ counts: RunCounts) throws {
-        let summary = counts.summarisedDecisions.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
+        // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
+        let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
         output.write("\n],\"summary\":{\(summary)},\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
         output.flush()
     }
