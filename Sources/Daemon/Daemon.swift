@@ -64,7 +64,9 @@ public final class Daemon: @unchecked Sendable {
     /// found at start, 69 when the database cannot be reached at start.
     public func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
-        if let db = try? PGConnection(configuration.databaseURL) { MetricsFile.update(configuration, db, logger: logger) }
+        if configuration.metricsFile != nil, let db = try? PGConnection(configuration.databaseURL) {
+            MetricsFile.update(configuration, db, logger: logger)
+        }
         systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
         logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
                       metadata: NotifierEvent.daemonStarted.metadata)
