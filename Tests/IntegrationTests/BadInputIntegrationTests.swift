@@ -179,7 +179,7 @@ struct BadInputIntegrationTests {
         }
         for address in delivered.values { #expect(!run.stderr.contains(address), "contact emails are never logged in full") }
         if TestEnvironment.current?.journal == true {
-            let entries = try JournalReader.entries(pid: run.pid, minimum: 2 + delivered.count + skipped.count)
+            let entries = try JournalReader.entries(of: run, minimum: 2 + delivered.count + skipped.count)
             let skipEvents = entries.filter { $0["NOTIFIER_EVENT"] == "notification_skipped" }.compactMap { $0["USER_ID"] }
             #expect(skipEvents.sorted() == skipped.keys.sorted(), "one notification_skipped event per skipped user")
         }

@@ -39,7 +39,7 @@ struct ConfigurationChangeIntegrationTests {
         #expect(result.status == 0)
         for user in users { #expect(try db.logs(user).map(\.status) == ["sent"]) }
         if TestEnvironment.current?.journal == true {
-            let entries = try JournalReader.entries(pid: result.pid, minimum: 3)
+            let entries = try JournalReader.entries(of: result, minimum: 3)
             #expect(entries.contains { $0["MESSAGE"]?.contains("configuration reload refused") == true && $0["MESSAGE"]?.contains("SMTP_PORTT") == true })
         }
     }

@@ -172,7 +172,7 @@ struct DaemonIntegrationTests {
         let result = NotifierProcess.finish(process, out, err)
         #expect(result.status == 0)
         if TestEnvironment.current?.journal == true {
-            let entries = try JournalReader.entries(pid: result.pid, minimum: 3)
+            let entries = try JournalReader.entries(of: result, minimum: 3)
             #expect(entries.contains { $0["MESSAGE"]?.contains("configuration reload refused") == true && $0["MESSAGE"]?.contains("NOTIFY_TIME") == true && $0["PRIORITY"] == "3" })
         }
     }

@@ -55,7 +55,7 @@ struct GuardsIntegrationTests {
         #expect(futureLines.first?.contains("1 user(s)") == true)
         #expect(result.stderr.contains("1 with future-dated check-ins ignored"))
         if TestEnvironment.current?.journal == true {
-            let entries = try JournalReader.entries(pid: result.pid, minimum: 4)
+            let entries = try JournalReader.entries(of: result, minimum: 4)
             let future = entries.filter { $0["NOTIFIER_EVENT"] == "future_check_ins_ignored" }
             #expect(future.count == 1)
             #expect(future.first?["FUTURE_IGNORED"] == "1")
@@ -108,7 +108,7 @@ struct GuardsIntegrationTests {
         #expect(result.stderr.contains("notification skipped for user \(old): superseded"))
         #expect(result.stderr.contains("1 superseded"))
         if TestEnvironment.current?.journal == true {
-            let entries = try JournalReader.entries(pid: result.pid, minimum: 4)
+            let entries = try JournalReader.entries(of: result, minimum: 4)
             let skip = try #require(entries.first { $0["NOTIFIER_EVENT"] == "notification_skipped" })
             #expect(skip["USER_ID"] == old)
             #expect(skip["SKIP_REASON"] == "superseded")

@@ -32,7 +32,7 @@ struct IdentityIntegrationTests {
         #expect(first.status == 0)
         let fqdn = try HostNameProbe.fullyQualified()
         #expect(try mail.deliveries().map(\.helo) == [fqdn])
-        let started = try JournalReader.entries(pid: first.pid, minimum: 2).first { $0["NOTIFIER_EVENT"] == "run_started" }
+        let started = try JournalReader.entries(of: first, minimum: 2).first { $0["NOTIFIER_EVENT"] == "run_started" }
         #expect(started?["NOTIFIER_VERSION"] == NotifierVersion.current)
 
         try db.addUser(name: "Named", email: mail.address("named-helo"), checkIns: ["2026-01-11"])

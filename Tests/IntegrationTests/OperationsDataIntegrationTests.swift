@@ -100,7 +100,7 @@ struct OperationsDataIntegrationTests {
         #expect(result.status == 0)
         // 579 days × 2 users (61 to 639 days old) and 40 runs (61 to 100 days old).
         let said = TestEnvironment.current?.journal == true
-            ? try JournalReader.entries(pid: result.pid, minimum: 3).compactMap { $0["MESSAGE"] }.joined(separator: "\n") : result.stderr
+            ? try JournalReader.entries(of: result, minimum: 3).compactMap { $0["MESSAGE"] }.joined(separator: "\n") : result.stderr
         #expect(said.contains("retention: deleted 1158 notification rows and 40 runs dated before \(cutoff)"), "\(said.suffix(1500))")
         // Kept: 40–60 days old (21 days × 2 users), and today's two alerts, sent.
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE notification_date < $1::date", [fire.date.description]).first?.first == "42")

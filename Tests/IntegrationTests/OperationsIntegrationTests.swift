@@ -74,7 +74,7 @@ struct OperationsIntegrationTests {
         let skipped = try db.addUser(name: "", email: mail.address("skip"), checkIns: ["2026-01-10"])
         let result = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db))
         #expect(result.status == 75)
-        let entries = try JournalReader.entries(pid: result.pid, minimum: 5)
+        let entries = try JournalReader.entries(of: result, minimum: 5)
         let byEvent = Dictionary(grouping: entries, by: { $0["NOTIFIER_EVENT"] ?? "" })
         #expect(Set(byEvent.keys) == ["run_started", "notification_sent", "notification_failed", "notification_skipped", "run_finished"])
         for entry in entries {

@@ -5,6 +5,17 @@ enum JournalReader {
     /// Every entry of process `pid`, as field → value; waits up to `timeout` seconds for at least
     /// `minimum` entries (journald may lag a moment behind the writer).
     static func entries(pid: Int32, minimum: Int = 1, timeout: TimeInterval = 10) throws -> [[String: String]] {
+        try entries(pid: pid, during: nil, minimum: minimum, timeout: timeout)
+    }
+
+    /// Every entry that the finished process `result` wrote: of its pid, and received while it ran
+    /// (another process with the same pid, before or after, is left out).
+    static func entries(of result: NotifierProcess.Result, minimum: Int = 1, timeout: TimeInterval = 10) throws -> [[String: String]] {
+        try entries(pid: result.pid, during: result.started.map { $0.addingTimeInterval(-0.5)...result.finished.addingTimeInterval(1) },
+                    minimum: minimum, timeout: timeout)
+    }
+
+    private static func entries(pid: Int32, during window: ClosedRange<Date>?, minimum: Int, timeout: TimeInterval) throws -> [[String: String]] {
         let deadline = Date().addingTimeInterval(timeout)
         var entries: [[String: String]] = []
         repeat {
@@ -24,6 +35,12 @@ enum JournalReader {
                     if let bytes = value as? [UInt8] { return String(decoding: bytes, as: UTF8.self) }
                     if let numbers = value as? [NSNumber] { return String(decoding: numbers.map { $0.uint8Value }, as: UTF8.self) }
                     return nil
+                }
+            }
+            if let window {
+                entries = entries.filter { entry in
+                    guard let micros = entry["__REALTIME_TIMESTAMP"].flatMap(Double.init) else { return false }
+                    return window.contains(Date(timeIntervalSince1970: micros / 1_000_000))
                 }
             }
             if entries.count >= minimum { break }

@@ -13,7 +13,16 @@ struct NotifierProcess {
         let stdout: String
         let stderr: String
         let pid: Int32
+        /// When `start` launched it (nil for a process started elsewhere) and when it was reaped:
+        /// the journal's entries of `pid` between the two are this process's, whatever process
+        /// had the pid before or after (a CI run goes through every pid more than once).
+        let started: Date?
+        let finished: Date
     }
+
+    /// Launch times of the processes `start` made, by pid, until `finish` reaps them.
+    nonisolated(unsafe) private static var launched: [Int32: Date] = [:]
+    private static let launchedLock = NSLock()
 
     /// The settings of a run against `database` and the STARTTLS test server; `overrides` replace
     /// or add variables (a nil value removes one).
@@ -40,7 +49,9 @@ struct NotifierProcess {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let started = Date()
         try process.run()
+        launchedLock.withLock { launched[process.processIdentifier] = started }
         return (process, out, err)
     }
 
@@ -58,7 +69,9 @@ struct NotifierProcess {
         DispatchQueue.global().async(group: group) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
         group.wait()
         process.waitUntilExit()
+        let started = launchedLock.withLock { launched.removeValue(forKey: process.processIdentifier) }
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      stderr: String(decoding: stderr, as: UTF8.self), pid: process.processIdentifier)
+                      stderr: String(decoding: stderr, as: UTF8.self), pid: process.processIdentifier,
+                      started: started, finished: Date())
     }
 }
