@@ -16,18 +16,25 @@ package struct ClaimSQL: Sendable {
     /// The condition for a lease of `leaseSeconds`.
     package init(leaseSeconds: Double) { self.leaseSeconds = leaseSeconds }
 
-    /// SQL: a claim (or the run lock) is still held: the direct session `pid` names still exists,
-    /// or — with no pid — its lease has not run out (`leaseValid`).
-    package static func held(pid: String, leaseValid: String) -> String {
+    /// SQL: a claim (or the run lock) taken at `takenAt` is still held: the direct session `pid`
+    /// names still exists, or — with no pid — its lease has not run out (`leaseValid`).
+    ///
+    /// PostgreSQL reads `pg_stat_activity` once per transaction, at its first use: a session that
+    /// connected after that moment is missing from it for the rest of the statement. So a claim
+    /// taken since the statement began (by such a session) counts as held without asking — seen
+    /// with two runs racing, one of whose workers connected while the other's claim statement ran.
+    package static func held(pid: String, takenAt: String, leaseValid: String) -> String {
         """
-        (CASE WHEN \(pid) IS NOT NULL THEN EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = \(pid))
+        (CASE WHEN \(pid) IS NOT NULL
+              THEN \(takenAt) >= statement_timestamp() OR EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = \(pid))
               ELSE \(leaseValid) END)
         """
     }
 
     /// SQL: the claim `row` is still held.
     private func held(_ row: String) -> String {
-        Self.held(pid: "\(row).claim_backend_pid", leaseValid: "\(row).claimed_at >= now() - make_interval(secs => \(leaseSeconds))")
+        Self.held(pid: "\(row).claim_backend_pid", takenAt: "\(row).claimed_at",
+                  leaseValid: "\(row).claimed_at >= now() - make_interval(secs => \(leaseSeconds))")
     }
 
     /// SQL: the row `row` is a claim whose holder is gone or whose lease ran out (may be taken over now).

@@ -73,7 +73,7 @@ public final class RunLock: @unchecked Sendable {
 
     /// Inserts the row, or takes it over when it is free; true when `holder` holds it now.
     private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
-        let held = ClaimSQL.held(pid: "l.holder_backend_pid", leaseValid: "l.expires_at >= now()")
+        let held = ClaimSQL.held(pid: "l.holder_backend_pid", takenAt: "l.acquired_at", leaseValid: "l.expires_at >= now()")
         return try db.execute("""
             INSERT INTO notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
             VALUES (1, $1, CASE WHEN $2::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $3::float8))
