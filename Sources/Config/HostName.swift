@@ -1,4 +1,5 @@
 import Foundation
+import Values
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +15,7 @@ enum HostName {
     private static func lookUpFullyQualified() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        let short = String(cString: buffer)
+        let short = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard !short.isEmpty else { return "localhost" }
         var hints = addrinfo()
         hints.ai_flags = AI_CANONNAME
@@ -31,10 +32,8 @@ enum HostName {
     /// hyphens (1–63 each, no hyphen first or last), at most 253 characters.
     static func isDomain(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-            (1...63).contains(label.utf8.count) && label.first != "-" && label.last != "-"
-                && label.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-") }
-        }
+        return name.lowercased().split(separator: ".", omittingEmptySubsequences: false)
+            .allSatisfy { EmailAddress.isLDHLabel(String($0)) }
     }
 
     /// Whether `name` is an address literal as EHLO takes it: `[192.0.2.1]` or `[IPv6:2001:db8::1]`.

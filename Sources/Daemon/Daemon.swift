@@ -184,7 +184,6 @@ public final class Daemon: @unchecked Sendable {
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             logger.notice("retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff) in \(seconds) s",
                           metadata: ["retention_cutoff": "\(cutoff)", "deleted_logs": "\(deleted.logs)", "deleted_runs": "\(deleted.runs)"])
-            MetricsFile.update(configuration, db, logger: logger)
         } catch {
             logger.error("retention: rows before \(cutoff) not deleted: \(error)")
         }

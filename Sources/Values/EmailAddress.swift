@@ -92,8 +92,9 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         return asciiLabels.joined(separator: ".")
     }
 
-    /// Letters, digits and hyphens; 1–63 octets; no hyphen at either end.
-    private static func isLDHLabel(_ label: String) -> Bool {
+    /// Letters, digits and hyphens (lowercase); 1–63 octets; no hyphen at either end. The one
+    /// label check of the project (an address's domain, the EHLO name).
+    package static func isLDHLabel(_ label: String) -> Bool {
         let bytes = Array(label.utf8)
         guard (1...63).contains(bytes.count), bytes.first != 0x2D, bytes.last != 0x2D else { return false }
         return bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
