@@ -14,7 +14,7 @@ DO $$ BEGIN EXECUTE format('GRANT CONNECT ON DATABASE %I TO sileme_notifier', cu
 GRANT USAGE ON SCHEMA public TO sileme_notifier;
 
 -- Read the app's data (and the summary the triggers keep, and which migrations are applied).
-GRANT SELECT ON users, check_ins, user_last_check_in, sileme_schema_migrations TO sileme_notifier;
+GRANT SELECT ON users, check_ins, emergency_contacts, user_last_check_in, sileme_schema_migrations TO sileme_notifier;
 
 -- Write the notifier's own tables: claims, delivery state, runs. No DELETE, no TRUNCATE (with
 -- RETENTION_DAYS set, grant DELETE ON notification_logs, notifier_runs to this role).
@@ -22,6 +22,10 @@ GRANT SELECT, INSERT, UPDATE ON notification_logs, notifier_runs, notifier_run_l
 -- The run lock's one row is released by deleting it.
 GRANT DELETE ON notifier_run_lock TO sileme_notifier;
 GRANT USAGE ON SEQUENCE notification_logs_id_seq, notifier_runs_id_seq TO sileme_notifier;
+-- The lifecycle: contacts' deliverability (for the app to read), the introduced pairs, and the
+-- all-clear queue the check-in trigger fills (entries are deleted once answered).
+GRANT SELECT, INSERT, UPDATE ON contact_status, known_contacts TO sileme_notifier;
+GRANT SELECT, DELETE ON pending_all_clears TO sileme_notifier;
 
 -- Row-level security (the app may turn it on, as the design doc does for users and check_ins):
 -- the role reads every row through a policy of its own, and writes its own table's rows. Harmless
@@ -30,7 +34,7 @@ DO $$
 DECLARE
     t TEXT;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['users', 'check_ins'] LOOP
+    FOREACH t IN ARRAY ARRAY['users', 'check_ins', 'emergency_contacts'] LOOP
         IF NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = t::regclass AND polname = 'sileme_notifier_read') THEN
             EXECUTE format('CREATE POLICY sileme_notifier_read ON %I FOR SELECT TO sileme_notifier USING (true)', t);
         END IF;

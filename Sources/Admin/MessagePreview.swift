@@ -5,8 +5,10 @@ import Rule
 import Store
 import Values
 
-/// `--preview USER_ID`: the exact message (RFC 5322 bytes) the user's contact would receive on a
-/// run date, with what the rule decides for that user. Reads only.
+/// `--preview USER_ID [--kind KIND] [--contact N]`: the exact message (RFC 5322 bytes) of a kind
+/// (the alert by default) that the user's `N`th contact in force (the first by default) would
+/// receive on a run date, with what the rule decides for that user and the contacts it would mail.
+/// Reads only. An all-clear or a follow-up is threaded under a placeholder alert id.
 public struct MessagePreview: Sendable {
     /// What the rule says about the user on the run date, in words.
     public let verdict: String
@@ -14,7 +16,8 @@ public struct MessagePreview: Sendable {
     public let message: [UInt8]?
 
     /// Builds the preview for `userID` on `runDate`; throws `PreviewError` for an unknown user.
-    public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate) throws -> MessagePreview {
+    public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate,
+                            kind: DeliveryJob.Kind = .alert, contact: Int = 1) throws -> MessagePreview {
         let db = try PGConnection(configuration.readDatabaseURL)
         let rule = configuration.rule
         let found = try db.transaction(readOnly: true) {
@@ -42,19 +45,36 @@ public struct MessagePreview: Sendable {
         } else {
             verdict = "not due (m = \(m) < \(rule.thresholdDays), last check-in \(candidate.lastCheckIn)\(pause))\(future)"
         }
-        guard let email = try? EmailAddress(validating: found.email ?? ""),
+        let inForce = candidate.contactsInForce
+        let listed = inForce.enumerated().map { index, raw in
+            let address = try? EmailAddress(validating: raw.email ?? "")
+            return "\(index + 1). \(address?.masked ?? "invalid") (position \(raw.position))"
+        }
+        let contacts = "; contacts: " + listed.joined(separator: ", ")
+        guard contact >= 1, contact <= inForce.count else {
+            throw PreviewError(message: "--contact \(contact): the user has \(inForce.count) contact(s) in force")
+        }
+        guard let email = try? EmailAddress(validating: inForce[contact - 1].email ?? ""),
               let name = try? DisplayName(cleaning: found.name ?? "") else {
-            return MessagePreview(verdict: verdict, message: nil)
+            return MessagePreview(verdict: verdict + contacts, message: nil)
         }
         var sending = configuration
         if sending.fromEmail == nil { sending.fromEmail = "preview@invalid.example" }
         let composer = try MailComposer(configuration: sending, templates: MailTemplates(directory: configuration.templateDirectory))
         // The mail the rule would send (after a pause: the pause's text), whatever it decides today.
-        let job = evaluation.flatMap { rule.job(for: candidate, $0) }
-            ?? DeliveryJob(userID: candidate.userID, name: name, email: email, missedDays: m, lastCheckIn: candidate.lastCheckIn,
-                           pausedUntil: since > candidate.lastCheckIn ? since : nil)
+        let missed = evaluation?.missedDays ?? m
+        let alertDate = runDate.adding(days: -max(0, missed - rule.thresholdDays))
+        let job = DeliveryJob(kind: kind, userID: candidate.userID, name: name, email: email,
+                              position: inForce[contact - 1].position,
+                              notificationDate: kind == .allClear || kind == .followUp ? alertDate : nil,
+                              missedDays: missed, lastCheckIn: candidate.lastCheckIn,
+                              pausedUntil: since > candidate.lastCheckIn ? since : nil,
+                              inReplyTo: kind == .allClear || kind == .followUp
+                                  ? MailMessage.makeMessageID(userID: candidate.userID, runDate: alertDate.description, domain: composer.from.domain)
+                                  : nil,
+                              checkedIn: kind == .allClear ? (Date(), runDate) : nil)
         let message = composer.message(for: job, runDate: runDate, messageID: composer.newMessageID(for: job, runDate: runDate))
-        return MessagePreview(verdict: verdict, message: message.rendered())
+        return MessagePreview(verdict: verdict + contacts, message: message.rendered())
     }
 }
 

@@ -20,6 +20,8 @@ public struct ConfigurationLoader: Sendable {
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
         "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
         "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
+        "DATABASE_LISTEN_URL", "DATABASE_LISTEN_URL_FILE", "FOLLOW_UP_DAYS", "INTRODUCE_CONTACTS",
+        "ALL_CLEAR_POLL_SECONDS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -49,6 +51,10 @@ public struct ConfigurationLoader: Sendable {
         config.databaseReadURL = try secret(values, key: "DATABASE_READ_URL", credential: "database-read-url")
         if let read = config.databaseReadURL, let problem = ConnectionString.syntaxProblem(read) {
             throw ConfigurationError(setting: "DATABASE_READ_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
+        }
+        config.databaseListenURL = try secret(values, key: "DATABASE_LISTEN_URL", credential: "database-listen-url")
+        if let listen = config.databaseListenURL, let problem = ConnectionString.syntaxProblem(listen) {
+            throw ConfigurationError(setting: "DATABASE_LISTEN_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
         }
         if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
             guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {
@@ -124,12 +130,16 @@ public struct ConfigurationLoader: Sendable {
         let catchUp = try settings.integer("CATCH_UP_DAYS", in: 0...365) ?? config.rule.catchUpDays
         let supersede = try settings.onOff("SUPERSEDE") ?? config.rule.supersede
         config.rule = MissRule(thresholdDays: threshold, catchUpDays: catchUp, supersede: supersede)
+        config.followUpDays = try settings.integer("FOLLOW_UP_DAYS", in: 0...365) ?? config.followUpDays
+        config.introduceContacts = try settings.onOff("INTRODUCE_CONTACTS") ?? config.introduceContacts
+        config.allClearPollSeconds = try settings.number("ALL_CLEAR_POLL_SECONDS", in: 1...3600) ?? config.allClearPollSeconds
         if let days = try settings.integer("RETENTION_DAYS", in: 0...36500), days > 0 {
-            // The rule reads notification rows back to the oldest due check-in: keep those.
-            let needed = threshold + catchUp + 2
+            // The rule reads notification rows back to the oldest due check-in, and the follow-ups
+            // back to their alerts: keep those.
+            let needed = threshold + catchUp + config.followUpDays + 2
             guard days >= needed else {
                 throw ConfigurationError(setting: "RETENTION_DAYS", reason: "must be 0 (keep everything) or at least \(needed) "
-                                         + "(MISS_THRESHOLD_DAYS + CATCH_UP_DAYS + 2), so that no row the rule still reads is deleted (got \(days))")
+                                         + "(MISS_THRESHOLD_DAYS + CATCH_UP_DAYS + FOLLOW_UP_DAYS + 2), so that no row the rule still reads is deleted (got \(days))")
             }
             config.retentionDays = days
         }

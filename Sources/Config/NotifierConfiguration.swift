@@ -52,6 +52,19 @@ public struct NotifierConfiguration: Sendable {
     /// this many days after its daily run; 0 keeps everything.
     public var retentionDays: Int = 0
 
+    /// `FOLLOW_UP_DAYS`: with N > 0, a streak still open N days after its alert gets one
+    /// follow-up to each contact that got the alert, threaded under it; 0 (default) sends none.
+    public var followUpDays: Int = 0
+    /// `INTRODUCE_CONTACTS`: a contact named for the first time gets one introduction (default on).
+    public var introduceContacts: Bool = true
+    /// `ALL_CLEAR_POLL_SECONDS`: how often the daemon looks for check-ins that end an alerted
+    /// streak when it cannot listen for them (through a pooler), and how often it sweeps anyway
+    /// while it listens (default 30).
+    public var allClearPollSeconds: Double = 30
+    /// `DATABASE_LISTEN_URL`: a direct (unpooled) connection for `LISTEN`, where `DATABASE_URL`
+    /// goes through a transaction pooler; nil listens on `DATABASE_URL` when that is direct.
+    public var databaseListenURL: Secret?
+
     /// Where the read-only reports (the dry run, `--preview`, `report`) read: `DATABASE_READ_URL`,
     /// else `DATABASE_URL`.
     public var readDatabaseURL: Secret { databaseReadURL ?? databaseURL }

@@ -19,7 +19,11 @@ public final class Daemon: @unchecked Sendable {
     /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
     public typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
 
-    private var configuration: NotifierConfiguration
+    private var configuration: NotifierConfiguration {
+        didSet { shared.withLock { $0 = configuration } }
+    }
+    /// The configuration as the all-clear thread reads it.
+    private let shared: Locked<NotifierConfiguration>
     private let reloadConfiguration: ConfigurationSource
     private let logger: Logger
     private let systemd: SystemdNotifier
@@ -40,6 +44,7 @@ public final class Daemon: @unchecked Sendable {
                 host: String = ProcessInfo.processInfo.hostName, stop: StopSignal = StopSignal()) throws {
         self.stop = stop
         self.configuration = configuration
+        shared = Locked(configuration)
         self.reloadConfiguration = reloadConfiguration
         self.logger = logger
         self.systemd = systemd
@@ -67,6 +72,11 @@ public final class Daemon: @unchecked Sendable {
         if configuration.metricsFile != nil, let db = try? PGConnection(configuration.databaseURL) {
             MetricsFile.update(configuration, db, logger: logger)
         }
+        // All-clears within seconds of the check-in, beside the daily schedule.
+        let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } }, logger: logger, host: host,
+                                      stop: stop)
+        watcher.start()
+        defer { watcher.join() }
         systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
         logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
                       metadata: NotifierEvent.daemonStarted.metadata)

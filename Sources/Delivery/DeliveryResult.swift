@@ -1,3 +1,5 @@
+import Rule
+
 /// What one job came to in the dispatcher.
 package enum JobOutcome: Sendable {
     case sent, failedTransiently, failedPermanently, serverUnavailable, busyElsewhere
@@ -22,6 +24,10 @@ package struct DeliveryResult: Sendable {
     package var consecutiveUnavailable = 0
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
     package var notStarted = 0
+    /// Messages accepted, by kind.
+    package var sentByKind: [DeliveryJob.Kind: Int] = [:]
+    /// Messages failed (transiently, for good or with the server unavailable), by kind.
+    package var failedByKind: [DeliveryJob.Kind: Int] = [:]
     /// Worker failures (database lost, transport could not be created).
     package var errors: [any Error] = []
 
@@ -30,7 +36,12 @@ package struct DeliveryResult: Sendable {
         sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors + cancelled
     }
 
-    package mutating func add(_ outcome: JobOutcome) {
+    package mutating func add(_ outcome: JobOutcome, kind: DeliveryJob.Kind = .alert) {
+        switch outcome {
+        case .sent: sentByKind[kind, default: 0] += 1
+        case .failedTransiently, .failedPermanently, .serverUnavailable: failedByKind[kind, default: 0] += 1
+        default: break
+        }
         switch outcome {
         case .sent: sent += 1
         case .failedTransiently: failedTransiently += 1

@@ -41,7 +41,10 @@ package struct Dispatcher {
 
     /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
     /// its unclaimed jobs stay due and the error is returned.
-    package func deliver(_ jobs: [DeliveryJob]) -> DeliveryResult {
+    package func deliver(_ given: [DeliveryJob]) -> DeliveryResult {
+        // One job per delivery key (a claim statement must not name a row twice).
+        var seen = Set<String>()
+        let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
         guard !jobs.isEmpty else { return DeliveryResult() }
         let queue = Locked(jobs[...])
         let result = Locked(DeliveryResult())
@@ -82,10 +85,10 @@ package struct Dispatcher {
                     // then it takes its own rows over again, with the same Message-IDs.
                     let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
                     let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
-                    for job in batch {
-                        if claimed.gone.contains(job.userID) || refused[job.userID] != nil {
+                    for (index, job) in batch.enumerated() {
+                        if claimed.gone.contains(index) || refused[index] != nil {
                             let handled = result.withLock { tally in
-                                if claimed.gone.contains(job.userID) { tally.gone += 1 } else { tally.claimErrors += 1 }
+                                if claimed.gone.contains(index) { tally.gone += 1 } else { tally.claimErrors += 1 }
                                 return tally.handled
                             }
                             control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
@@ -98,7 +101,7 @@ package struct Dispatcher {
                             continue
                         }
                         let outcome: JobOutcome
-                        if let claim = claimed.claims[job.userID] {
+                        if let claim = claimed.claims[index] {
                             // Stopped (before this mail, or while it waited for a rate-limit slot):
                             // it stays due for the next run.
                             if control.stopRequested || limiter.map({ !$0.acquire(stop: control.stop) }) == true {
@@ -109,17 +112,18 @@ package struct Dispatcher {
                                 continue
                             }
                             outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
-                        } else if let reason = claimed.cancelled[job.userID] {
+                        } else if let reason = claimed.cancelled[index] {
                             outcome = .cancelled
-                            logger.notice("notification cancelled for user \(job.userID): no longer due (\(reason))",
+                            logger.notice("\(job.kind == .alert ? "notification" : job.kind.rawValue) cancelled for user \(job.userID): no longer due (\(reason))",
                                           metadata: NotifierEvent.notificationCancelled.metadata.merging([
                                             "run_date": "\(runDate)", "user_id": "\(job.userID)",
                                             "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
+                                            "notification_kind": "\(job.kind.rawValue)", "recipient": "\(job.email.masked)",
                                           ]) { $1 })
                         } else {
                             outcome = .busyElsewhere
                         }
-                        let handled = result.withLock { $0.add(outcome); return $0.handled }
+                        let handled = result.withLock { $0.add(outcome, kind: job.kind); return $0.handled }
                         control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
                     }
                 }
@@ -139,7 +143,7 @@ package struct Dispatcher {
     /// (logged as `notification_skipped`; the user is due again at the next run): one user never
     /// stops the run. Users deleted since the evaluation come back in `gone`.
     private func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
-        throws -> (ClaimBatch, refused: [String: String]) {
+        throws -> (ClaimBatch, refused: [Int: String]) {
         let supersede = configuration.rule.supersede
         do {
             let claimed = try db.perform {
@@ -148,21 +152,22 @@ package struct Dispatcher {
             return (claimed, [:])
         } catch let error as DatabaseError where error.isDataError {
             var claimed = ClaimBatch()
-            var refused: [String: String] = [:]
-            for (job, messageID) in zip(batch, messageIDs) {
+            var refused: [Int: String] = [:]
+            for (index, (job, messageID)) in zip(batch, messageIDs).enumerated() {
                 do {
                     let one = try db.perform {
                         try store.claim($0, jobs: [job], runDate: runDate, runID: runID, newMessageIDs: [messageID], supersede: supersede)
                     }
-                    claimed.claims.merge(one.claims) { $1 }
-                    claimed.cancelled.merge(one.cancelled) { $1 }
-                    claimed.gone.formUnion(one.gone)
+                    if let claim = one.claims[0] { claimed.claims[index] = claim }
+                    if let reason = one.cancelled[0] { claimed.cancelled[index] = reason }
+                    if one.gone.contains(0) { claimed.gone.insert(index) }
                 } catch let error as DatabaseError where error.isDataError {
-                    refused[job.userID] = "\(error)"
+                    refused[index] = "\(error)"
                     logger.error("notification skipped for user \(job.userID): its claim failed: \(error)",
                                  metadata: NotifierEvent.notificationSkipped.metadata.merging([
                                     "run_date": "\(runDate)", "user_id": "\(job.userID)", "miss_days": "\(job.missedDays)",
                                     "skip_reason": "claim_error", "detail": "\(error)",
+                                    "notification_kind": "\(job.kind.rawValue)",
                                  ]) { $1 })
                 }
             }
@@ -197,19 +202,22 @@ package struct Dispatcher {
                 guard control.stop.sleep(backoff, alive: { control.alive() }) else { break }
             }
         }
-        let fields: Logger.Metadata = [
+        var fields: Logger.Metadata = [
             "run_date": "\(runDate)", "user_id": "\(job.userID)",
             "miss_days": "\(job.missedDays)", "recipient": "\(job.email.masked)",
             "smtp_message_id": "<\(claim.messageID)>", "attempts": "\(attempts)",
-            "resend": "\(claim.tookOver)",
+            "resend": "\(claim.tookOver)", "notification_kind": "\(job.kind.rawValue)",
+            "contact_position": "\(job.position)",
         ]
+        if let alert = job.inReplyTo { fields["in_reply_to"] = "<\(alert)>" }
+        if let date = job.notificationDate { fields["notification_date"] = "\(date)" }
         let reply = outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
         switch outcome {
         case .accepted:
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
                                             nextAttempt: nil, at: Date()))
             result.withLock { $0.consecutiveUnavailable = 0 }
-            logger.info("notification sent for user \(job.userID) (\(job.missedDays) days missed)",
+            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(job.email.masked)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
                                                   "smtp_reply": "\(reply)"]) { $1 })
             return .sent
@@ -218,7 +226,8 @@ package struct Dispatcher {
                                  reply: reply, fields: fields, recorder: recorder, result: result)
         case .permanent:
             return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
-                                 reply: reply, fields: fields, recorder: recorder, result: result)
+                                 reply: reply, fields: fields, recorder: recorder, result: result,
+                                 undeliverable: outcome.saysNoSuchUser)
         case .unknown:
             return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: false,
                                  reply: reply, fields: fields, recorder: recorder, result: result)
@@ -227,17 +236,28 @@ package struct Dispatcher {
 
     private func recordFailure(_ job: DeliveryJob, claim: Claim, attempts: Int, permanent: Bool, serverDown: Bool,
                                reply: String, fields: Logger.Metadata, recorder: ResultRecorder,
-                               result: Locked<DeliveryResult>) -> JobOutcome {
+                               result: Locked<DeliveryResult>, undeliverable: Bool = false) -> JobOutcome {
         let nextAttempt = permanent
             ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
                                                                 base: configuration.retryLaterSeconds))
         recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
-                                        text: reply, nextAttempt: nextAttempt, at: Date()))
+                                        text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: undeliverable))
         result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
-        logger.error("notification failed for user \(job.userID): \(reply)",
+        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(job.email.masked): \(reply)",
                      metadata: fields.merging(NotifierEvent.notificationFailed.metadata) { $1 }.merging([
-                                               "permanent": "\(permanent)", "error": "\(reply)"]) { $1 })
+                                               "permanent": "\(permanent)", "error": "\(reply)",
+                                               "undeliverable": "\(undeliverable)"]) { $1 })
         return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
+    }
+
+    /// The delivery key of `job` on `runDate`: (user, date, kind, contact).
+    package static func key(_ job: DeliveryJob, runDate: CalendarDate) -> String {
+        "\(job.userID)|\(job.date(runDate: runDate))|\(job.kind.rawValue)|\(job.contactKey)"
+    }
+
+    /// "alert (3 days missed)", "all_clear", … for log lines.
+    private static func describe(_ job: DeliveryJob) -> String {
+        job.kind == .alert ? "notification (\(job.missedDays) days missed)" : job.kind.rawValue
     }
 
     /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`

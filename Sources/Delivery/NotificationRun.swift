@@ -75,8 +75,16 @@ public struct NotificationRun: Sendable {
                     counts.count(evaluation.decision)
                     evaluated += 1
                     if evaluated % 1000 == 0 { control.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
-                    if let job = configuration.rule.job(for: candidate, evaluation) {
-                        jobs.append(job)
+                    let alerts = configuration.rule.jobs(for: candidate, evaluation)
+                    if !alerts.isEmpty {
+                        jobs += alerts
+                        // A contact that is not a valid address beside valid ones: its own skipped row.
+                        for bad in evaluation.invalidContacts {
+                            skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
+                                                     lastCheckIn: candidate.lastCheckIn, decision: .invalidEmail,
+                                                     reason: "emergency contact #\(bad.position): \(bad.reason)",
+                                                     contact: bad.raw.trimmingCharacters(in: .whitespaces).lowercased()))
+                        }
                     } else if evaluation.decision.recordsSkip {
                         skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
                                                  lastCheckIn: candidate.lastCheckIn, decision: evaluation.decision,
@@ -89,6 +97,10 @@ public struct NotificationRun: Sendable {
                     // `retry`: failed mails of users still due are due again now (the claim takes them).
                     try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
                 }
+                // Introductions first (a new contact learns who named them before anything else),
+                // then the alerts, the all-clears and the follow-ups.
+                let around = try lifecycle.jobs(db, kinds: Set(DeliveryJob.Kind.allCases), onlyUsers: onlyUsers)
+                jobs = around.filter { $0.kind == .introduction } + jobs + around.filter { $0.kind != .introduction }
             }
             if counts.futureIgnored > 0 {
                 logger.warning("\(counts.futureIgnored) user(s) have check-ins dated after \(runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
@@ -109,6 +121,7 @@ public struct NotificationRun: Sendable {
                 logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
                 control: control)
             delivery = dispatcher.deliver(jobs)
+            try? db.perform { try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue($0) }
         } catch {
             delivery.errors.append(error)
         }
@@ -135,7 +148,11 @@ public struct NotificationRun: Sendable {
         let gone = counts.gone > 0 ? ", \(counts.gone) deleted during the run" : ""
         let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
         let guards = counts.guardsText.map { ", " + $0 } ?? ""
-        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent, \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(errorText)"
+        let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
+            delivery.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
+        }
+        let lifecycleText = others.isEmpty ? "" : " (alerts \(delivery.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
+        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent\(lifecycleText), \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(errorText)"
         logger.log(level: level, message,
                    metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
                     "due": "\(counts.due)", "sent": "\(counts.sent)", "failed": "\(counts.failed)",
@@ -146,8 +163,46 @@ public struct NotificationRun: Sendable {
                     "paused": "\(counts.paused)", "cancelled": "\(counts.cancelled)",
                     "future_ignored": "\(counts.futureIgnored)", "gone": "\(counts.gone)", "claim_errors": "\(counts.claimErrors)",
                     "exit_status": "\(result.exitStatus.rawValue)",
-                   ]) { $1 })
+                   ].merging(Self.kindFields(delivery)) { $1 }) { $1 })
         return result
+    }
+
+    /// `sent_all_clear`, `failed_follow_up`, … of a run's tally (every kind, 0 included).
+    private static func kindFields(_ delivery: DeliveryResult) -> Logger.Metadata {
+        var fields: Logger.Metadata = [:]
+        for kind in DeliveryJob.Kind.allCases {
+            fields["sent_\(kind.rawValue)"] = "\(delivery.sentByKind[kind] ?? 0)"
+            fields["failed_\(kind.rawValue)"] = "\(delivery.failedByKind[kind] ?? 0)"
+        }
+        return fields
+    }
+
+    /// The lifecycle messages of this run.
+    private var lifecycle: Lifecycle { Lifecycle(configuration: configuration, runDate: runDate, logger: logger) }
+
+    /// The daemon's all-clear pass (docs/lifecycle.md): sends the all-clears due now — a check-in
+    /// ended a streak whose alert was accepted — and the retries of earlier ones, without a row in
+    /// `notifier_runs` (it runs every `ALL_CLEAR_POLL_SECONDS` and on each check-in it hears of).
+    /// Returns what it did; logs only when there was something to send.
+    public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
+                                 control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
+        let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
+        let jobs = try lifecycle.jobs(db, kinds: [.allClear])
+        guard !jobs.isEmpty else {
+            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue(db)
+            return (0, 0)
+        }
+        let composer = try MailComposer(sending: configuration)
+        let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
+                                      claimLeaseSeconds: configuration.claimLeaseSeconds)
+        let dispatcher = Dispatcher(
+            configuration: configuration, composer: composer, store: store, runDate: runDate, runID: nil,
+            logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
+            control: control)
+        let delivery = dispatcher.deliver(jobs)
+        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue(db)
+        if let error = delivery.errors.first { throw error }
+        return (delivery.sent, delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable)
     }
 
     /// The candidates of the batch query through the rule (see `NotificationStore.evaluate`).

@@ -105,7 +105,7 @@ package final class ResultRecorder: @unchecked Sendable {
             do {
                 if !batch.isEmpty { try db.perform { try store.record($0, batch) } }
                 if Date() >= nextRenewal {
-                    try db.perform { try store.renewClaims($0, runDate: runDate) }
+                    try db.perform { try store.renewClaims($0) }
                     nextRenewal = Date().addingTimeInterval(renewEvery)
                 }
                 setReconnecting(false)

@@ -19,6 +19,8 @@ public struct MailComposer: Sendable {
     public let appName: String
     /// The zone of the `Date` header (the service zone).
     public let timeZone: TimeZone
+    /// `MISS_THRESHOLD_DAYS` (an introduction says it).
+    public let thresholdDays: Int
 
     /// The composer a sending run uses: checks what sending needs beyond loading
     /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
@@ -36,20 +38,46 @@ public struct MailComposer: Sendable {
         fromName = (try? DisplayName(cleaning: configuration.fromName).value) ?? ""
         appName = configuration.appName
         timeZone = configuration.timeZone
+        thresholdDays = configuration.rule.thresholdDays
     }
 
     /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.
     public func newMessageID(for job: DeliveryJob, runDate: CalendarDate) -> String {
-        MailMessage.makeMessageID(userID: job.userID, runDate: runDate.description, domain: from.domain)
+        MailMessage.makeMessageID(userID: job.userID, runDate: job.date(runDate: runDate).description, domain: from.domain)
     }
 
-    /// The message for `job`, dated `date`.
+    /// The template values of `job` on `runDate`.
+    public func variables(for job: DeliveryJob, runDate: CalendarDate) -> TemplateVariables {
+        var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
+                                          runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
+        switch job.kind {
+        case .alert: break
+        case .allClear, .followUp:
+            variables.alertDate = job.notificationDate
+            if let checkedIn = job.checkedIn {
+                variables.checkedInAt = Self.minuteFormat(checkedIn.at, in: timeZone)
+                variables.checkInDate = checkedIn.date
+            }
+        case .introduction:
+            variables.contactEmail = job.email.address
+            variables.thresholdDays = thresholdDays
+        }
+        return variables
+    }
+
+    /// The message for `job`, dated `date`: its kind's templates, threaded under the alert it answers.
     public func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
-        let rendered = templates.render(TemplateVariables(
-            userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
-            runDate: runDate, appName: appName, pausedUntil: job.pausedUntil))
+        let rendered = templates.render(variables(for: job, runDate: runDate), kind: job.kind)
         return MailMessage(from: from, fromName: fromName.isEmpty ? nil : fromName, to: job.email,
                            subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html,
-                           date: date, timeZone: timeZone, messageID: messageID)
+                           date: date, timeZone: timeZone, messageID: messageID, inReplyTo: job.inReplyTo)
+    }
+
+    /// `YYYY-MM-DD HH:mm` of `date` in `zone`.
+    package static func minuteFormat(_ date: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        return String(format: "%04d-%02d-%02d %02d:%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0)
     }
 }

@@ -3,7 +3,8 @@ import Values
 
 /// One notification mail, rendered to the exact bytes handed to the SMTP client.
 ///
-/// The header set is fixed: `Date`, `From`, `To`, `Subject`, `Message-ID`, `MIME-Version`,
+/// The header set is fixed: `Date`, `From`, `To`, `Subject`, `Message-ID` (with `In-Reply-To` and
+/// `References` for a reply), `MIME-Version`,
 /// `Auto-Submitted: auto-generated`, `X-Auto-Response-Suppress: All` and the MIME content headers.
 /// Nothing from the database can add or break a header: addresses are validated `EmailAddress`es,
 /// the sender name and subject are RFC 2047-encoded when not plain ASCII, and the Message-ID is
@@ -27,12 +28,17 @@ public struct MailMessage: Sendable {
     public var timeZone: TimeZone
     /// The Message-ID without angle brackets, e.g. `sileme.20260113.abcd.0123456789abcdef@sileme.app`.
     public var messageID: String
+    /// The Message-ID (without angle brackets) this mail answers — an all-clear or a follow-up
+    /// answers its alert — written as `In-Reply-To` and `References`, so mail programs thread it.
+    public var inReplyTo: String?
 
     /// Creates a message; see the properties.
     public init(
         from: EmailAddress, fromName: String? = nil, to: EmailAddress, subject: String,
-        textBody: String, htmlBody: String? = nil, date: Date, timeZone: TimeZone, messageID: String
+        textBody: String, htmlBody: String? = nil, date: Date, timeZone: TimeZone, messageID: String,
+        inReplyTo: String? = nil
     ) {
+        self.inReplyTo = inReplyTo
         self.from = from
         self.fromName = fromName
         self.to = to
@@ -79,6 +85,11 @@ public struct MailMessage: Sendable {
             "To: " + to.address,
             "Subject: " + HeaderEncoding.encodedWords(subject, prefixLength: 9),
             "Message-ID: <\(Self.safeMessageID(messageID))>",
+        ]
+        if let inReplyTo, case let id = Self.safeMessageID(inReplyTo), !id.isEmpty {
+            lines += ["In-Reply-To: <\(id)>", "References: <\(id)>"]
+        }
+        lines += [
             "MIME-Version: 1.0",
             "Auto-Submitted: auto-generated",
             "X-Auto-Response-Suppress: All",

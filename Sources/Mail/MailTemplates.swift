@@ -2,18 +2,29 @@ import Config
 import Foundation
 import Mustache
 import Output
+import Rule
 
-/// The operator-editable mail templates (Mustache): `subject.mustache`, `body.txt.mustache` and an
-/// optional `body.html.mustache` in `TEMPLATE_DIR`, or the built-in default text (the design doc's
-/// Chinese mail) when no folder is configured.
+/// The operator-editable mail templates (Mustache), one set per kind of message: for the alert
+/// `subject.mustache`, `body.txt.mustache` and an optional `body.html.mustache` in `TEMPLATE_DIR`;
+/// for the other kinds the same names prefixed with the kind (`all_clear.subject.mustache`,
+/// `follow_up.body.txt.mustache`, `introduction.body.html.mustache`…). A kind whose subject and
+/// text are not in the folder uses its built-in default (the Chinese text of `config/templates`),
+/// so a folder made before a kind existed keeps working. No folder: every kind's built-in default.
 ///
 /// Variables: `user_name`, `miss_days`, `last_check_in_date`, `run_date`, `app_name`, and
-/// `paused_until` (set only in a mail after a pause: use it as a section). The subject and
-/// the text body are rendered without escaping; the HTML body escapes every value (see `render`).
+/// `paused_until` (set only in a mail after a pause: use it as a section); for an all-clear also
+/// `checked_in_at` (date and time in the service zone) and `check_in_date`; for an all-clear and
+/// a follow-up `alert_date`; for an introduction `contact_email` and `threshold_days`. The subject
+/// and the text body are rendered without escaping; the HTML body escapes every value (see `render`).
 public struct MailTemplates: Sendable {
-    private let subject: MustacheTemplate
-    private let text: MustacheTemplate
-    private let html: MustacheTemplate?
+    /// The three templates of one kind.
+    private struct Set: Sendable {
+        let subject: MustacheTemplate
+        let text: MustacheTemplate
+        let html: MustacheTemplate?
+    }
+
+    private let sets: [DeliveryJob.Kind: Set]
 
     /// The built-in default subject (same text as `config/templates/subject.mustache`).
     public static let defaultSubject = "[{{app_name}}] 关于 {{user_name}} 的签到提醒\n"
@@ -32,16 +43,71 @@ public struct MailTemplates: Sendable {
 
         """
 
+    /// The built-in subject and text of each kind (the same text as the files of `config/templates`).
+    public static let defaults: [DeliveryJob.Kind: (subject: String, text: String)] = [
+        .alert: (defaultSubject, defaultText),
+        .allClear: ("[{{app_name}}] {{user_name}} 已签到，一切正常\n", """
+            您好，
+
+            {{user_name}} 已于 {{checked_in_at}} 在"{{app_name}}"应用中签到。
+
+            我们在 {{alert_date}} 曾告知您 TA 已连续 {{miss_days}} 天未签到；现在 TA 已恢复签到，您无需再为此担心。
+
+            这是一封自动通知邮件。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .followUp: ("[{{app_name}}] 再次提醒：{{user_name}} 仍未签到\n", """
+            您好，
+
+            我们在 {{alert_date}} 告知您 {{user_name}} 未在"{{app_name}}"应用中签到。截至今天（{{run_date}}），TA 已连续 {{miss_days}} 天未签到（最后一次签到：{{last_check_in_date}}）。
+
+            如果您还没有联系上 TA，请尽快确认 TA 的状态。
+
+            这是一封自动提醒邮件，不会再次发送。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .introduction: ("[{{app_name}}] {{user_name}} 将您设为紧急联系人\n", """
+            您好，
+
+            {{user_name}} 在"{{app_name}}"应用中将您（{{contact_email}}）设置为紧急联系人。
+
+            "{{app_name}}"是一款每日签到应用：TA 每天点一下按钮报平安。如果 TA 连续 {{threshold_days}} 天没有签到，我们会给您发送一封提醒邮件，请您确认 TA 的状态；TA 恢复签到后，我们也会告诉您。
+
+            您无需做任何操作。如果您不认识 TA，或不愿意担任紧急联系人，请联系 TA 在应用中删除您的邮箱。
+
+            此致
+            {{app_name}}团队
+
+            """),
+    ]
+
+    /// The file name of `part` (`subject.mustache`, `body.txt.mustache`, `body.html.mustache`) for `kind`.
+    public static func fileName(_ part: String, kind: DeliveryJob.Kind) -> String {
+        kind == .alert ? part : "\(kind.rawValue).\(part)"
+    }
+
     /// Loads the templates from `directory`, or the built-in defaults when nil.
     public init(directory: String?) throws(ConfigurationError) {
-        guard let directory else {
-            subject = try Self.compile(Self.defaultSubject, name: "built-in subject", html: false)
-            text = try Self.compile(Self.defaultText, name: "built-in body", html: false)
-            html = nil
-            return
+        var sets: [DeliveryJob.Kind: Set] = [:]
+        for kind in DeliveryJob.Kind.allCases {
+            sets[kind] = try Self.load(kind, directory: directory)
         }
-        func read(_ file: String, required: Bool) throws(ConfigurationError) -> String? {
-            let path = (directory as NSString).appendingPathComponent(file)
+        self.sets = sets
+    }
+
+    /// One kind's set: from `directory` when its subject or text is there (then both must be),
+    /// else the built-in default.
+    private static func load(_ kind: DeliveryJob.Kind, directory: String?) throws(ConfigurationError) -> Set {
+        let builtIn = defaults[kind]!
+        func read(_ part: String, required: Bool) throws(ConfigurationError) -> String? {
+            guard let directory else { return nil }
+            let path = (directory as NSString).appendingPathComponent(fileName(part, kind: kind))
             guard FileManager.default.fileExists(atPath: path) else {
                 if required { throw ConfigurationError(setting: "TEMPLATE_DIR", reason: "\(path) is missing") }
                 return nil
@@ -51,11 +117,22 @@ public struct MailTemplates: Sendable {
             }
             return content
         }
-        subject = try Self.compile(read("subject.mustache", required: true)!, name: "subject.mustache", html: false)
-        text = try Self.compile(read("body.txt.mustache", required: true)!, name: "body.txt.mustache", html: false)
-        html = try read("body.html.mustache", required: false).map { (source) throws(ConfigurationError) in
-            try Self.compile(source, name: "body.html.mustache", html: true)
+        // The alert's files are required in a folder; another kind's are used when either is there.
+        let ownSubject = try read("subject.mustache", required: false)
+        let ownText = try read("body.txt.mustache", required: false)
+        let own = ownSubject != nil || ownText != nil
+        guard directory != nil, kind == .alert || own else {
+            return Set(subject: try compile(builtIn.subject, name: "built-in \(kind.rawValue) subject"),
+                       text: try compile(builtIn.text, name: "built-in \(kind.rawValue) body"), html: nil)
         }
+        let subject = try read("subject.mustache", required: true)!
+        let text = try read("body.txt.mustache", required: true)!
+        let html = try read("body.html.mustache", required: false)
+        return Set(subject: try compile(subject, name: fileName("subject.mustache", kind: kind)),
+                   text: try compile(text, name: fileName("body.txt.mustache", kind: kind)),
+                   html: try html.map { (source) throws(ConfigurationError) in
+                       try compile(source, name: fileName("body.html.mustache", kind: kind))
+                   })
     }
 
     /// Renders the three parts for `variables`. The subject comes back as one line
@@ -65,11 +142,12 @@ public struct MailTemplates: Sendable {
     /// template is compiled without Mustache's own escaping: Mustache escapes by `Character`, so a
     /// `"` or `<` followed by a combining mark or a joiner (one grapheme cluster) went through
     /// unescaped and could end an attribute value. `{{{…}}}` is escaped as well.
-    public func render(_ variables: TemplateVariables) -> RenderedMail {
+    public func render(_ variables: TemplateVariables, kind: DeliveryJob.Kind = .alert) -> RenderedMail {
+        let set = sets[kind]!
         let values = variables.dictionary
-        let subjectLine = Self.singleLine(subject.render(values))
-        return RenderedMail(subject: subjectLine, text: text.render(values),
-                            html: html?.render(values.mapValues(Escaping.html)))
+        let subjectLine = Self.singleLine(set.subject.render(values))
+        return RenderedMail(subject: subjectLine, text: set.text.render(values),
+                            html: set.html?.render(values.mapValues(Escaping.html)))
     }
 
     /// `text` on one line: each run of white space (any Unicode `White_Space` scalar: CR, LF, TAB,
@@ -95,7 +173,7 @@ public struct MailTemplates: Sendable {
 
     /// Compiles a template without Mustache's escaping (values of the HTML body are escaped by
     /// `render` beforehand).
-    private static func compile(_ source: String, name: String, html: Bool) throws(ConfigurationError) -> MustacheTemplate {
+    private static func compile(_ source: String, name: String) throws(ConfigurationError) -> MustacheTemplate {
         do {
             return try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + source)
         } catch {

@@ -16,6 +16,17 @@ public struct TemplateVariables: Sendable, Equatable {
     /// counted from the end of a pause (`miss_days` days without a check-in since); unset otherwise,
     /// so `{{#paused_until}}…{{/paused_until}}` shows text only in a mail after a pause.
     public var pausedUntil: CalendarDate?
+    /// `{{alert_date}}`: the date of the alert an all-clear or a follow-up answers.
+    public var alertDate: CalendarDate?
+    /// `{{checked_in_at}}`: when the check-in that ended the streak came (`YYYY-MM-DD HH:mm` in
+    /// the service zone), for an all-clear; `{{check_in_date}}` its date.
+    public var checkedInAt: String?
+    /// `{{check_in_date}}`.
+    public var checkInDate: CalendarDate?
+    /// `{{contact_email}}`: the contact's address (an introduction says who was named).
+    public var contactEmail: String?
+    /// `{{threshold_days}}`: `MISS_THRESHOLD_DAYS` (an introduction says when an alert comes).
+    public var thresholdDays: Int?
 
     /// Creates the values.
     public init(userName: String, missDays: Int, lastCheckInDate: CalendarDate, runDate: CalendarDate, appName: String,
@@ -33,6 +44,11 @@ public struct TemplateVariables: Sendable, Equatable {
         var values = ["user_name": userName, "miss_days": String(missDays), "last_check_in_date": lastCheckInDate.description,
                       "run_date": runDate.description, "app_name": appName]
         if let pausedUntil { values["paused_until"] = pausedUntil.description }
+        if let alertDate { values["alert_date"] = alertDate.description }
+        if let checkedInAt { values["checked_in_at"] = checkedInAt }
+        if let checkInDate { values["check_in_date"] = checkInDate.description }
+        if let contactEmail { values["contact_email"] = contactEmail }
+        if let thresholdDays { values["threshold_days"] = String(thresholdDays) }
         return values
     }
 }

@@ -8,8 +8,12 @@ public struct Candidate: Sendable, Equatable {
     public var userID: String
     /// `users.name` as stored (may be NULL in a hand-made database).
     public var rawName: String?
-    /// `users.emergency_email` as stored.
+    /// `users.emergency_email` as stored: the contact of a user without `contacts`.
     public var rawEmail: String?
+    /// The user's rows of `emergency_contacts` as stored, served in this order (`position`, then
+    /// `id`; at most 5). Empty when the user has none, or when the run does not need them (the
+    /// batch query reads them only for users the rule could send to).
+    public var contacts: [RawContact] = []
     /// `L`: the latest `check_in_date` before the run date.
     public var lastCheckIn: CalendarDate
     /// True when a `notification_logs` row dated after `L'` (`MissRule.effectiveLastCheckIn`) has
@@ -23,9 +27,31 @@ public struct Candidate: Sendable, Equatable {
     /// The other users with the same contact address (empty when `SUPERSEDE=off` or there are none).
     public var sameContact: [OtherAccount]
 
+    /// One row of `emergency_contacts` as stored.
+    public struct RawContact: Sendable, Equatable {
+        /// `emergency_contacts.email`.
+        public var email: String?
+        /// `emergency_contacts.position`.
+        public var position: Int
+
+        /// Creates the value.
+        public init(email: String?, position: Int) {
+            self.email = email
+            self.position = position
+        }
+    }
+
+    /// The contacts in force: the rows of `emergency_contacts`, or else `users.emergency_email` as
+    /// the one contact at position 1.
+    public var contactsInForce: [RawContact] {
+        contacts.isEmpty ? [RawContact(email: rawEmail, position: 1)] : contacts
+    }
+
     /// Creates a candidate.
     public init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool,
-                pausedUntil: CalendarDate? = nil, ignoredFutureCheckIn: CalendarDate? = nil, sameContact: [OtherAccount] = []) {
+                pausedUntil: CalendarDate? = nil, ignoredFutureCheckIn: CalendarDate? = nil, sameContact: [OtherAccount] = [],
+                contacts: [RawContact] = []) {
+        self.contacts = contacts
         self.userID = userID
         self.rawName = rawName
         self.rawEmail = rawEmail

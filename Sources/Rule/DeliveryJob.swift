@@ -1,32 +1,76 @@
+import Foundation
 import Values
 
-/// One mail the rule decided to send: who, to whom, and the numbers the template shows.
+/// One message to send: its kind, the user it is about, the contact it goes to, and the numbers
+/// its template shows. Delivery state is kept per (user, date, kind, channel, contact)
+/// (docs/delivery.md), so every job is claimed, sent and recorded on its own.
 public struct DeliveryJob: Sendable {
+    /// What the message says (`notification_logs.kind`).
+    public enum Kind: String, Sendable, CaseIterable, Comparable {
+        /// The user missed the threshold's days: the contact is asked to check on them.
+        case alert
+        /// The user checked in after an accepted alert: threaded under it.
+        case allClear = "all_clear"
+        /// The streak is still open `FOLLOW_UP_DAYS` after the alert: threaded under it.
+        case followUp = "follow_up"
+        /// The contact was named for the first time: who named them, what will come.
+        case introduction
+
+        /// The order kinds are listed in.
+        public static func < (lhs: Kind, rhs: Kind) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+    }
+
+    /// What the message says.
+    public let kind: Kind
     /// `users.id`.
     public let userID: String
     /// The cleaned name.
     public let name: DisplayName
     /// The validated contact address.
     public let email: EmailAddress
-    /// `m`.
+    /// The contact's position (1 for `users.emergency_email`).
+    public let position: Int
+    /// The row's `notification_date`: the run date for an alert and an introduction, the alert's
+    /// date for an all-clear and a follow-up (so there is one per streak and contact); nil means
+    /// the run date.
+    public let notificationDate: CalendarDate?
+    /// `m` (of the alert, for an all-clear; today's, for a follow-up).
     public let missedDays: Int
     /// `L`.
     public let lastCheckIn: CalendarDate
     /// The end of a pause the missed days are counted from (`L' = paused_until > L`); nil when
     /// they are counted from `L`. The mail says what happened.
     public let pausedUntil: CalendarDate?
+    /// The alert's `Message-ID` an all-clear or a follow-up answers (`In-Reply-To`, `References`).
+    public let inReplyTo: String?
+    /// When the check-in that ended the streak came (an all-clear), and its date.
+    public let checkedIn: (at: Date, date: CalendarDate)?
 
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     public var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
 
+    /// The contact as the delivery key holds it: the address, lower-cased.
+    public var contactKey: String { email.address.lowercased() }
+
+    /// The row's date on `runDate`.
+    public func date(runDate: CalendarDate) -> CalendarDate { notificationDate ?? runDate }
+
     /// Creates the value.
-    package init(userID: String, name: DisplayName, email: EmailAddress, missedDays: Int, lastCheckIn: CalendarDate,
-                 pausedUntil: CalendarDate? = nil) {
+    package init(kind: Kind = .alert, userID: String, name: DisplayName, email: EmailAddress, position: Int = 1,
+                 notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
+                 pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil) {
+        self.kind = kind
         self.userID = userID
         self.name = name
         self.email = email
+        self.position = position
+        self.notificationDate = notificationDate
         self.missedDays = missedDays
         self.lastCheckIn = lastCheckIn
         self.pausedUntil = pausedUntil
+        self.inReplyTo = inReplyTo
+        self.checkedIn = checkedIn
     }
 }

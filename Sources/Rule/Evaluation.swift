@@ -8,8 +8,13 @@ public struct Evaluation: Sendable {
     public var decision: Decision
     /// Why the user is skipped (for `invalid_email` / `invalid_name`); never contains the full address.
     public var reason: String?
-    /// The validated contact address (present for `.send`, and for `.invalidName`).
-    public var email: EmailAddress?
+    /// The first valid contact address (present for `.send`, and for `.invalidName`).
+    public var email: EmailAddress? { contacts.first?.address }
+    /// Every valid contact in force, in serving order (one alert each).
+    public var contacts: [Contact] = []
+    /// The contacts in force that are not valid addresses (each skipped with its reason while the
+    /// valid ones are served; all of them invalid is the decision `invalid_email`).
+    public var invalidContacts: [InvalidContact] = []
     /// The cleaned display name (present for `.send`).
     public var name: DisplayName?
     /// `L' = max(L, paused_until)`: where the missed days are counted from.
@@ -17,12 +22,32 @@ public struct Evaluation: Sendable {
     /// The newer account (for `.superseded`).
     public var supersededBy: OtherAccount?
 
+    /// A valid contact address and its position.
+    public struct Contact: Sendable, Equatable {
+        /// The validated address.
+        public let address: EmailAddress
+        /// `emergency_contacts.position` (1 for `users.emergency_email`).
+        public let position: Int
+    }
+
+    /// A contact in force that is not a valid address.
+    public struct InvalidContact: Sendable, Equatable {
+        /// The address as stored (never logged in full).
+        public let raw: String
+        /// Its position.
+        public let position: Int
+        /// Why it is not valid.
+        public let reason: String
+    }
+
     /// Creates an evaluation.
-    public init(missedDays: Int, decision: Decision, reason: String? = nil, email: EmailAddress? = nil, name: DisplayName? = nil) {
+    public init(missedDays: Int, decision: Decision, reason: String? = nil, contacts: [Contact] = [],
+                invalidContacts: [InvalidContact] = [], name: DisplayName? = nil) {
         self.missedDays = missedDays
         self.decision = decision
         self.reason = reason
-        self.email = email
+        self.contacts = contacts
+        self.invalidContacts = invalidContacts
         self.name = name
     }
 

@@ -102,19 +102,34 @@ public struct MissRule: Sendable, Equatable {
     private func decide(_ candidate: Candidate, missedDays m: Int, since: CalendarDate) -> Evaluation {
         if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
         if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
-        let email: EmailAddress
-        do { email = try EmailAddress(validating: candidate.rawEmail ?? "") } catch {
-            return Evaluation(missedDays: m, decision: .invalidEmail, reason: "emergency email: \(error.reason)")
+        var contacts: [Evaluation.Contact] = []
+        var invalid: [Evaluation.InvalidContact] = []
+        for contact in candidate.contactsInForce {
+            do {
+                let address = try EmailAddress(validating: contact.email ?? "")
+                if !contacts.contains(where: { $0.address.address.lowercased() == address.address.lowercased() }) {
+                    contacts.append(Evaluation.Contact(address: address, position: contact.position))
+                }
+            } catch {
+                invalid.append(Evaluation.InvalidContact(raw: contact.email ?? "", position: contact.position, reason: error.reason))
+            }
+        }
+        guard !contacts.isEmpty else {
+            let reason = invalid.count == 1 ? "emergency email: \(invalid[0].reason)"
+                : "no valid emergency email: " + invalid.map { "#\($0.position): \($0.reason)" }.joined(separator: "; ")
+            return Evaluation(missedDays: m, decision: .invalidEmail, reason: reason, invalidContacts: invalid)
         }
         let name: DisplayName
         do { name = try DisplayName(cleaning: candidate.rawName ?? "") } catch {
-            return Evaluation(missedDays: m, decision: .invalidName, reason: "name is empty after cleaning", email: email)
+            return Evaluation(missedDays: m, decision: .invalidName, reason: "name is empty after cleaning",
+                              contacts: contacts, invalidContacts: invalid)
         }
         if let newer = newerAccount(of: candidate, name: name, since: since) {
-            return Evaluation(missedDays: m, decision: .superseded, reason: Self.supersededReason(newer), email: email, name: name)
+            return Evaluation(missedDays: m, decision: .superseded, reason: Self.supersededReason(newer), contacts: contacts,
+                              invalidContacts: invalid, name: name)
                 .with(effectiveLastCheckIn: since, supersededBy: newer)
         }
-        return Evaluation(missedDays: m, decision: .send, email: email, name: name)
+        return Evaluation(missedDays: m, decision: .send, contacts: contacts, invalidContacts: invalid, name: name)
     }
 
     /// The recorded reason of a `superseded` user: it starts with `superseded:` and names the newer account.
@@ -122,11 +137,14 @@ public struct MissRule: Sendable, Equatable {
         "superseded: newer account \(newer.userID) (same contact and name) checked in on \(newer.lastCheckIn?.description ?? "?")"
     }
 
-    /// The delivery job of a `.send` evaluation (nil for any other decision).
-    public func job(for candidate: Candidate, _ evaluation: Evaluation) -> DeliveryJob? {
-        guard evaluation.decision == .send, let name = evaluation.name, let email = evaluation.email else { return nil }
+    /// The alerts of a `.send` evaluation, one per valid contact (none for any other decision).
+    public func jobs(for candidate: Candidate, _ evaluation: Evaluation) -> [DeliveryJob] {
+        guard evaluation.decision == .send, let name = evaluation.name else { return [] }
         let since = evaluation.effectiveLastCheckIn ?? candidate.lastCheckIn
-        return DeliveryJob(userID: candidate.userID, name: name, email: email, missedDays: evaluation.missedDays,
-                           lastCheckIn: candidate.lastCheckIn, pausedUntil: since > candidate.lastCheckIn ? since : nil)
+        return evaluation.contacts.map {
+            DeliveryJob(kind: .alert, userID: candidate.userID, name: name, email: $0.address, position: $0.position,
+                        missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn,
+                        pausedUntil: since > candidate.lastCheckIn ? since : nil)
+        }
     }
 }

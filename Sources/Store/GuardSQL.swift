@@ -27,6 +27,27 @@ package enum GuardSQL {
         """
     }
 
+    /// SQL (a lateral subquery, one row): the user `user`'s rows of `emergency_contacts` in serving
+    /// order (`position`, then `id`; at most 5) as one JSON array of `[email, position]`, when
+    /// `condition` holds (else NULL: the run asks only for users it could send to). One index probe.
+    package static func contacts(_ user: String, when condition: String = "true") -> String {
+        """
+        SELECT json_agg(json_build_array(e.email, e.position) ORDER BY e.position, e.id)::text AS contacts
+        FROM (SELECT email, position, id FROM emergency_contacts e
+              WHERE \(condition) AND e.user_id = \(user).id ORDER BY position, id LIMIT 5) e
+        """
+    }
+
+    /// The contacts of `contacts`' column at `column` (empty when NULL or unreadable).
+    package static func contacts(_ row: PGRow, at column: Int) -> [Candidate.RawContact] {
+        guard let text = row.string(column), let data = text.data(using: .utf8),
+              let pairs = try? JSONSerialization.jsonObject(with: data) as? [[Any]] else { return [] }
+        return pairs.compactMap { pair in
+            guard pair.count == 2, let position = (pair[1] as? NSNumber)?.intValue else { return nil }
+            return Candidate.RawContact(email: pair[0] as? String, position: position)
+        }
+    }
+
     /// The other account of `otherAccounts`' columns at `column` (id), `column + 1` (name) and
     /// `column + 2` (last); nil when the row has none (the outer side of the left join).
     package static func otherAccount(_ row: PGRow, at column: Int) -> OtherAccount? {

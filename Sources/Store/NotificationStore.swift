@@ -58,7 +58,8 @@ public struct NotificationStore: Sendable {
                                     AND s.last_check_in_date < $2::date OFFSET 0) s
                 WHERE p.paused_until >= $2::date
             )
-            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last
+            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last,
+                   c.contacts
             FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
@@ -69,6 +70,10 @@ public struct NotificationStore: Sendable {
                 $4::bool AND (u.paused_until IS NULL OR u.paused_until < $5::date) AND NOT u.notified
                 AND greatest(d.last, u.paused_until) BETWEEN $6::date AND $1::date
                 """))) o ON true
+            LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: """
+                (u.paused_until IS NULL OR u.paused_until < $5::date) AND NOT u.notified
+                AND greatest(d.last, u.paused_until) BETWEEN $6::date AND $1::date
+                """))) c ON true
             WHERE d.last >= $2::date OR u.paused_until >= $2::date
             ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
             """
@@ -82,7 +87,8 @@ public struct NotificationStore: Sendable {
             if pending?.userID != id {
                 if let done = pending { try body(done) }
                 pending = Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: last,
-                                    notifiedInStreak: row.bool(4), pausedUntil: row.date(5), ignoredFutureCheckIn: row.date(6))
+                                    notifiedInStreak: row.bool(4), pausedUntil: row.date(5), ignoredFutureCheckIn: row.date(6),
+                                    contacts: GuardSQL.contacts(row, at: 10))
             }
             if let other = GuardSQL.otherAccount(row, at: 7) { pending?.sameContact.append(other) }
         }
@@ -155,97 +161,112 @@ public struct NotificationStore: Sendable {
 
     // MARK: Claim, send, record
 
-    /// Claims `(user, runDate)` for each job, in one statement: inserts the rows, or takes over
-    /// rows that may be (re)sent now — skipped earlier, a transient failure whose retry time has
-    /// come, this store's own earlier claim (a statement repeated after a broken connection), or
-    /// an abandoned claim (`ClaimSQL`). Only the session whose statement wins a row gets its
-    /// claim. A taken-over row keeps its `Message-ID`. The session's backend pid is recorded only
-    /// on a direct connection (`PGConnection.isDirect`); through a pooler the claim holds a lease.
+    /// Claims each job's row — `(user, date, kind, email, contact)` — in one statement: inserts
+    /// the rows, or takes over rows that may be (re)sent now — skipped earlier, a transient failure
+    /// whose retry time has come, this store's own earlier claim (a statement repeated after a
+    /// broken connection), or an abandoned claim (`ClaimSQL`). Only the session whose statement
+    /// wins a row gets its claim. A taken-over row keeps its `Message-ID`. The session's backend
+    /// pid is recorded only on a direct connection (`PGConnection.isDirect`); through a pooler the
+    /// claim holds a lease. Results are keyed by the job's index in `jobs`.
     ///
-    /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out users who
-    /// are no longer due — a check-in, a pause or a newer account committed since the run
-    /// evaluated them — and returns them as cancelled. A user the app deleted since the evaluation
-    /// is left out too and returned as gone — never a foreign-key error that would stop the run:
-    /// the statement leaves out users its snapshot no longer has, and should a deletion commit
-    /// between its snapshot and its foreign-key check (23503), it runs again with a new snapshot
-    /// (`againAfterDeletion`). (Locking the users' rows instead would need UPDATE rights on the
-    /// app's table.)
+    /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out alerts and
+    /// follow-ups of users who are no longer due — a check-in, a pause or a newer account committed
+    /// since the run evaluated them — and returns them as cancelled. A user the app deleted since
+    /// the evaluation is left out too and returned as gone — never a foreign-key error that would
+    /// stop the run: the statement leaves out users its snapshot no longer has, and should a
+    /// deletion commit between its snapshot and its foreign-key check (23503), it runs again with
+    /// a new snapshot (`againAfterDeletion`). (Locking the users' rows instead would need UPDATE
+    /// rights on the app's table.) `jobs` must not hold one key twice (`DeliveryJob.key`).
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
                       newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
         guard !jobs.isEmpty else { return ClaimBatch() }
         let result = try Self.againAfterDeletion { try db.execute("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
-                       \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) AS cancelled
-                FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[])
-                     AS j(user_id, miss, message_id, last, masked, since, name)
+                       CASE WHEN j.kind IN ('alert', 'follow_up')
+                            THEN \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) END AS cancelled
+                FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[],
+                            $13::text[], $14::date[], $15::text[], $16::text[], $17::float8[])
+                     WITH ORDINALITY AS j(user_id, miss, message_id, last, masked, since, name,
+                                          kind, day, contact, in_reply_to, event_epoch, ord)
             ), claimed AS (
                 INSERT INTO notification_logs AS n
-                    (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, message_id,
-                     claimed_by, claim_backend_pid, claimed_at, last_check_in_date, recipient_masked, run_id, updated_at)
-                SELECT j.user_id, $1::date, false, j.miss, 'sending', 0, j.message_id, $2,
-                       CASE WHEN $12::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $3::bigint, now()
+                    (user_id, notification_date, kind, channel, contact, email_sent, consecutive_miss_days, status,
+                     attempts, message_id, claimed_by, claim_backend_pid, claimed_at, last_check_in_date,
+                     recipient_masked, run_id, in_reply_to, event_at, updated_at)
+                SELECT j.user_id, j.day, j.kind, 'email', j.contact, false, j.miss, 'sending', 0, j.message_id, $2,
+                       CASE WHEN $12::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $3::bigint,
+                       j.in_reply_to, to_timestamp(j.event_epoch), now()
                 FROM j WHERE j.live AND j.cancelled IS NULL
-                ON CONFLICT (user_id, notification_date) DO UPDATE
+                ON CONFLICT (user_id, notification_date, kind, channel, contact) DO UPDATE
                     SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
                         claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),
                         consecutive_miss_days = EXCLUDED.consecutive_miss_days,
                         last_check_in_date = EXCLUDED.last_check_in_date,
                         recipient_masked = EXCLUDED.recipient_masked, run_id = EXCLUDED.run_id,
-                        message_id = COALESCE(n.message_id, EXCLUDED.message_id), updated_at = now()
+                        message_id = COALESCE(n.message_id, EXCLUDED.message_id),
+                        in_reply_to = COALESCE(n.in_reply_to, EXCLUDED.in_reply_to),
+                        event_at = COALESCE(n.event_at, EXCLUDED.event_at), updated_at = now()
                     WHERE NOT n.email_sent AND (
                         n.status = 'skipped'
                         OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
                         OR (n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
                         OR \(claimSQL.abandoned("n")))
-                RETURNING n.user_id::text AS user_id, n.id::text AS id, n.message_id, n.attempts, (n.xmax <> 0) AS took_over
+                RETURNING n.user_id, n.notification_date, n.kind, n.contact, n.id::text AS id, n.message_id, n.attempts,
+                          (n.xmax <> 0) AS took_over
             )
-            SELECT user_id, id, message_id, attempts, took_over, NULL, false FROM claimed
-            UNION ALL
-            SELECT j.user_id::text, NULL, NULL, NULL, NULL, j.cancelled, NOT j.live FROM j
-            WHERE NOT j.live OR j.cancelled IS NOT NULL
+            SELECT j.ord, c.id, c.message_id, c.attempts, c.took_over, j.cancelled, NOT j.live
+            FROM j LEFT JOIN claimed c
+                 ON c.user_id = j.user_id AND c.notification_date = j.day AND c.kind = j.kind AND c.contact = j.contact
+            WHERE c.id IS NOT NULL OR NOT j.live OR j.cancelled IS NOT NULL
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
                   PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
                   PGArray.literal(jobs.map(\.email.masked)), PGArray.literal(jobs.map(\.countedFrom.description)),
-                  PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false", String(try db.isDirect)]) }
+                  PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false", String(try db.isDirect),
+                  PGArray.literal(jobs.map(\.kind.rawValue)), PGArray.literal(jobs.map { $0.date(runDate: runDate).description }),
+                  PGArray.literal(jobs.map(\.contactKey)), PGArray.literal(jobs.map(\.inReplyTo)),
+                  PGArray.literal(jobs.map { $0.checkedIn.map { String($0.at.timeIntervalSince1970) } })]) }
         var batch = ClaimBatch()
         for row in result.rows {
-            guard let user = row.string(0) else { continue }
+            guard let ordinal = row.int(0), ordinal >= 1, ordinal <= jobs.count else { continue }
+            let index = ordinal - 1
             if row.bool(6) {
-                batch.gone.insert(user)
+                batch.gone.insert(index)
             } else if let reason = row.string(5) {
-                batch.cancelled[user] = reason
+                batch.cancelled[index] = reason
             } else if let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) {
-                batch.claims[user] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
+                batch.claims[index] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
             }
         }
         return batch
     }
 
-    /// Renews the lease of this store's claims of `runDate` that are still being sent (the
-    /// recorder calls it every quarter of `CLAIM_LEASE_SECONDS`), so a long send through a pooler
-    /// is never taken for a crashed one.
-    public func renewClaims(_ db: PGConnection, runDate: CalendarDate) throws {
-        try db.execute("""
-            UPDATE notification_logs SET claimed_at = now()
-            WHERE claimed_by = $1 AND status = 'sending' AND notification_date = $2::date
-            """, [owner, runDate.description])
+    /// Renews the lease of this store's claims that are still being sent (the recorder calls it
+    /// every quarter of `CLAIM_LEASE_SECONDS`), so a long send through a pooler is never taken for
+    /// a crashed one. `claimed_by` is this run's own.
+    public func renewClaims(_ db: PGConnection) throws {
+        try db.execute("UPDATE notification_logs SET claimed_at = now() WHERE claimed_by = $1 AND status = 'sending'", [owner])
     }
 
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
     /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`). Idempotent:
     /// writing the same outcomes again (after a broken connection) leaves sent rows and rows no
-    /// longer `sending` alone.
+    /// longer `sending` alone. The same statements keep `contact_status`: `ok` for a contact whose
+    /// mail was accepted, `undeliverable` for one refused as unknown (`RecordedOutcome.undeliverable`).
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
             try db.execute("""
-                UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
-                       attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
-                       last_reply = r.reply, updated_at = now()
-                FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)
-                WHERE n.id = r.id AND NOT n.email_sent
+                WITH r AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)),
+                done AS (
+                    UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
+                           attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
+                           last_reply = r.reply, updated_at = now()
+                    FROM r WHERE n.id = r.id AND NOT n.email_sent
+                    RETURNING n.user_id, n.contact, n.channel, r.reply
+                )
+                \(Self.contactStatusUpsert(from: "done", status: "'ok'"))
                 """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
                       PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
                       PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) })])
@@ -253,15 +274,42 @@ public struct NotificationStore: Sendable {
         let failed = outcomes.filter { $0.status != .sent }
         if !failed.isEmpty {
             try db.execute("""
-                UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
-                       last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
-                       updated_at = now()
-                FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[]) AS r(id, status, attempts, error, next_epoch)
-                WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
+                WITH r AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::bool[])
+                                         AS r(id, status, attempts, error, next_epoch, undeliverable)),
+                done AS (
+                    UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
+                           last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
+                           updated_at = now()
+                    FROM r WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
+                    RETURNING n.user_id, n.contact, n.channel, r.error AS reply, r.undeliverable
+                )
+                \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
                 """, [PGArray.literal(failed.map { String($0.logID) }), PGArray.literal(failed.map(\.status.rawValue)),
                       PGArray.literal(failed.map { String($0.attempts) }), PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
-                      PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } })])
+                      PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } }),
+                      PGArray.literal(failed.map { String($0.undeliverable) })])
         }
+        // An introduction accepted, or refused for good, settles its pair (`known_contacts`).
+        try db.execute("""
+            UPDATE known_contacts k SET state = CASE WHEN n.email_sent THEN 'introduced' ELSE 'not_introduced' END,
+                   updated_at = now()
+            FROM notification_logs n
+            WHERE n.id = ANY($1::bigint[]) AND n.kind = 'introduction' AND (n.email_sent OR n.status = 'failed')
+              AND k.user_id = n.user_id AND k.contact = n.contact AND k.state = 'pending'
+            """, [PGArray.literal(outcomes.map { String($0.logID) })])
+    }
+
+    /// SQL: writes `status` to `contact_status` for the e-mail contacts of the rows `from` returns
+    /// (`user_id`, `contact`, `channel`, `reply`), one row per contact.
+    private static func contactStatusUpsert(from rows: String, status: String) -> String {
+        """
+        INSERT INTO contact_status AS s (user_id, email, status, last_reply, updated_at)
+        SELECT DISTINCT ON (user_id, contact) user_id, contact, \(status), left(reply, 500), now()
+        FROM \(rows) WHERE channel = 'email' AND contact <> ''
+        ORDER BY user_id, contact
+        ON CONFLICT (user_id, email) DO UPDATE
+            SET status = EXCLUDED.status, last_reply = EXCLUDED.last_reply, updated_at = now()
+        """
     }
 
     /// One user as the rule sees them on `runDate` (for `--preview`), whether or not they are due:
@@ -276,9 +324,10 @@ public struct NotificationStore: Sendable {
                            AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent),
                    u.paused_until,
                    (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $3::date),
-                   o.id, o.name, o.last
+                   o.id, o.name, o.last, c.contacts
             FROM users u
             LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$3::date", when: "$4::bool"))) o ON true
+            LEFT JOIN LATERAL (\(GuardSQL.contacts("u"))) c ON true
             CROSS JOIN LATERAL (SELECT max(check_in_date) AS last FROM check_ins c
                                 WHERE c.user_id = u.id AND c.check_in_date < $2::date) l
             WHERE u.id::text = $1
@@ -289,7 +338,8 @@ public struct NotificationStore: Sendable {
         let candidate = row.date(3).map {
             Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0,
                       notifiedInStreak: row.bool(5), pausedUntil: row.date(6), ignoredFutureCheckIn: row.date(7),
-                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0, at: 8) })
+                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0, at: 8) },
+                      contacts: GuardSQL.contacts(row, at: 11))
         }
         return (candidate, row.bool(4), row.string(1), row.string(2))
     }
@@ -320,20 +370,21 @@ public struct NotificationStore: Sendable {
             """, [runDate.description, PGArray.literal(userIDs)])
     }
 
-    /// Records users skipped for bad data (one statement for all of them); a row that already
-    /// exists for the day is left as it is, and a user deleted meanwhile is left out.
+    /// Records alerts skipped for bad data (one statement for all of them): a whole user (contact
+    /// '') or one invalid contact beside valid ones. A row that already exists for the day is left
+    /// as it is, and a user deleted meanwhile is left out.
     public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
         guard !skips.isEmpty else { return }
         _ = try Self.againAfterDeletion { try db.execute("""
-            INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status,
-                                           last_error, last_check_in_date, run_id, updated_at)
-            SELECT s.user_id, $1::date, false, s.miss, 'skipped', s.reason, s.last, $2::bigint, now()
-            FROM unnest($3::uuid[], $4::int[], $5::text[], $6::date[]) AS s(user_id, miss, reason, last)
+            INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent,
+                                           consecutive_miss_days, status, last_error, last_check_in_date, run_id, updated_at)
+            SELECT s.user_id, $1::date, 'alert', 'email', s.contact, false, s.miss, 'skipped', s.reason, s.last, $2::bigint, now()
+            FROM unnest($3::uuid[], $4::int[], $5::text[], $6::date[], $7::text[]) AS s(user_id, miss, reason, last, contact)
             WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)  -- deleted since the evaluation: no row
-            ON CONFLICT (user_id, notification_date) DO NOTHING
+            ON CONFLICT (user_id, notification_date, kind, channel, contact) DO NOTHING
             """, [runDate.description, runID.map(String.init), PGArray.literal(skips.map(\.userID)),
                   PGArray.literal(skips.map { String($0.missedDays) }), PGArray.literal(skips.map(\.reason)),
-                  PGArray.literal(skips.map(\.lastCheckIn.description))]) }
+                  PGArray.literal(skips.map(\.lastCheckIn.description)), PGArray.literal(skips.map(\.contact))]) }
     }
 
     /// Runs `statement` (an insert that leaves out users its snapshot no longer has) again when a

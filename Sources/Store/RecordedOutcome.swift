@@ -24,9 +24,14 @@ public struct RecordedOutcome: Sendable {
     public let nextAttempt: Date?
     /// When it happened (`sent_at` for accepted mails).
     public let at: Date
+    /// The server refused the recipient as unknown ("no such user"): the contact is marked
+    /// `undeliverable` in `contact_status`.
+    public let undeliverable: Bool
 
     /// Creates the value.
-    package init(logID: Int64, status: Status, attempts: Int, text: String, nextAttempt: Date? = nil, at: Date) {
+    package init(logID: Int64, status: Status, attempts: Int, text: String, nextAttempt: Date? = nil, at: Date,
+                 undeliverable: Bool = false) {
+        self.undeliverable = undeliverable
         self.logID = logID
         self.status = status
         self.attempts = attempts

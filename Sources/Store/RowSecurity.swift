@@ -12,7 +12,7 @@ import Config
 /// policy's condition says is not checked: one written for the notifier should read `true`.
 public enum RowSecurity {
     /// The app's tables the notifier must read in full.
-    public static let tables = ["users", "check_ins", "notification_logs"]
+    public static let tables = ["users", "check_ins", "emergency_contacts", "notification_logs"]
 
     /// The tables of `tables` whose rows the connected role may not all see.
     public static func hiddenTables(_ db: PGConnection) throws -> [String] {

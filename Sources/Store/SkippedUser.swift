@@ -1,10 +1,14 @@
 import Values
 import Rule
 
-/// A due user left out for bad data, with the reason recorded in `notification_logs.last_error`.
+/// A due user (or one contact of theirs) left out for bad data, with the reason recorded in
+/// `notification_logs.last_error`.
 public struct SkippedUser: Sendable {
     /// `users.id`.
     public let userID: String
+    /// The contact left out (the address as stored, trimmed and lower-cased: the row's key); empty
+    /// when the whole user is skipped.
+    public let contact: String
     /// `m`.
     public let missedDays: Int
     /// `L`.
@@ -18,7 +22,8 @@ public struct SkippedUser: Sendable {
 
     /// Creates the value.
     package init(userID: String, missedDays: Int, lastCheckIn: CalendarDate, decision: Decision, reason: String,
-                 newerAccount: String? = nil) {
+                 newerAccount: String? = nil, contact: String = "") {
+        self.contact = contact
         self.newerAccount = newerAccount
         self.userID = userID
         self.missedDays = missedDays

@@ -42,9 +42,10 @@ struct AdminIntegrationTests {
         try db.query("UPDATE users SET emergency_email = $2 WHERE id = $1", [permanent, mail.address("corrected")])
         let stuck = try db.addUser(name: "Stuck", email: mail.address("stuck"), checkIns: ["2026-01-10"])
         try db.query("""
-            INSERT INTO notification_logs (user_id, notification_date, consecutive_miss_days, status, message_id, claim_backend_pid, claimed_at)
-            VALUES ($1, '2026-01-13', 2, 'sending', 'sileme.stuck.1@sileme.app', 999999, now())
-            """, [stuck])
+            INSERT INTO notification_logs (user_id, notification_date, consecutive_miss_days, status, message_id, claim_backend_pid,
+                                           claimed_at, contact)
+            VALUES ($1, '2026-01-13', 2, 'sending', 'sileme.stuck.1@sileme.app', 999999, now(), $2)
+            """, [stuck, mail.address("stuck").lowercased()])
         let before = try db.dump()
         let plan = try NotifierProcess.run(["retry", "--date", "2026-01-13", "--dry-run", "--json"], environment: env)
         #expect(plan.status == 0)
@@ -61,7 +62,9 @@ struct AdminIntegrationTests {
         #expect(result.status == 0)
         #expect(Set(try mail.deliveries().map(\.recipient)) == Set([mail.address("fine"), mail.address("temp451once"),
                                                                     mail.address("corrected"), mail.address("stuck")]))
-        for user in [transient, permanent, stuck, fine] { #expect(try db.logs(user).map(\.emailSent) == [true]) }
+        for user in [transient, stuck, fine] { #expect(try db.logs(user).map(\.emailSent) == [true]) }
+        // The refused address keeps its failed row; the corrected one is a contact of its own, mailed once.
+        #expect(try db.logs(permanent).map(\.emailSent).sorted { !$0 && $1 } == [false, true])
         #expect(try mail.deliveries().first { $0.recipient == mail.address("stuck") }?.messageID == "<sileme.stuck.1@sileme.app>")
         #expect(try db.query("SELECT mode, status FROM notifier_runs ORDER BY id").map { $0.compactMap { $0 } } == [["run-now", "completed"], ["retry", "completed"]])
         // Nothing left: a second retry sends nothing.

@@ -73,6 +73,7 @@ struct DeliveryIntegrationTests {
         var configuration = NotifierConfiguration()
         configuration.databaseURL = Secret(db.url)
         configuration.fromEmail = "noreply@sileme.app"
+        configuration.introduceContacts = false
         configuration.smtp.host = "localhost"
         configuration.smtp.port = Int(env.starttlsPort)!
         configuration.smtp.user = env.smtpUser

@@ -86,7 +86,7 @@ struct LastCheckInIntegrationTests {
             case 0, 1:
                 try db.query("""
                     INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days)
-                    VALUES ($1, $2, $3, 2) ON CONFLICT (user_id, notification_date) DO UPDATE SET email_sent = EXCLUDED.email_sent
+                    VALUES ($1, $2, $3, 2) ON CONFLICT (user_id, notification_date, kind, channel, contact) DO UPDATE SET email_sent = EXCLUDED.email_sent
                     """, [user, day, step % 3 == 0 ? "false" : "true"])
             case 2:
                 try db.query("UPDATE notification_logs SET email_sent = NOT email_sent WHERE id = (SELECT max(id) FROM notification_logs WHERE user_id = $1)", [user])

@@ -15,8 +15,8 @@ struct OperationsIntegrationTests {
         let second = try NotifierProcess.run(["migrate"], environment: env)
         #expect(second.status == 0 && second.stderr.contains("schema is current"))
         #expect(try db.dump() == schema)
-        #expect(try db.query("SELECT indexdef FROM pg_indexes WHERE indexname = 'notification_logs_user_date_key'").first?.first??
-            .contains("UNIQUE INDEX") == true)
+        #expect(try db.query("SELECT indexdef FROM pg_indexes WHERE indexname = 'notification_logs_delivery_key'").first?.first??
+            .contains("UNIQUE INDEX") == true, "the claim key: (user, date, kind, channel, contact)")
     }
 
     @Test("migrate on the app's existing tables adds what is missing and changes no existing row")

@@ -22,10 +22,15 @@ struct RuleIntegrationTests {
         #expect(try db.logs(user).map(\.status) == ["sent"])
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-14"], environment: env).status == 0)
         #expect(try mail.deliveries().count == 1, "once per streak: no second mail on 01-14")
-        // A new check-in starts a new streak: two more missed days mail again.
+        // A new check-in starts a new streak: the next run sends the old streak's all-clear, and
+        // two more missed days mail again.
         try db.checkIn(user, "2026-01-15")
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-18"], environment: env).status == 0)
-        #expect(try mail.deliveries().count == 2)
+        let alertID = try #require(sent.first?.messageID)
+        let after = try mail.deliveries().map { try MailParser.parse($0.raw) }
+        #expect(after.count == 3)
+        #expect(after.filter { $0.headers["In-Reply-To"] == [alertID] && $0.headers["References"] == [alertID] }.count == 1,
+                "one all-clear, threaded under the alert")
     }
 
     @Test("a day the daemon missed does not lose the alert: 01-14 mails with m = 3 when 01-13 sent nothing")

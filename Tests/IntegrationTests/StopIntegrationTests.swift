@@ -126,9 +126,10 @@ struct StopIntegrationTests {
             if arguments[0] == "retry" {
                 // Something for `retry` to do: the user's mail of the day failed earlier.
                 try db.query("""
-                    INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts, last_error)
-                    VALUES ($1::uuid, $2::date, false, 2, 'failed', 1, '550 test')
-                    """, [user, Self.date])
+                    INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, attempts,
+                                                   last_error, contact)
+                    VALUES ($1::uuid, $2::date, false, 2, 'failed', 1, '550 test', $3)
+                    """, [user, Self.date, mail.address("locked").lowercased()])
             }
             let (process, out, err) = try NotifierProcess.start(arguments, environment: env)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }

@@ -21,6 +21,19 @@ public enum SendOutcome: Sendable, Equatable {
         }
     }
 
+    /// True for a permanent refusal that says the recipient does not exist ("no such user"): an
+    /// enhanced status code `5.1.x` (bad destination mailbox or system), or, without one, the
+    /// basic codes 550, 551 and 553. A `5.7.1` policy refusal or a `5.2.2` full mailbox is not one.
+    public var saysNoSuchUser: Bool {
+        guard case .permanent(let reply) = self else { return false }
+        let words = reply.split(whereSeparator: { $0 == " " || $0 == "-" }).prefix(2).map(String.init)
+        guard let code = words.first.flatMap({ Int($0.prefix(3)) }) else { return false }
+        if words.count > 1, words[1].hasPrefix("5."), words[1].split(separator: ".").count == 3 {
+            return words[1].hasPrefix("5.1.")
+        }
+        return [550, 551, 553].contains(code)
+    }
+
     /// Classifies a libcurl result as docs/delivery.md's classification table says: curl code 0 is delivered; a
     /// send/reply error (55, 8, 67) carrying a 4xx reply is transient, a 5xx one permanent; any other
     /// code is a transport, TLS or configuration problem (transient, server unavailable).

@@ -95,6 +95,35 @@ public final class PGConnection {
         }
     }
 
+    /// Waits up to `timeout` seconds for `NOTIFY`s on the channels this session `LISTEN`s to, and
+    /// returns their payloads (empty after the timeout, or at once when `stop` is raised). Throws
+    /// when the connection is lost.
+    public func waitForNotifications(timeout: TimeInterval, stop: StopSignal) throws(DatabaseError) -> [String] {
+        var payloads = drainNotifications()
+        guard payloads.isEmpty else { return payloads }
+        var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: stop.descriptor, events: Int16(POLLIN), revents: 0)]
+        guard fds[0].fd >= 0 else { throw connectionError() }
+        _ = poll(&fds, 2, Int32(max(0, min(timeout, 86400)) * 1000))
+        if fds[0].revents != 0 {
+            guard PQconsumeInput(handle) == 1 else {
+                throw DatabaseError(kind: .unreachable, sqlState: nil, message: Self.trimmed(PQerrorMessage(handle)))
+            }
+            payloads = drainNotifications()
+        }
+        return payloads
+    }
+
+    /// The payloads of the notifications libpq has read.
+    private func drainNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notice = PQnotifies(handle) {
+            payloads.append(String(cString: notice.pointee.extra))
+            PQfreemem(notice)
+        }
+        return payloads
+    }
+
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     public func transaction<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
         try execute(readOnly ? "BEGIN TRANSACTION READ ONLY" : "BEGIN")

@@ -27,7 +27,7 @@ struct GuardRuleTests {
         let evaluation = try #require(rule.evaluate(candidate(paused: "2026-01-05"), runDate: runDate))
         #expect(evaluation.decision == .send)
         #expect(evaluation.missedDays == 2)
-        #expect(rule.job(for: candidate(paused: "2026-01-05"), evaluation)?.pausedUntil == nil)
+        #expect(rule.jobs(for: candidate(paused: "2026-01-05"), evaluation).first?.pausedUntil == nil)
     }
 
     @Test("while paused_until ≥ D: paused, m counted from L (the days since the last check-in), before stale")
@@ -53,7 +53,7 @@ struct GuardRuleTests {
         let evaluation = try #require(rule.evaluate(away, runDate: day("2026-01-23")))
         #expect(evaluation.decision == .send)
         #expect(evaluation.missedDays == 2)
-        let job = try #require(rule.job(for: away, evaluation))
+        let job = try #require(rule.jobs(for: away, evaluation).first)
         #expect(job.pausedUntil == day("2026-01-20"))
         #expect(job.lastCheckIn == last)
         #expect(job.countedFrom == day("2026-01-20"))
@@ -70,7 +70,7 @@ struct GuardRuleTests {
         #expect(evaluation.decision == .superseded)
         #expect(evaluation.supersededBy == newer)
         #expect(evaluation.reason == "superseded: newer account u9 (same contact and name) checked in on 2026-01-12")
-        #expect(rule.job(for: candidate(others: [newer]), evaluation) == nil)
+        #expect(rule.jobs(for: candidate(others: [newer]), evaluation).isEmpty)
     }
 
     @Test("not superseded: another name, no check-in, an older check-in, SUPERSEDE=off")

@@ -1,0 +1,128 @@
+import Config
+import Delivery
+import Foundation
+import Logging
+import Store
+import Systemd
+import Values
+
+/// The daemon's all-clear thread (docs/lifecycle.md): a check-in that ends a streak whose alert
+/// was accepted is answered within seconds with an all-clear to every contact that got the alert.
+///
+/// The check-in trigger queues the user and sends `NOTIFY sileme_check_in`. The watcher
+/// `LISTEN`s on a direct session — `DATABASE_LISTEN_URL`, or `DATABASE_URL` when that is not a
+/// pooler (`PGConnection.isDirect`) — and runs an all-clear pass when it hears one; it also runs a
+/// pass every `ALL_CLEAR_POLL_SECONDS` (the sweep: what was queued while the daemon was down or the
+/// connection was broken, retries of earlier all-clears, alerts accepted after the check-in), and
+/// once at start. Through a pooler with no listen URL it only sweeps. A failed pass is logged and
+/// tried again at the next poll; the daily run never waits for it (claims keep the two apart).
+final class AllClearWatcher: @unchecked Sendable {
+    private let configuration: @Sendable () -> NotifierConfiguration
+    private let logger: Logger
+    private let host: String
+    private let stop: StopSignal
+    private let done = DispatchSemaphore(value: 0)
+
+    /// The notification channel of the check-in trigger (migration 010).
+    static let channel = "sileme_check_in"
+
+    /// Creates the watcher; `configuration` is read before each pass (SIGHUP reloads it). It never
+    /// pings the watchdog: that stays the main loop's proof of life.
+    init(configuration: @escaping @Sendable () -> NotifierConfiguration, logger: Logger, host: String, stop: StopSignal) {
+        self.configuration = configuration
+        self.logger = logger
+        self.host = host
+        self.stop = stop
+    }
+
+    /// Starts the thread.
+    func start() {
+        let thread = Thread { [self] in
+            loop()
+            done.signal()
+        }
+        thread.name = "sileme-all-clear"
+        thread.start()
+    }
+
+    /// Waits until the thread has ended (after the stop signal).
+    func join() { done.wait() }
+
+    private func loop() {
+        var listener: PGConnection?
+        var listenBackoff: TimeInterval = 1
+        var nextListenAttempt = Date.distantPast
+        var nextSweep = Date.distantPast
+        while !stop.isStopped {
+            let config = configuration()
+            if listener == nil && Date() >= nextListenAttempt {
+                let opened = openListener(config)
+                listener = opened.connection
+                if opened.pooled {
+                    nextListenAttempt = .distantFuture  // sweeps only (until a reload restarts the daemon's view)
+                } else if listener == nil {
+                    nextListenAttempt = Date().addingTimeInterval(listenBackoff)
+                    listenBackoff = min(60, listenBackoff * 2)
+                } else {
+                    listenBackoff = 1
+                    nextSweep = .distantPast  // whatever came while not listening
+                }
+            }
+            if Date() >= nextSweep {
+                pass(config)
+                nextSweep = Date().addingTimeInterval(config.allClearPollSeconds)
+            }
+            let wait = max(0.05, min(nextSweep.timeIntervalSinceNow, 5))
+            if let connection = listener {
+                do {
+                    let heard = try connection.waitForNotifications(timeout: wait, stop: stop)
+                    if !heard.isEmpty && !stop.isStopped {
+                        // A burst of check-ins: gather what comes within a moment into one pass.
+                        _ = stop.sleep(0.05)
+                        _ = try? connection.waitForNotifications(timeout: 0, stop: stop)
+                        pass(config)
+                    }
+                } catch {
+                    logger.warning("all-clear listener lost its database connection: \(error); sweeping every \(Int(config.allClearPollSeconds)) s until it is back")
+                    listener = nil
+                }
+            } else {
+                _ = stop.sleep(wait)
+            }
+        }
+    }
+
+    /// A `LISTEN`ing connection; none when the database is unreachable (logged; tried again
+    /// later), or for good (`pooled`) when `DATABASE_URL` goes through a pooler and
+    /// `DATABASE_LISTEN_URL` is not set: a pooler does not carry `NOTIFY` to a client.
+    private func openListener(_ config: NotifierConfiguration) -> (connection: PGConnection?, pooled: Bool) {
+        do {
+            let connection = try PGConnection(config.databaseListenURL ?? config.databaseURL,
+                                              applicationName: "sileme-notifier (listen)")
+            let direct = try connection.isDirect
+            guard config.databaseListenURL != nil || direct else {
+                logger.notice("DATABASE_URL goes through a connection pooler and DATABASE_LISTEN_URL is not set: all-clears are found by a sweep every \(Int(config.allClearPollSeconds)) s")
+                return (nil, true)
+            }
+            try connection.execute("LISTEN \(Self.channel)")
+            return (connection, false)
+        } catch {
+            logger.warning("all-clear listener cannot connect: \(error)")
+            return (nil, false)
+        }
+    }
+
+    /// One all-clear pass for today (in the service zone).
+    private func pass(_ config: NotifierConfiguration) {
+        let today = DailySchedule(time: config.notifyTime, timeZone: config.timeZone).runDate(at: Date())
+        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host)
+        do {
+            let done = try run.executeAllClears(control: RunControl(stop: stop))
+            if done.sent + done.failed > 0 {
+                logger.notice("all-clear pass: \(done.sent) sent, \(done.failed) failed")
+            }
+        } catch {
+            logger.error("all-clear pass failed: \(error); trying again in \(Int(config.allClearPollSeconds)) s")
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import Foundation
+import Rule
+import Values
+
+/// The SQL of the messages around an alert (docs/lifecycle.md): which all-clears, follow-ups and
+/// introductions are due now, and the bookkeeping of the all-clear queue and of the introduced
+/// pairs. Stateless, like `NotificationStore`; every query reads only small sets (the queue, the
+/// recent accepted alerts by date, the pending pairs).
+public struct LifecycleStore: Sendable {
+    /// One message the lifecycle owes, as the database has it (validated into a job by the caller).
+    public struct Due: Sendable {
+        /// What to send.
+        public var kind: DeliveryJob.Kind
+        /// `users.id`.
+        public var userID: String
+        /// `users.name` as stored.
+        public var rawName: String?
+        /// The contact (the address as stored where known; else the row's key).
+        public var contact: String
+        /// The contact's position (1 where unknown).
+        public var position: Int
+        /// The row's `notification_date`: the alert's date (all-clear, follow-up) or nil (the run date).
+        public var notificationDate: CalendarDate?
+        /// The alert's `Message-ID` (all-clear, follow-up).
+        public var inReplyTo: String?
+        /// `m` to show.
+        public var missedDays: Int
+        /// `L`.
+        public var lastCheckIn: CalendarDate
+        /// The check-in that ended the streak (all-clear).
+        public var checkedIn: (at: Date, date: CalendarDate)?
+    }
+
+    /// When claims may be taken over (`CLAIM_LEASE_SECONDS`).
+    package let claimSQL: ClaimSQL
+
+    /// Creates the store.
+    public init(claimLeaseSeconds: Double) { claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds) }
+
+    /// SQL: no row of the key (`user`, `date`, `kind`, e-mail, `contact`) exists that this pass
+    /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
+    private func noSettledRow(user: String, date: String, kind: String, contact: String) -> String {
+        """
+        NOT EXISTS (SELECT 1 FROM notification_logs x
+                    WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'
+                      AND x.channel = 'email' AND x.contact = \(contact)
+                      AND NOT (NOT x.email_sent AND (x.status = 'skipped'
+                               OR (x.status = 'retry' AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= now()))
+                               OR \(claimSQL.abandoned("x")))))
+        """
+    }
+
+    /// The all-clears due now: for every user in the all-clear queue (a check-in ended a streak
+    /// whose alert was accepted, written by the check-in trigger), and for every alert accepted
+    /// since `windowStart` whose user has a check-in after the alert's `L` dated at most
+    /// `latestTrusted` (an alert accepted after the check-in came, or a queue the trigger could
+    /// not fill), one per alert and contact: each contact that got an accepted alert of the
+    /// streak, unless its all-clear is sent, failed for good, in flight or waiting for its retry.
+    /// `onlyUsers` limits it (`retry`).
+    public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
+                             onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute("""
+            WITH q AS (
+                SELECT user_id, streak_after, check_in_date, checked_in_at FROM pending_all_clears
+                UNION ALL
+                SELECT a.user_id, a.last_check_in_date, c.check_in_date, c.at
+                FROM notification_logs a
+                CROSS JOIN LATERAL (SELECT c.check_in_date, coalesce(c.check_in_time::timestamptz, now()) AS at
+                                    FROM check_ins c
+                                    WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date
+                                      AND c.check_in_date <= $2::date
+                                    ORDER BY c.check_in_date LIMIT 1) c
+                WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $1::date
+            )
+            SELECT DISTINCT ON (a.user_id, a.notification_date, a.contact)
+                   a.user_id::text, u.name, a.contact, a.notification_date, a.message_id, a.consecutive_miss_days,
+                   a.last_check_in_date, q.check_in_date, extract(epoch FROM q.checked_in_at)
+            FROM q
+            JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = 'email'
+                                    AND a.email_sent AND a.notification_date > q.streak_after AND a.contact <> ''
+            JOIN users u ON u.id = a.user_id
+            WHERE ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact"))
+            ORDER BY a.user_id, a.notification_date, a.contact, q.checked_in_at
+            """, [windowStart.description, latestTrusted.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3),
+                  let last = row.date(6), let checkInDate = row.date(7) else { return nil }
+            let at = Date(timeIntervalSince1970: row.string(8).flatMap(Double.init) ?? Date().timeIntervalSince1970)
+            return Due(kind: .allClear, userID: user, rawName: row.string(1), contact: contact, position: 1,
+                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
+                       checkedIn: (at, checkInDate))
+        }
+    }
+
+    /// Removes the queue entries whose every all-clear has a settled row (sent or failed for good),
+    /// or that have no accepted alert to answer. Returns how many.
+    @discardableResult
+    public func settleAllClearQueue(_ db: PGConnection) throws -> Int {
+        try db.execute("""
+            WITH gone AS (
+                DELETE FROM pending_all_clears q
+                WHERE NOT EXISTS (
+                    SELECT 1 FROM notification_logs a
+                    WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = 'email' AND a.email_sent
+                      AND a.notification_date > q.streak_after AND a.contact <> ''
+                      AND NOT EXISTS (SELECT 1 FROM notification_logs x
+                                      WHERE x.user_id = a.user_id AND x.notification_date = a.notification_date
+                                        AND x.kind = 'all_clear' AND x.channel = 'email' AND x.contact = a.contact
+                                        AND (x.email_sent OR x.status = 'failed')))
+                RETURNING 1
+            )
+            SELECT count(*) FROM gone
+            """)[0].int(0) ?? 0
+    }
+
+    /// The follow-ups due on `runDate` with `FOLLOW_UP_DAYS = days`: every contact whose alert was
+    /// accepted `days` days ago (or up to `catchUpDays` more, after downtime) while the streak is
+    /// still open — no check-in after the alert's `L` dated at most `D + 1`, not paused now.
+    /// One per alert and contact (the row's date is the alert's).
+    public func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
+                             onlyUsers: [String]? = nil) throws -> [Due] {
+        guard days > 0 else { return [] }
+        return try db.execute("""
+            SELECT a.user_id::text, u.name, a.contact, a.notification_date, a.message_id,
+                   a.consecutive_miss_days + ($1::date - a.notification_date), a.last_check_in_date
+            FROM notification_logs a
+            JOIN users u ON u.id = a.user_id
+            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = 'email' AND a.contact <> ''
+              AND a.notification_date BETWEEN $1::date - $2::int - $3::int AND $1::date - $2::int
+              AND (u.paused_until IS NULL OR u.paused_until < $1::date)
+              AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
+                              AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $1::date + 1)
+              AND ($4::uuid[] IS NULL OR a.user_id = ANY($4::uuid[]))
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact"))
+            ORDER BY a.notification_date, a.user_id, a.contact
+            """, [runDate.description, String(days), String(catchUpDays), onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(6) else { return nil }
+            return Due(kind: .followUp, userID: user, rawName: row.string(1), contact: contact, position: 1,
+                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last)
+        }
+    }
+
+    /// The introductions due on `runDate`: pairs first seen since the lifecycle was migrated
+    /// (`known_contacts.state = 'pending'`) whose contact is still in force (a row of
+    /// `emergency_contacts`, or `users.emergency_email` for a user without any) and whose user
+    /// has checked in at least once (the first check-in is the user's consent), oldest first,
+    /// at most `limit`. Pairs no longer in force are marked `not_introduced`.
+    public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000,
+                                 onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute("""
+            UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+            WHERE k.state = 'pending' AND NOT EXISTS (SELECT 1 FROM emergency_contacts e
+                                                      WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact)
+              AND (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
+                   OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = k.user_id AND lower(btrim(u.emergency_email)) = k.contact))
+            """)
+        return try db.execute("""
+            SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date
+            FROM known_contacts k
+            JOIN users u ON u.id = k.user_id
+            JOIN user_last_check_in s ON s.user_id = k.user_id
+            CROSS JOIN LATERAL (
+                SELECT e.email, e.position FROM emergency_contacts e
+                WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact
+                UNION ALL
+                SELECT u.emergency_email, 1
+                WHERE lower(btrim(u.emergency_email)) = k.contact
+                  AND NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
+                LIMIT 1) f
+            WHERE k.state = 'pending' AND ($3::uuid[] IS NULL OR k.user_id = ANY($3::uuid[]))
+              AND \(noSettledRow(user: "k.user_id", date: "$1::date", kind: "introduction", contact: "k.contact"))
+            ORDER BY k.first_seen, k.user_id, k.contact
+            LIMIT $2
+            """, [runDate.description, String(limit), onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let contact = row.string(2), let last = row.date(4) else { return nil }
+            return Due(kind: .introduction, userID: user, rawName: row.string(1), contact: contact, position: row.int(3) ?? 1,
+                       notificationDate: nil, inReplyTo: nil, missedDays: 0, lastCheckIn: last)
+        }
+    }
+
+    /// `INTRODUCE_CONTACTS=off`: pending pairs are marked `not_introduced` (turning it on later
+    /// introduces only the pairs seen after that). Returns how many.
+    @discardableResult
+    public func skipIntroductions(_ db: PGConnection) throws -> Int {
+        try db.execute("""
+            WITH done AS (UPDATE known_contacts SET state = 'not_introduced', updated_at = now()
+                          WHERE state = 'pending' RETURNING 1)
+            SELECT count(*) FROM done
+            """)[0].int(0) ?? 0
+    }
+
+    /// `sileme-notifier introduce --existing`: the pairs recorded as known when the lifecycle was
+    /// first migrated (and those marked `not_introduced`, with `includeSkipped`) become pending, so
+    /// the next run introduces them. Returns how many.
+    @discardableResult
+    public func introduceExisting(_ db: PGConnection, includeSkipped: Bool) throws -> Int {
+        try db.execute("""
+            WITH done AS (UPDATE known_contacts SET state = 'pending', updated_at = now()
+                          WHERE state = 'existing' OR ($1::bool AND state = 'not_introduced') RETURNING 1)
+            SELECT count(*) FROM done
+            """, [includeSkipped ? "true" : "false"])[0].int(0) ?? 0
+    }
+
+    /// Marks pending pairs `not_introduced` (their address is not usable).
+    public func markNotIntroduced(_ db: PGConnection, _ pairs: [(user: String, contact: String)]) throws {
+        guard !pairs.isEmpty else { return }
+        try db.execute("""
+            UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+            FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
+            WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
+            """, [PGArray.literal(pairs.map(\.user)), PGArray.literal(pairs.map(\.contact))])
+    }
+}
