@@ -6,9 +6,10 @@ import Store
 import Systemd
 import Values
 
-/// The messages around an alert that a run owes besides the alerts (docs/lifecycle.md):
-/// all-clears, follow-ups (`FOLLOW_UP_DAYS`) and introductions (`INTRODUCE_CONTACTS`), read from
-/// the database as due rows and turned into delivery jobs.
+/// The messages a run owes besides the rule's new alerts (docs/lifecycle.md): all-clears,
+/// follow-ups (`FOLLOW_UP_DAYS`), introductions (`INTRODUCE_CONTACTS`), and the unfinished alerts
+/// of users already notified through another contact — read from the database as due rows and
+/// turned into delivery jobs.
 package struct Lifecycle: Sendable {
     /// The configuration in force.
     package let configuration: NotifierConfiguration
@@ -36,6 +37,10 @@ package struct Lifecycle: Sendable {
             } else if onlyUsers == nil {
                 try store.skipIntroductions(db)
             }
+        }
+        if kinds.contains(.alert) {
+            due += try store.unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -configuration.rule.catchUpDays),
+                                              onlyUsers: only)
         }
         if kinds.contains(.allClear) {
             due += try store.dueAllClears(db, windowStart: sweepStart, latestTrusted: runDate.adding(days: 1), onlyUsers: only)

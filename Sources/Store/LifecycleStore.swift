@@ -92,6 +92,31 @@ public struct LifecycleStore: Sendable {
         }
     }
 
+    /// The unfinished alerts of users whose streak was already notified through another contact:
+    /// a contact's alert that a crashed run left claimed, or that waits for its retry, dated
+    /// within the due window — the rule says `already_notified` for such a user, so no new alert
+    /// is made for them, and without this that contact's alert would never be finished. Each
+    /// comes back with its row's date (the same row is claimed, with its Message-ID).
+    public func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
+                                 onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute("""
+            SELECT n.user_id::text, u.name, n.contact, n.notification_date, n.consecutive_miss_days, n.last_check_in_date
+            FROM notification_logs n
+            JOIN users u ON u.id = n.user_id
+            JOIN user_last_check_in s ON s.user_id = n.user_id
+            WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $2::date AND $1::date
+              AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
+              AND s.last_notified_date > n.last_check_in_date
+              AND ($3::uuid[] IS NULL OR n.user_id = ANY($3::uuid[]))
+              AND ((n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now())) OR \(claimSQL.abandoned("n")))
+            ORDER BY n.notification_date, n.user_id, n.contact
+            """, [runDate.description, oldest.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(5) else { return nil }
+            return Due(kind: .alert, userID: user, rawName: row.string(1), contact: contact, position: 1,
+                       notificationDate: date, inReplyTo: nil, missedDays: row.int(4) ?? 0, lastCheckIn: last)
+        }
+    }
+
     /// Removes the queue entries whose every all-clear has a settled row (sent or failed for good),
     /// or that have no accepted alert to answer. Returns how many.
     @discardableResult

@@ -264,7 +264,12 @@ public struct NotificationStore: Sendable {
                            attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
                            last_reply = r.reply, updated_at = now()
                     FROM r WHERE n.id = r.id AND NOT n.email_sent
-                    RETURNING n.user_id, n.contact, n.channel, r.reply
+                    RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply
+                ), introduced AS (
+                    -- An introduction accepted settles its pair in the same statement.
+                    UPDATE known_contacts k SET state = 'introduced', updated_at = now()
+                    FROM done WHERE done.kind = 'introduction' AND k.user_id = done.user_id AND k.contact = done.contact
+                      AND k.state IN ('pending', 'existing')
                 )
                 \(Self.contactStatusUpsert(from: "done", status: "'ok'"))
                 """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
@@ -281,7 +286,12 @@ public struct NotificationStore: Sendable {
                            last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
                            updated_at = now()
                     FROM r WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
-                    RETURNING n.user_id, n.contact, n.channel, r.error AS reply, r.undeliverable
+                    RETURNING n.user_id, n.contact, n.channel, n.kind, r.status, r.error AS reply, r.undeliverable
+                ), refused AS (
+                    -- An introduction refused for good is not tried again on later days.
+                    UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+                    FROM done WHERE done.kind = 'introduction' AND done.status = 'failed'
+                      AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
                 )
                 \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
                 """, [PGArray.literal(failed.map { String($0.logID) }), PGArray.literal(failed.map(\.status.rawValue)),
@@ -289,14 +299,6 @@ public struct NotificationStore: Sendable {
                       PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } }),
                       PGArray.literal(failed.map { String($0.undeliverable) })])
         }
-        // An introduction accepted, or refused for good, settles its pair (`known_contacts`).
-        try db.execute("""
-            UPDATE known_contacts k SET state = CASE WHEN n.email_sent THEN 'introduced' ELSE 'not_introduced' END,
-                   updated_at = now()
-            FROM notification_logs n
-            WHERE n.id = ANY($1::bigint[]) AND n.kind = 'introduction' AND (n.email_sent OR n.status = 'failed')
-              AND k.user_id = n.user_id AND k.contact = n.contact AND k.state = 'pending'
-            """, [PGArray.literal(outcomes.map { String($0.logID) })])
     }
 
     /// SQL: writes `status` to `contact_status` for the e-mail contacts of the rows `from` returns

@@ -6,6 +6,7 @@ import Delivery
 import Foundation
 import Output
 import Reports
+import Rule
 import Store
 import Values
 
@@ -36,7 +37,8 @@ struct SilemeNotifierCommand: ParsableCommand {
             Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
             """,
         version: NotifierVersion.current,
-        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self],
+        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self,
+                      IntroduceCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 
@@ -62,8 +64,14 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Show contact emails in full in the dry-run report (masked by default).")
     var fullEmails = false
 
-    @Option(name: .long, help: "With --run-now --dry-run: print the exact message (headers and body) USER_ID's contact would receive on the run date, and the rule's verdict on standard error.")
+    @Option(name: .long, help: "With --run-now --dry-run: print the exact message (headers and body) USER_ID's contact would receive on the run date, and the rule's verdict and the user's contacts on standard error.")
     var preview: String?
+
+    @Option(name: .long, help: "With --preview: the kind of message: alert (default), all_clear, follow_up or introduction.")
+    var kind: String = "alert"
+
+    @Option(name: .long, help: "With --preview: the contact in force to address, 1 (default) to 5, in serving order.")
+    var contact: Int = 1
 
     func validate() throws {
         if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
@@ -71,6 +79,10 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--date, --allow-future-date and --full-emails need --run-now")
         }
         if preview != nil && !dryRun { throw ValidationError("--preview needs --run-now --dry-run") }
+        if DeliveryJob.Kind(rawValue: kind) == nil {
+            throw ValidationError("--kind must be alert, all_clear, follow_up or introduction (got \"\(kind)\")")
+        }
+        if preview == nil && (kind != "alert" || contact != 1) { throw ValidationError("--kind and --contact need --preview") }
     }
 
     func run() throws {
@@ -82,7 +94,8 @@ struct RunCommand: ParsableCommand {
         try Console.exitOnFailure {
             if let preview {
                 do {
-                    let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate)
+                    let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate,
+                                                         kind: DeliveryJob.Kind(rawValue: kind) ?? .alert, contact: contact)
                     Console.error("preview for \(preview) on \(runDate): \(result.verdict)")
                     if let message = result.message { FileHandle.standardOutput.write(Data(message)) }
                     return .success

@@ -55,6 +55,10 @@ public final class HistoryCSVWriter: HistorySink {
         for skip in overview.skips {
             line(["record": "skipped", "date": HistoryTime.day(skip.date), "skipped": String(skip.count), "reason": skip.reason])
         }
+        for contact in overview.undeliverable {
+            line(["record": "undeliverable_contact", "user_id": contact.userID, "contact_email": contact.email,
+                  "reason": contact.lastReply])
+        }
     }
 
     public func beginSection(_ section: HistorySection) throws {}

@@ -79,6 +79,18 @@ public final class HistoryHTMLWriter: HistorySink {
             + card("Skipped", String(totals.skipped), bad: totals.skipped > 0)
             + card("Legacy (sent / not)", "\(totals.legacySent) / \(totals.legacyNotSent)")
         write("<section id=\"summary\">\n<h2>Summary</h2>\n<dl class=\"cards\">\n\(cards)</dl>\n</section>\n")
+        if !overview.byKind.isEmpty {
+            write("<section id=\"kinds\">\n<h2>By kind</h2>\n<dl class=\"cards\">\n"
+                  + overview.byKind.map { card($0.kind, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending", bad: $0.failed > 0) }
+                      .joined() + "</dl>\n</section>\n")
+        }
+        if !overview.undeliverable.isEmpty {
+            write("<section id=\"undeliverable\">\n<h2>Undeliverable contacts</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
+                  + th("User") + th("Contact") + th("Since") + th("Reply") + "</tr></thead>\n<tbody>\n"
+                  + overview.undeliverable.map {
+                      "<tr><td class=\"mono\">\(e($0.userID))</td><td>\(e($0.email))</td><td>\(e(time.iso($0.since)))</td><td>\(e($0.lastReply))</td></tr>\n"
+                  }.joined() + "</tbody></table></div>\n</section>\n")
+        }
 
         write("<section id=\"charts\">\n<h2>Mails per day</h2>\n")
         write(HistoryCharts.mailsPerDay(overview).render() + "\n")

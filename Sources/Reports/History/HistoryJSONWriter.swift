@@ -50,6 +50,14 @@ public final class HistoryJSONWriter: HistorySink {
                          ("not_sent", String($0.notSent))])
         }
         head.append(("miss_days", "[" + missDays.joined(separator: ",") + "]"))
+        head.append(("by_kind", "[" + overview.byKind.map {
+            Self.object([("kind", Self.string($0.kind)), ("sent", String($0.sent)), ("failed", String($0.failed)),
+                         ("pending", String($0.pending))])
+        }.joined(separator: ",") + "]"))
+        head.append(("undeliverable_contacts", "[" + overview.undeliverable.map {
+            Self.object([("user_id", Self.string($0.userID)), ("email", Self.string($0.email)),
+                         ("last_reply", Self.string($0.lastReply)), ("since", Self.string(time.iso($0.since)))])
+        }.joined(separator: ",") + "]"))
         output.write("{" + head.map { "\(Self.string($0.0)):\($0.1)" }.joined(separator: ",\n"))
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Values
 
 /// The aggregates of a period, computed in SQL (GROUP BY) before any row is listed: one entry per
@@ -10,6 +11,36 @@ public struct HistoryOverview: Sendable, Equatable {
     public var skips: [SkipCount]
     /// The distribution of `m` over the period's rows, by `m`.
     public var missDays: [MissDaysCount]
+    /// The period's messages by kind (`alert`, `all_clear`, `follow_up`, `introduction`): sent,
+    /// failed for good, and still to retry.
+    public var byKind: [KindCount] = []
+    /// Contacts the mail server refused as unknown ("no such user") and not accepted since
+    /// (`contact_status`), for the operator to ask the user to fix — of the period's users.
+    public var undeliverable: [UndeliverableContact] = []
+
+    /// One kind's messages in the period.
+    public struct KindCount: Sendable, Equatable {
+        /// `notification_logs.kind`.
+        public var kind: String
+        /// Accepted.
+        public var sent: Int
+        /// Refused for good.
+        public var failed: Int
+        /// Waiting for a retry, or in flight.
+        public var pending: Int
+    }
+
+    /// One undeliverable contact.
+    public struct UndeliverableContact: Sendable, Equatable {
+        /// `users.id`.
+        public var userID: String
+        /// The address (masked unless the report shows them in full).
+        public var email: String
+        /// The server's reply (addresses masked likewise).
+        public var lastReply: String
+        /// When it was marked.
+        public var since: Date
+    }
 
     /// Creates an overview.
     public init(days: [DayCounts], skips: [SkipCount], missDays: [MissDaysCount]) {

@@ -81,7 +81,30 @@ package struct HistoryStore {
             skips[i]!.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
                 .map { SkipCount(date: days[i].date, reason: $0.key, count: $0.value) }
         }
-        return HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
+        var overview = HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
+        overview.byKind = try db.execute("""
+            SELECT kind, count(*) FILTER (WHERE email_sent), count(*) FILTER (WHERE status = 'failed'),
+                   count(*) FILTER (WHERE status IN ('retry', 'sending'))
+            FROM notification_logs
+            WHERE notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR user_id = $3::uuid)
+            GROUP BY kind ORDER BY kind
+            """, period + [request.userID]).rows.map {
+            HistoryOverview.KindCount(kind: $0.string(0) ?? "", sent: $0.int(1) ?? 0, failed: $0.int(2) ?? 0, pending: $0.int(3) ?? 0)
+        }
+        overview.undeliverable = try db.execute("""
+            SELECT s.user_id::text, s.email, coalesce(s.last_reply, ''), extract(epoch FROM s.updated_at)
+            FROM contact_status s
+            WHERE s.status = 'undeliverable' AND ($1::uuid IS NULL OR s.user_id = $1::uuid)
+              AND EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
+                          AND n.notification_date BETWEEN $2::date AND $3::date)
+            ORDER BY s.updated_at DESC, s.user_id, s.email
+            LIMIT 1000
+            """, [request.userID] + period).rows.map {
+            HistoryOverview.UndeliverableContact(userID: $0.string(0) ?? "", email: redaction.email($0.string(1)) ?? "",
+                                                 lastReply: redaction.text($0.string(2)) ?? "",
+                                                 since: Self.instant($0, 3) ?? Date(timeIntervalSince1970: 0))
+        }
+        return overview
     }
 
     // MARK: Runs

@@ -64,6 +64,19 @@ public final class HistoryTableWriter: HistorySink {
                 String(day.sending), String(day.skipped), String(day.legacy), day.runNote,
             ]))
         }
+        if !overview.byKind.isEmpty {
+            write("")
+            for line in Self.joinWrapped("By kind:", overview.byKind.map {
+                "\($0.kind) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
+            }) { write(line) }
+        }
+        if !overview.undeliverable.isEmpty {
+            write("")
+            write("Undeliverable contacts (refused as unknown; ask the user to fix them)")
+            for contact in overview.undeliverable {
+                write("  \(contact.userID)  \(contact.email)  since \(time.iso(contact.since))  \(DisplayWidth.truncate(contact.lastReply, to: 60))")
+            }
+        }
     }
 
     public func beginSection(_ section: HistorySection) throws {
