@@ -104,7 +104,8 @@ extension WebhookSettings {
     }
 
     /// The parsed `WEBHOOK_BODY_TEMPLATE` file. Parsed when the configuration is loaded, so a
-    /// broken template stops the program at start (exit 78) instead of failing every event.
+    /// broken template stops the program at start (exit 78) instead of failing every event. Its
+    /// errors say where, never quote the template (which may hold a gateway's API key).
     public struct BodyTemplate: Sendable {
         /// The file it was read from.
         public let path: String
@@ -130,10 +131,16 @@ extension WebhookSettings {
             guard source.contains(where: { !$0.isWhitespace }) else {
                 throw ConfigurationError(setting: "WEBHOOK_BODY_TEMPLATE", reason: "\(path) is empty")
             }
+            let pragma = "{{% CONTENT_TYPE: TEXT}}"
             do {
-                template = try MustacheTemplate(string: "{{% CONTENT_TYPE: TEXT}}" + source)
+                template = try MustacheTemplate(string: pragma + source)
+            } catch let error as MustacheTemplate.ParserError {
+                // Where and what, never the line itself: a gateway's template may hold its API key.
+                let column = error.context.columnNumber - (error.context.lineNumber == 1 ? pragma.count : 0)
+                throw ConfigurationError(setting: "WEBHOOK_BODY_TEMPLATE", reason: "\(path) is not a valid Mustache template: "
+                                         + "\(error.error) at line \(error.context.lineNumber), column \(column)")
             } catch {
-                throw ConfigurationError(setting: "WEBHOOK_BODY_TEMPLATE", reason: "\(path) is not a valid Mustache template: \(error)")
+                throw ConfigurationError(setting: "WEBHOOK_BODY_TEMPLATE", reason: "\(path) is not a valid Mustache template: \(type(of: error))")
             }
             self.path = path
         }

@@ -51,13 +51,16 @@ public struct WebhookBodyTemplate: Sendable {
         self.template = template
         self.appName = appName
         for sample in Self.samples {
-            let body = render(sample)
-            if (try? JSONSerialization.jsonObject(with: Data(body.utf8), options: .fragmentsAllowed)) == nil {
+            do {
+                _ = try JSONSerialization.jsonObject(with: Data(render(sample).utf8), options: .fragmentsAllowed)
+            } catch {
+                // The parser's words (where it stopped), never the rendering: the template may hold
+                // a gateway's API key.
+                let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not JSON"
                 throw ConfigurationError(
                     setting: "WEBHOOK_BODY_TEMPLATE",
                     reason: "\(template.path) does not render JSON for a \(sample.type.rawValue) event "
-                        + "(write text values inside quotes, numbers and *_json values without); it rendered: "
-                        + String(body.prefix(300)).debugDescription)
+                        + "(write text values inside quotes, numbers and *_json values without): \(detail.prefix(120)) (in the rendering)")
             }
         }
     }

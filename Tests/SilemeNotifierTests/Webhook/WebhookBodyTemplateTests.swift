@@ -103,6 +103,23 @@ struct WebhookBodyTemplateTests {
         }
     }
 
+    @Test("a refusal says where, and never quotes the template, which may hold a gateway's key")
+    func refusalQuotesNothing() throws {
+        let key = "Gateway-Key-0042"
+        for source in [#"{"key": "\#(key)", "n": {{user_name}}}"#, #"{"key": "\#(key)",\#n "n": "{{#user_name}}"}"#, "\(key) {{#a}}{{/b}}"] {
+            do {
+                _ = try Self.template(source)
+                Issue.record("accepted \(source)")
+            } catch {
+                #expect(!error.description.contains(key) && !error.description.contains("Gateway"), "\(error)")
+                #expect(error.reason.contains("line") || error.reason.contains("character"), "\(error)")
+            }
+        }
+        do { _ = try Self.template("{\n\"a\": \"{{#user_name}}\"}") } catch {
+            #expect(error.reason.hasSuffix("at line 2, column 6") || error.reason.contains("line 2"), "\(error)")
+        }
+    }
+
     @Test("broken Mustache, an empty file, a missing or non-UTF-8 file are refused, naming WEBHOOK_BODY_TEMPLATE")
     func broken() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tpl-\(UUID().uuidString)")
