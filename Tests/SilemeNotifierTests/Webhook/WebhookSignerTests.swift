@@ -54,6 +54,22 @@ struct WebhookSignerTests {
         }
     }
 
+    @Test("the request shown in docs/webhooks.md: its body, length and signature are the notifier's")
+    func documentedRequest() throws {
+        let day = CalendarDate(year: 2026, month: 1, day: 13)!
+        let payload = WebhookEvent.Payload(userID: "3f0e6a5c-1111-4222-8333-944445555666", userName: "张三", runDate: day,
+                                           lastCheckInDate: day.adding(days: -3), missDays: 3,
+                                           contacts: [.init(email: "mum@example.com", position: 1), .init(email: "li@example.com", position: 2)])
+        let event = try WebhookEvent(type: .alert, id: "msg_20260113_alert_3f0e6a5c", timestamp: Date(timeIntervalSince1970: 1_768_266_000),
+                                     payload: payload)
+        let signer = WebhookSigner(key: try WebhookSettings.SigningKey(secret: Secret(Self.svixSecret)))
+        let doc = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/webhooks.md"), encoding: .utf8)
+        #expect(doc.contains("    " + event.jsonBody + "\n"))
+        #expect(doc.contains("Content-Length: \(event.jsonBody.utf8.count)\n"))
+        #expect(doc.contains("webhook-signature: \(signer.signature(id: event.id, timestamp: 1_768_266_000, body: event.jsonBody))\n"))
+    }
+
     @Test("the signature covers the id, the timestamp and every byte of the body")
     func coversEverything() throws {
         let signer = WebhookSigner(key: try WebhookSettings.SigningKey(secret: Secret(Self.svixSecret)))
