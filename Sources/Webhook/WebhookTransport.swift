@@ -74,23 +74,8 @@ public final class WebhookTransport {
         if let ca = settings.caFile { set(CURLOPT_CAINFO, ca) }
         set(CURLOPT_USERAGENT, Self.userAgent)
         if rc == CURLE_OK { rc = sileme_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer) }
-        let capture = Unmanaged.passUnretained(response).toOpaque()
-        if rc == CURLE_OK {
-            rc = sileme_curl_set_write_callback(curl, { data, size, count, userdata in
-                guard let userdata else { return 0 }
-                let capture = Unmanaged<ResponseCapture>.fromOpaque(userdata).takeUnretainedValue()
-                capture.appendBody(UnsafeRawBufferPointer(start: data, count: size * count))
-                return size * count
-            }, capture)
-        }
-        if rc == CURLE_OK {
-            rc = sileme_curl_set_header_callback(curl, { data, size, count, userdata in
-                guard let userdata else { return 0 }
-                let capture = Unmanaged<ResponseCapture>.fromOpaque(userdata).takeUnretainedValue()
-                capture.appendHeader(UnsafeRawBufferPointer(start: data, count: size * count))
-                return size * count
-            }, capture)
-        }
+        if rc == CURLE_OK { rc = sileme_curl_set_write_callback(curl, Capture.callback, Unmanaged.passUnretained(response.body).toOpaque()) }
+        if rc == CURLE_OK { rc = sileme_curl_set_header_callback(curl, Capture.callback, Unmanaged.passUnretained(response.headers).toOpaque()) }
         if rc == CURLE_OK {
             rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
                 guard let userdata else { return 0 }
@@ -148,7 +133,7 @@ public final class WebhookTransport {
             ? "given up: the process was stopped before the endpoint answered" : String(cString: errorBuffer)
         let outcome = Outcome.classify(
             curlCode: Int(code.rawValue), curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
-            status: status, retryAfter: response.header("Retry-After"), body: response.body, now: now)
+            status: status, retryAfter: response.headers.value("Retry-After"), body: response.body.bytes, now: now)
         return redacted(outcome)
     }
 
@@ -197,33 +182,59 @@ private final class WaitHook {
     var stop: StopSignal?
 }
 
-/// The response of the current request: its header lines (of the last response only, after a
-/// `100 Continue`) and the start of its body.
-private final class ResponseCapture {
-    /// How much of the body is kept (the rest is read and dropped).
-    static let bodyLimit = 4096
-    private(set) var body: [UInt8] = []
-    private var headers: [String] = []
-
-    func reset() {
-        body.removeAll(keepingCapacity: true)
-        headers.removeAll(keepingCapacity: true)
+/// What libcurl hands over of a response, one piece at a time (the body in chunks, the headers a
+/// line per call): `callback` is both the write and the header callback, each with its capture.
+private class Capture {
+    /// Passes each piece to the capture `userdata` points at; takes it all.
+    static let callback: sileme_write_callback = { data, size, count, userdata in
+        guard let userdata else { return 0 }
+        Unmanaged<Capture>.fromOpaque(userdata).takeUnretainedValue().append(UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
     }
 
-    func appendBody(_ data: UnsafeRawBufferPointer) {
-        let room = Self.bodyLimit - body.count
-        if room > 0 { body.append(contentsOf: data.prefix(room)) }
-    }
+    func append(_ data: UnsafeRawBufferPointer) {}
+}
 
-    func appendHeader(_ data: UnsafeRawBufferPointer) {
+/// The start of the response body (the rest is read and dropped).
+private final class BodyCapture: Capture {
+    /// How much of the body is kept.
+    static let limit = 4096
+    private(set) var bytes: [UInt8] = []
+
+    func reset() { bytes.removeAll(keepingCapacity: true) }
+
+    override func append(_ data: UnsafeRawBufferPointer) {
+        let room = Self.limit - bytes.count
+        if room > 0 { bytes.append(contentsOf: data.prefix(room)) }
+    }
+}
+
+/// The header lines of the last response (after a `100 Continue`, those of the final one).
+private final class HeaderCapture: Capture {
+    private var lines: [String] = []
+
+    func reset() { lines.removeAll(keepingCapacity: true) }
+
+    override func append(_ data: UnsafeRawBufferPointer) {
         let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") { headers.removeAll(keepingCapacity: true) }
-        if headers.count < 200 { headers.append(String(line.prefix(1000))) }
+        if line.hasPrefix("HTTP/") { lines.removeAll(keepingCapacity: true) }
+        if lines.count < 200 { lines.append(String(line.prefix(1000))) }
     }
 
     /// The value of the last header `name` (case-insensitive), trimmed.
-    func header(_ name: String) -> String? {
+    func value(_ name: String) -> String? {
         let prefix = name.lowercased() + ":"
-        return headers.last { $0.lowercased().hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) }
+        return lines.last { $0.lowercased().hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) }
+    }
+}
+
+/// The response of the current request.
+private struct ResponseCapture {
+    let body = BodyCapture()
+    let headers = HeaderCapture()
+
+    func reset() {
+        body.reset()
+        headers.reset()
     }
 }
