@@ -123,8 +123,13 @@ public final class WebhookTransport {
         let bytes = Array(body.utf8)
         _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headers)
         _ = sileme_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
-        // Copied by libcurl: the bytes need not outlive this call.
-        _ = bytes.withUnsafeBufferPointer { sileme_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+        // Copied by libcurl: the bytes need not outlive this call. Never a null pointer (an empty
+        // array has no address): libcurl would then read the body from standard input.
+        if bytes.isEmpty {
+            _ = sileme_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
+        } else {
+            _ = bytes.withUnsafeBufferPointer { sileme_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+        }
         let code = sileme_curl_multi_run(multi, handle, 100)
         _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
         var status = 0

@@ -238,7 +238,7 @@ struct WebhookTransportIntegrationTests {
         #expect(records.first?.path == "/hook?key=Key-Secret-2&x=1" && records.first?.headers["authorization"]?.hasPrefix("Basic ") == true)
     }
 
-    @Test("a body template's rendering is what is sent and signed; a large body goes whole")
+    @Test("a body template's rendering is what is sent and signed; an empty body and a large one go as they are")
     func bodyTemplate() throws {
         let secret = Self.secret()
         let receiver = try WebhookReceiver(secret: secret)
@@ -247,14 +247,16 @@ struct WebhookTransportIntegrationTests {
         let template = try WebhookBodyTemplate(WebhookSettings.BodyTemplate(path: path), appName: "一键打卡")
         let hostile = "张\"三\"\n\\ \u{2028}"
         #expect(transport.send(try Self.event("msg_wecom", name: hostile), using: template) == .delivered(status: 200))
+        #expect(transport.send(id: "msg_empty", body: "") == .delivered(status: 200))
         let big = String(repeating: "长", count: 40_000)
         #expect(transport.send(try Self.event("msg_big", name: big)) == .delivered(status: 200))
         let records = try receiver.received()
-        try #require(records.count == 2)
+        try #require(records.count == 3)
         #expect(records.allSatisfy { $0.verified })
+        #expect(records[1].body.isEmpty && records[1].headers["content-length"] == "0")
         let wecom = try #require(try JSONSerialization.jsonObject(with: Data(records[0].body.utf8)) as? [String: Any])
         #expect(wecom["msgtype"] as? String == "markdown")
         #expect(((wecom["markdown"] as? [String: Any])?["content"] as? String)?.contains(hostile) == true)
-        #expect(records[1].body == (try Self.event("msg_big", name: big)).jsonBody && records[1].body.utf8.count > 120_000)
+        #expect(records[2].body == (try Self.event("msg_big", name: big)).jsonBody && records[2].body.utf8.count > 120_000)
     }
 }
