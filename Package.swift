@@ -10,7 +10,7 @@ let package = Package(
     products: [
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
         .library(name: "SilemeNotifier",
-                 targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon"]),
+                 targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // OpenSSL's libcrypto (already loaded through libcurl): HMAC-SHA256 for the webhook signatures.
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CShims", dependencies: ["CCurl"]),
 
         // Values without C: dates, times, secrets, addresses, names, exit codes, the stop signal.
@@ -31,14 +33,22 @@ let package = Package(
         .target(name: "Output"),
         // The alert rule, pure: who is due on a date and why.
         .target(name: "Rule", dependencies: ["Values"]),
-        // The typed configuration, read and validated once.
-        .target(name: "Config", dependencies: ["Values", "Rule", "CLibPQ"]),
+        // The typed configuration, read and validated once (the webhook's body template is parsed there).
+        .target(name: "Config", dependencies: [
+            "Values", "Rule", "CLibPQ", .product(name: "Mustache", package: "swift-mustache"),
+        ]),
         // PostgreSQL: the connection, the migrations, and the SQL of every table the notifier uses.
         .target(name: "Store", dependencies: ["Values", "Rule", "Config", "CLibPQ"],
                 resources: [.copy("Migrations")]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
             "Values", "Output", "Rule", "Config", "CShims",
+            .product(name: "Mustache", package: "swift-mustache"),
+        ]),
+        // The webhook channel: the event and its JSON body, the body template, the Standard Webhooks
+        // signature, and the transport that POSTs it (libcurl).
+        .target(name: "Webhook", dependencies: [
+            "Values", "Output", "Config", "CShims", "CCrypto",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // systemd: sd_notify, the journal, the typed events.
@@ -61,7 +71,7 @@ let package = Package(
         .executableTarget(
             name: "sileme-notifier",
             dependencies: [
-                "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+                "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -69,12 +79,12 @@ let package = Package(
         // Parsers the tests of both test targets use (CSV, the reports' SVG charts).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SilemeNotifierTests", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
             "TestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Mail", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
             "TestSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
+        ], exclude: ["Support/webhook_receiver.py"]),
     ]
 )

@@ -11,9 +11,11 @@ set -euo pipefail
 
 packages=(
   pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev   # build: libpq, libcurl, libsystemd
+  libssl-dev                                                 # build: libcrypto (HMAC-SHA256 of the webhook signatures)
   postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL, pgbench
   pgbouncer                                                  # tests: the notifier through a connection pooler
   python3-aiosmtpd openssl                                   # tests and demo: a real SMTP server, TLS certificates
+  python3                                                    # tests: the webhook receiver (http.server, ssl, hmac)
   swaks libnet-ssleay-perl jq                                # the SMTP harness's self-test: swaks with TLS, jq
   systemd                                                    # journald, journalctl, systemd-analyze, a booted systemd
   util-linux mount                                           # runuser, unshare, nsenter, flock, setpriv, mount
@@ -36,6 +38,8 @@ check_capabilities() {
   failures=()
   capability 'pkg-config --exists libpq libcurl libsystemd' 'pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev' \
     'the C libraries to build against (pkg-config libpq libcurl libsystemd)'
+  capability 'pkg-config --exists libcrypto && test -f "$(pkg-config --variable=includedir libcrypto)/openssl/hmac.h"' libssl-dev \
+    "OpenSSL's libcrypto to build against (pkg-config libcrypto, openssl/hmac.h)"
   capability 'test -x /usr/lib/postgresql/15/bin/initdb && test -x /usr/lib/postgresql/15/bin/pg_ctl' postgresql-15 \
     'PostgreSQL 15 server (initdb, pg_ctl)'
   capability 'test -x /usr/lib/postgresql/15/bin/pgbench' postgresql-15 'pgbench'
@@ -44,6 +48,8 @@ check_capabilities() {
   capability '/usr/bin/python3 -c "import aiosmtpd.controller, aiosmtpd.smtp"' python3-aiosmtpd \
     'the SMTP test servers (aiosmtpd for /usr/bin/python3)'
   capability '/usr/bin/python3 -c "import ssl; ssl.create_default_context()"' python3 'TLS in /usr/bin/python3'
+  capability '/usr/bin/python3 -c "import http.server, hmac, hashlib, base64, ssl; ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)"' python3 \
+    'the webhook test receiver (http.server, hmac, hashlib, base64 and a TLS server in /usr/bin/python3)'
   capability 'command -v openssl' openssl 'openssl (test certificates)'
   capability 'command -v swaks' swaks 'swaks (the SMTP harness self-test)'
   capability 'swaks --support 2>&1 | grep -qx "=== TLS supported"' libnet-ssleay-perl 'swaks with TLS (STARTTLS and implicit TLS)'

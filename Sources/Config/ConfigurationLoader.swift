@@ -22,6 +22,8 @@ public struct ConfigurationLoader: Sendable {
         "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
         "DATABASE_LISTEN_URL", "DATABASE_LISTEN_URL_FILE", "FOLLOW_UP_DAYS", "INTRODUCE_CONTACTS",
         "ALL_CLEAR_POLL_SECONDS",
+        "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "WEBHOOK_CA_FILE", "WEBHOOK_TIMEOUT_SECONDS",
+        "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -80,17 +82,7 @@ public struct ConfigurationLoader: Sendable {
         config.smtp.port = try settings.integer("SMTP_PORT", in: 1...65535) ?? config.smtp.tls.defaultPort
         config.smtp.user = try settings.string("SMTP_USER").flatMap { $0.isEmpty ? nil : $0 }
         config.smtp.password = try secret(values, key: "SMTP_PASSWORD", credential: "smtp-password")
-        if let ca = try settings.string("SMTP_CA_FILE"), !ca.isEmpty {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: ca, isDirectory: &isFolder), !isFolder.boolValue,
-                  let pem = FileManager.default.contents(atPath: ca) else {
-                throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "cannot read \(ca)")
-            }
-            guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-                throw ConfigurationError(setting: "SMTP_CA_FILE", reason: "\(ca) holds no PEM certificate")
-            }
-            config.smtp.caFile = ca
-        }
+        config.smtp.caFile = try settings.certificateFile("SMTP_CA_FILE")
         config.smtp.timeoutSeconds = try settings.integer("SMTP_TIMEOUT_SECONDS", in: 1...600) ?? config.smtp.timeoutSeconds
         config.smtp.retryAttempts = try settings.integer("SMTP_RETRY_ATTEMPTS", in: 1...20) ?? config.smtp.retryAttempts
         config.smtp.retryBackoffSeconds = try settings.number("SMTP_RETRY_BACKOFF_SECONDS", in: 0...600) ?? config.smtp.retryBackoffSeconds
@@ -170,6 +162,7 @@ public struct ConfigurationLoader: Sendable {
             }
             config.heartbeatURL = url
         }
+        try loadWebhook(values, settings, into: &config)
         return config
     }
 
@@ -223,14 +216,21 @@ public struct ConfigurationLoader: Sendable {
     }
 
     private func secret(_ values: [String: String], key: String, credential: String) throws(ConfigurationError) -> Secret? {
-        if let direct = values[key], !direct.isEmpty { return Secret(direct) }
+        try sourcedSecret(values, key: key, credential: credential)?.secret
+    }
+
+    /// A secret and the setting it came from (`KEY`, `KEY_FILE` or `credential NAME`), so that a
+    /// refusal of its value names the place the operator has to fix.
+    func sourcedSecret(_ values: [String: String], key: String, credential: String)
+        throws(ConfigurationError) -> (secret: Secret, setting: String)? {
+        if let direct = values[key], !direct.isEmpty { return (Secret(direct), key) }
         if let path = values["\(key)_FILE"], !path.isEmpty {
-            return Secret(try readSecretFile(path, setting: "\(key)_FILE"))
+            return (Secret(try readSecretFile(path, setting: "\(key)_FILE")), "\(key)_FILE")
         }
         if let dir = environment["CREDENTIALS_DIRECTORY"], !dir.isEmpty {
             let path = (dir as NSString).appendingPathComponent(credential)
             if FileManager.default.fileExists(atPath: path) {
-                return Secret(try readSecretFile(path, setting: "credential \(credential)"))
+                return (Secret(try readSecretFile(path, setting: "credential \(credential)")), "credential \(credential)")
             }
         }
         return nil

@@ -51,6 +51,11 @@ public struct NotifierConfiguration: Sendable {
     /// `RETENTION_DAYS`: the daemon deletes `notification_logs` and `notifier_runs` rows older than
     /// this many days after its daily run; 0 keeps everything.
     public var retentionDays: Int = 0
+    /// The webhook channel (`WEBHOOK_*`); nil when `WEBHOOK_URL` is unset, the channel off.
+    public var webhook: WebhookSettings?
+    /// `USER_REMINDER`: on the first missed day the run sends `checkin.reminder` over the webhook
+    /// for the app to remind the user (default off; on needs the webhook and that event type).
+    public var userReminder: Bool = false
 
     /// `FOLLOW_UP_DAYS`: with N > 0, a streak still open N days after its alert gets one
     /// follow-up to each contact that got the alert, threaded under it; 0 (default) sends none.

@@ -32,6 +32,20 @@ package struct SettingsReader {
         return value
     }
 
+    /// The path of a readable PEM bundle holding at least one certificate; nil when unset or empty.
+    package func certificateFile(_ key: String) throws(ConfigurationError) -> String? {
+        guard let path = try string(key), !path.isEmpty else { return nil }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
+              let pem = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(setting: key, reason: "cannot read \(path)")
+        }
+        guard String(decoding: pem, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw ConfigurationError(setting: key, reason: "\(path) holds no PEM certificate")
+        }
+        return path
+    }
+
     /// `on` or `off` (case-insensitive); nil when unset or empty.
     package func onOff(_ key: String) throws(ConfigurationError) -> Bool? {
         guard let text = try string(key), !text.isEmpty else { return nil }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Foundation
 import Values
+import Webhook
 
 /// Options every command takes.
 struct CommonOptions: ParsableArguments {
@@ -21,11 +22,19 @@ struct CommonOptions: ParsableArguments {
     /// Loads the configuration, or ends the program with exit code 78 and the setting named.
     func loadConfiguration() throws -> NotifierConfiguration {
         do {
-            return try loader.load()
+            return try Self.load(loader)
         } catch {
             Console.error("sileme-notifier: \(error)")
             throw ExitCode(ExitStatus.configuration.rawValue)
         }
+    }
+
+    /// What `loader` reads, and what only a rendering can check: that the webhook body template
+    /// renders JSON (at start and at every reload, as the rest of the configuration).
+    static func load(_ loader: ConfigurationLoader) throws(ConfigurationError) -> NotifierConfiguration {
+        let configuration = try loader.load()
+        try WebhookBodyTemplate.check(configuration)
+        return configuration
     }
 }
 

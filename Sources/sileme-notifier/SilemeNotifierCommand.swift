@@ -148,7 +148,7 @@ extension RunCommand {
         try Console.exitOnFailure {
             let stop = StopSignal()
             let daemon = try Daemon(configuration: configuration, reloadConfiguration: { () throws(ConfigurationError) in
-                try loader.load()
+                try CommonOptions.load(loader)
             }, logger: logger, stop: stop)
             SignalHandlers.install(stop: stop, reload: daemon.requestReload)
             return daemon.run()

@@ -36,6 +36,48 @@ struct SecretsIntegrationTests {
         }
     }
 
+    /// Runs each of `runs` — (arguments, environment, expected exit status, what standard output
+    /// or error must show) — and checks both; the outputs to search, and each run's result.
+    static func run(_ runs: [([String], [String: String], Int32, String)]) throws
+        -> (outputs: [Output], results: [(name: String, result: NotifierProcess.Result, status: Int32)]) {
+        var outputs: [Output] = []
+        var results: [(name: String, result: NotifierProcess.Result, status: Int32)] = []
+        for (arguments, env, status, shows) in runs {
+            let name = arguments.joined(separator: " ")
+            let result = try NotifierProcess.run(arguments, environment: env)
+            #expect(result.status == status, "\(name): exit \(result.status), stderr \(result.stderr.suffix(400))")
+            #expect(result.stdout.contains(shows) || result.stderr.contains(shows), "\(name) shows \(shows)")
+            outputs += [Output(name: "\(name): stdout", text: result.stdout), Output(name: "\(name): stderr", text: result.stderr)]
+            results.append((name, result, status))
+        }
+        return (outputs, results)
+    }
+
+    /// Journal entries as one text, a `FIELD=value` line each.
+    static func text(_ entries: [[String: String]]) -> String {
+        entries.map { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "\n") }.joined(separator: "\n")
+    }
+
+    /// What the notifier stored and sent: the database dump and every delivered mail.
+    static func stored(_ db: TestDatabase, _ mail: Mailbox) throws -> [Output] {
+        [Output(name: "database dump", text: try db.dump())]
+            + (try mail.deliveries()).map { Output(name: "mail to \($0.recipient)", text: String(decoding: $0.raw, as: UTF8.self)) }
+    }
+
+    /// Expects no form of any of `secrets` in any of `outputs`; the number of checks made.
+    static func expectNoLeaks(_ outputs: [Output], _ secrets: [Secret]) -> Int {
+        var checks = 0
+        for output in outputs {
+            for secret in secrets {
+                for form in secret.forms {
+                    checks += 1
+                    #expect(!output.text.contains(form), "\(secret.name) (\(DebugText.literal(form, limit: 40))) in \(output.name)")
+                }
+            }
+        }
+        return checks
+    }
+
     static func token() -> String { String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16)).lowercased() }
 
     @Test("no command or mode shows the SMTP or database password: stdout, stderr, journal, mails, database")
@@ -110,16 +152,9 @@ struct SecretsIntegrationTests {
             (["report", "--from", "2026-01-10", "--to", "2026-01-13", "--user", failing, "--format", "json"], base, 0, "\"streaks\""),
             (["report", "--from", "2026-01-10", "--to", "2026-01-13"], with(["DATABASE_URL": "postgresql://postgres:\(encoded)@127.0.0.1:1/x"]), 69, "unreachable"),
         ]
-        var outputs: [Output] = []
-        var pids: [(name: String, pid: Int32, status: Int32)] = []
-        for (arguments, env, status, shows) in runs {
-            let name = arguments.joined(separator: " ")
-            let result = try NotifierProcess.run(arguments, environment: env)
-            #expect(result.status == status, "\(name): exit \(result.status), stderr \(result.stderr.suffix(400))")
-            #expect(result.stdout.contains(shows) || result.stderr.contains(shows), "\(name) shows \(shows)")
-            outputs += [Output(name: "\(name): stdout", text: result.stdout), Output(name: "\(name): stderr", text: result.stderr)]
-            pids.append((name, result.pid, status))
-        }
+        let ran = try Self.run(runs)
+        var outputs = ran.outputs
+        var pids = ran.results.map { (name: $0.name, pid: $0.result.pid, status: $0.status) }
 
         // The daemon: NOTIFY_TIME has passed today, so it catches today's run up at start (a user is
         // due today), then waits (STATUS=waiting) and stops on SIGTERM.
@@ -144,27 +179,86 @@ struct SecretsIntegrationTests {
                 if status == 75 || name == "daemon" {  // the runs that sent (or tried to send) mail
                     #expect(entries.count >= 2, "\(name) wrote its events to the journal")
                 }
-                outputs.append(Output(name: "\(name): journal", text: entries.map { $0.map { "\($0.key)=\($0.value)" }.joined(separator: "\n") }
-                    .joined(separator: "\n")))
+                outputs.append(Output(name: "\(name): journal", text: Self.text(entries)))
             }
         }
         // What the notifier stored and sent.
-        outputs.append(Output(name: "database dump", text: try db.dump()))
-        for delivery in try mail.deliveries() { outputs.append(Output(name: "mail to \(delivery.recipient)", text: String(decoding: delivery.raw, as: UTF8.self))) }
+        outputs += try Self.stored(db, mail)
         #expect(Set(try mail.deliveries().map(\.recipient)) == [mail.address("zhang"), mail.address("today")], "mails were sent")
 
-        var checks = 0
-        for output in outputs {
-            for secret in secrets {
-                for form in secret.forms {
-                    checks += 1
-                    let leaked = output.text.contains(form)
-                    #expect(!leaked, "\(secret.name) (\(DebugText.literal(form, limit: 40))) in \(output.name)")
-                }
-            }
-        }
+        let checks = Self.expectNoLeaks(outputs, secrets)
         print("Secrets: \(runs.count + 1) runs, \(outputs.count) outputs grepped for \(secrets.count) secrets in "
               + "\(secrets.map(\.forms.count).reduce(0, +)) forms (\(checks) checks)")
+    }
+
+    @Test("the webhook secret and the key in WEBHOOK_URL: never shown by any command or refusal, given directly, as a file or a credential")
+    func webhookSecret() throws {
+        let environment = try TestEnvironment.require()
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let token = Self.token(), urlToken = Self.token(), userToken = Self.token()
+        let key = Data("\(token)\(token)".utf8).base64EncodedString()  // 32 bytes
+        let webhookSecret = "whsec_" + key
+        let url = "https://bot:pw\(userToken)@hooks.example.com/sileme?key=\(urlToken)"
+        let secrets = [
+            Secret("webhook secret", value: webhookSecret, token: token),
+            Secret("webhook key", value: key, token: String(key.prefix(24))),
+            Secret("key in WEBHOOK_URL", value: url, token: urlToken),
+            Secret("password in WEBHOOK_URL", value: "pw\(userToken)", token: userToken),
+        ]
+        let base = try NotifierProcess.environment(database: db, ["WEBHOOK_URL": url, "WEBHOOK_SECRET": webhookSecret])
+        func with(_ changes: [String: String?]) -> [String: String] {
+            var values = base
+            for (key, value) in changes { values[key] = value }
+            return values
+        }
+        try db.addUser(name: "张三", email: mail.address("webhook-zhang"), checkIns: ["2026-01-10"])
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("webhook-secrets-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "\(webhookSecret)\n".write(to: folder.appendingPathComponent("webhook-secret"), atomically: true, encoding: .utf8)
+        let notJSON = folder.appendingPathComponent("body.mustache").path
+        try #"{"name": {{user_name}}, "key": "\#(urlToken)"}"#.write(toFile: notJSON, atomically: true, encoding: .utf8)
+        let broken = folder.appendingPathComponent("broken.mustache").path
+        try #"{"key": "\#(urlToken)", "name": "{{#user_name}}"}"#.write(toFile: broken, atomically: true, encoding: .utf8)
+        let configFile = folder.appendingPathComponent("notifier.conf").path
+        try "WEBHOOK_URL=\(url)\nWEBHOOK_SECRET=\(webhookSecret)\nWEBHOOK_TIMEOUT_SECONDS=soon\n"
+            .write(toFile: configFile, atomically: true, encoding: .utf8)
+        let fromCredential = with(["WEBHOOK_SECRET": nil, "CREDENTIALS_DIRECTORY": folder.path])
+        let fromFile = with(["WEBHOOK_SECRET": nil, "WEBHOOK_SECRET_FILE": folder.appendingPathComponent("webhook-secret").path])
+        let d = ["--date", "2026-01-13"]
+        // (arguments, environment, expected exit status, what stdout or stderr must show)
+        let runs: [([String], [String: String], Int32, String)] = [
+            (["migrate"], base, 0, "schema is current"),
+            (["check"], base, 0, "ok   mail server"),
+            (["check"], fromCredential, 0, "ok   mail server"),
+            (["--run-now", "--dry-run", "--format", "json"] + d, fromFile, 0, "\"decision\""),
+            (["--run-now"] + d, base, 0, "run finished for 2026-01-13: 1 sent"),
+            (["report", "--from", "2026-01-10", "--to", "2026-01-13"], base, 0, "Totals"),
+            (["retry", "--dry-run"] + d, base, 0, "would be sent again"),
+            (["check"], with(["WEBHOOK_SECRET": "whsec_\(token)!"]), 78, "WEBHOOK_SECRET"),
+            (["check"], with(["WEBHOOK_SECRET": "whsec_" + Data(token.utf8).base64EncodedString()]), 78, "WEBHOOK_SECRET"),
+            (["--run-now"] + d, with(["WEBHOOK_SECRET": nil, "WEBHOOK_SECRET_FILE": folder.path]), 78, "WEBHOOK_SECRET_FILE"),
+            (["--run-now"] + d, with(["WEBHOOK_URL": url.replacingOccurrences(of: "https:", with: "ftp:")]), 78, "WEBHOOK_URL"),
+            (["--run-now"] + d, with(["WEBHOOK_URL": url + " x"]), 78, "WEBHOOK_URL"),
+            (["--run-now"] + d, with(["WEBHOOK_URL": url + "\nX: 1"]), 78, "WEBHOOK_URL"),
+            (["--run-now"] + d, with(["WEBHOOK_SECRET": nil]), 78, "WEBHOOK_SECRET"),
+            (["--run-now"] + d, with(["WEBHOOK_BODY_TEMPLATE": notJSON]), 78, "WEBHOOK_BODY_TEMPLATE"),
+            (["--run-now"] + d, with(["WEBHOOK_BODY_TEMPLATE": broken]), 78, "WEBHOOK_BODY_TEMPLATE"),
+            (["--run-now"] + d, with(["USER_REMINDER": "on", "WEBHOOK_EVENTS": "checkin.alert"]), 78, "USER_REMINDER"),
+            ([], with(["WEBHOOK_EVENTS": "checkin.alarm"]), 78, "WEBHOOK_EVENTS"),
+            (["--run-now", "--config", configFile] + d, with(["WEBHOOK_URL": nil, "WEBHOOK_SECRET": nil]), 78, "WEBHOOK_TIMEOUT_SECONDS"),
+        ]
+        let ran = try Self.run(runs)
+        var outputs = ran.outputs
+        // The journal of the run that sent a mail.
+        if environment.journal, let sent = ran.results.first(where: { $0.name == (["--run-now"] + d).joined(separator: " ") }) {
+            outputs.append(Output(name: "\(sent.name): journal", text: Self.text(try JournalReader.entries(of: sent.result, minimum: 2))))
+        }
+        outputs += try Self.stored(db, mail)
+        #expect(try mail.deliveries().count == 1, "the mail was sent")
+        let checks = Self.expectNoLeaks(outputs, secrets)
+        print("Webhook secrets: \(runs.count) runs, \(outputs.count) outputs grepped for \(secrets.count) secrets (\(checks) checks)")
     }
 
     @Test("a malformed DATABASE_URL with a password: refused without quoting it")

@@ -71,8 +71,13 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         public let templatesIncomplete: String
         /// A template folder whose subject is not valid Mustache.
         public let templatesBroken: String
-        /// Credential folders whose `smtp-password` / `database-url` is a directory, empty, not UTF-8.
+        /// Credential folders whose `smtp-password` / `database-url` / `webhook-secret` is a
+        /// directory, empty, not UTF-8.
         public let credentials: [String: String]
+        /// A webhook body template that is not valid Mustache.
+        public let webhookTemplateBroken: String
+        /// A webhook body template that is valid Mustache but does not render JSON.
+        public let webhookTemplateNotJSON: String
 
         static func make() -> Fixtures {
             let base = FileManager.default.temporaryDirectory.appendingPathComponent("bad-settings-\(UUID().uuidString)").path
@@ -92,7 +97,7 @@ public struct BadSetting: Sendable, CustomStringConvertible {
             _ = file(broken + "/subject.mustache", Array("{{#user_name}}".utf8))
             _ = file(broken + "/body.txt.mustache", Array("x".utf8))
             var credentials: [String: String] = [:]
-            for name in ["smtp-password", "database-url"] {
+            for name in ["smtp-password", "database-url", "webhook-secret"] {
                 let asFolder = dir(base + "/cred-folder-\(name)")
                 _ = dir(asFolder + "/" + name)
                 credentials["\(name) folder"] = asFolder
@@ -107,7 +112,9 @@ public struct BadSetting: Sendable, CustomStringConvertible {
                 directory: base, notUTF8: file(base + "/not-utf8", [0xFF, 0xFE, 0x00, 0xC3, 0x28]),
                 empty: file(base + "/empty", []), folder: dir(base + "/folder"), missing: base + "/missing/file",
                 notPEM: file(base + "/not-pem.txt", Array("this is not a certificate\n".utf8)),
-                templatesIncomplete: incomplete, templatesBroken: broken, credentials: credentials)
+                templatesIncomplete: incomplete, templatesBroken: broken, credentials: credentials,
+                webhookTemplateBroken: file(base + "/webhook-broken.mustache", Array(#"{"n": "{{#user_name}}"}"#.utf8)),
+                webhookTemplateNotJSON: file(base + "/webhook-not-json.mustache", Array(#"{"n": {{user_name}}}"#.utf8)))
         }
     }
 
@@ -200,6 +207,33 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("INTRODUCE_CONTACTS", .invalid, ["yes", "true", "1", "of"])
         cases += each("ALL_CLEAR_POLL_SECONDS", .wrongType, ["soon", "30s"])
         cases += each("ALL_CLEAR_POLL_SECONDS", .outOfRange, ["0", "0.5", "3601", "-30"])
+        cases += each("WEBHOOK_URL", .invalid, ["ftp://hooks.example.com/x", "hooks.example.com/x", "https:///x", "https://a b/x",
+                                                "https://hooks.example.com:70000/x"])
+        cases += each("WEBHOOK_URL", .wrongType, ["https://hooks.example.com/x\nX-Evil: 1"])
+        cases.append(BadSetting("WEBHOOK_SECRET", .missing, ["WEBHOOK_URL": "https://hooks.example.com/x"],
+                                unset: ["WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "CREDENTIALS_DIRECTORY"]))
+        cases += each("WEBHOOK_SECRET", .invalid, ["not base64!", "whsec_c2hvcnQ=", "whsec_"], unset: ["WEBHOOK_SECRET_FILE"])
+        for path in [f.missing, f.folder, f.empty, f.notUTF8, f.notPEM] {
+            cases.append(BadSetting("WEBHOOK_SECRET_FILE", path == f.notPEM ? .invalid : .unreadableFile, ["WEBHOOK_SECRET_FILE": path],
+                                    unset: ["WEBHOOK_SECRET"]))
+        }
+        for what in ["folder", "empty", "not UTF-8"] {
+            cases.append(BadSetting("credential webhook-secret", .unreadableFile, ["CREDENTIALS_DIRECTORY": f.credentials["webhook-secret \(what)"]!],
+                                    unset: ["WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE",
+                                            "DATABASE_URL", "DATABASE_URL_FILE"]))
+        }
+        cases += each("WEBHOOK_CA_FILE", .unreadableFile, [f.missing])
+        cases += each("WEBHOOK_CA_FILE", .wrongType, [f.folder, f.notPEM])
+        cases += each("WEBHOOK_TIMEOUT_SECONDS", .wrongType, ["ten", "1.5", "10s"])
+        cases += each("WEBHOOK_TIMEOUT_SECONDS", .outOfRange, ["0", "301", "-1"])
+        cases += each("WEBHOOK_EVENTS", .invalid, ["checkin.alarm", "ping", "alert", "checkin.alert,,checkin.reminder"])
+        cases += each("WEBHOOK_BODY_TEMPLATE", .unreadableFile, [f.missing, f.folder, f.notUTF8])
+        cases += each("WEBHOOK_BODY_TEMPLATE", .invalid, [f.webhookTemplateBroken, f.empty])
+        // Tried for JSON where the channel is on.
+        cases.append(BadSetting("WEBHOOK_BODY_TEMPLATE", .invalid, ["WEBHOOK_BODY_TEMPLATE": f.webhookTemplateNotJSON,
+                                                                    "WEBHOOK_URL": "https://hooks.example.com/x",
+                                                                    "WEBHOOK_SECRET": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"]))
+        cases += each("USER_REMINDER", .invalid, ["yes", "1", "on"])
         cases += each("MAIL_TRANSPORT", .invalid, ["sendmail", "smtps", "file"])
         cases.append(BadSetting("OUTBOX_DIR", .missing, ["MAIL_TRANSPORT": "outbox"], unset: ["OUTBOX_DIR"]))
         cases += each("OUTBOX_DIR", .unreadableFile, [f.missing, f.notPEM])

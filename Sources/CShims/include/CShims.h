@@ -38,6 +38,25 @@ CURLcode sileme_curl_set_write_discard(CURL *handle);
 /// spelled CURLOPT_MAIL_RCPT_ALLLOWFAILS before 8.2. Returns CURLE_UNKNOWN_OPTION when absent.
 CURLcode sileme_curl_set_rcpt_allow_fails(CURL *handle, long value);
 
+/// Signature of the response body and response header callbacks (same as CURLOPT_WRITEFUNCTION
+/// and CURLOPT_HEADERFUNCTION).
+typedef size_t (*sileme_write_callback)(char *data, size_t size, size_t count, void *userdata);
+
+/// Installs a callback that receives the response body (instead of curl's default: stdout).
+CURLcode sileme_curl_set_write_callback(CURL *handle, sileme_write_callback callback, void *userdata);
+/// Installs a callback that receives each response header line (status line included).
+CURLcode sileme_curl_set_header_callback(CURL *handle, sileme_write_callback callback, void *userdata);
+
+/// libcurl's process-wide setup, exactly once however many threads call it: SIGPIPE ignored (a
+/// server closing the connection mid-write must not kill the process), then curl_global_init.
+/// Returns CURLE_OK when libcurl is usable.
+CURLcode sileme_curl_runtime_init(void);
+
+/// Runs `easy`'s transfer inside `multi` until it ends, driving it at least every `poll_ms`
+/// milliseconds so that the progress callback runs that often even while the server is silent.
+/// Returns the transfer's result (CURLE_FAILED_INIT when the multi interface itself failed).
+CURLcode sileme_curl_multi_run(CURLM *multi, CURL *easy, int poll_ms);
+
 /// `CURLUSESSL_ALL` as the `long` that curl 7.88 expects.
 long sileme_curl_usessl_all(void);
 

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Config
 @testable import Mail
+@testable import Webhook
 
 /// Issue 6's configuration matrix at the loader: every setting the loader knows given a wrong type,
 /// an out-of-range or otherwise invalid value, a typo of its key in the file, and missing or
@@ -18,7 +19,7 @@ struct ConfigurationMatrixTests {
     static let ranged = ["SMTP_PORT", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
                          "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT", "NOTIFY_TIME", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
                          "RETRY_LATER_SECONDS", "CLAIM_LEASE_SECONDS", "RETENTION_DAYS", "FOLLOW_UP_DAYS",
-                         "ALL_CLEAR_POLL_SECONDS"]
+                         "ALL_CLEAR_POLL_SECONDS", "WEBHOOK_TIMEOUT_SECONDS"]
 
     /// What a run checks before it touches anything: the configuration, what sending needs, the
     /// templates and the sender. Nil when all of it passes.
@@ -27,6 +28,7 @@ struct ConfigurationMatrixTests {
             let configuration = try ConfigurationLoader(environment: environment, filePath: file).load()
             try ConfigurationLoader.validateForSending(configuration)
             _ = try MailComposer(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
+            try WebhookBodyTemplate.check(configuration)
             return nil
         } catch {
             return error
@@ -40,10 +42,11 @@ struct ConfigurationMatrixTests {
             #expect(Self.cases.contains { $0.setting == BadSetting.typo(key) && $0.kind == .unknownKey }, "a typo of \(key)")
         }
         for key in Self.ranged { #expect(Self.cases.contains { $0.setting == key && $0.kind == .outOfRange }, "out of range: \(key)") }
-        for setting in ["DATABASE_URL_FILE", "SMTP_PASSWORD_FILE", "credential smtp-password", "credential database-url"] {
+        for setting in ["DATABASE_URL_FILE", "SMTP_PASSWORD_FILE", "credential smtp-password", "credential database-url",
+                        "WEBHOOK_SECRET_FILE", "credential webhook-secret"] {
             #expect(Self.cases.filter { $0.setting == setting && $0.kind == .unreadableFile }.count >= 3, "unreadable: \(setting)")
         }
-        print("Configuration matrix: \(Self.cases.count) cases over \(ConfigurationLoader.knownKeys.count) settings and 2 credentials "
+        print("Configuration matrix: \(Self.cases.count) cases over \(ConfigurationLoader.knownKeys.count) settings and 3 credentials "
               + "(\(Self.cases.filter { !$0.fileOnly }.count) from the environment, \(Self.cases.filter { !$0.environmentOnly }.count) "
               + "from the file)")
     }

@@ -1,0 +1,21 @@
+/// The type of a webhook event, as the `type` field of its JSON body names it.
+///
+/// A value type of its own (not nested in the webhook's event) because the configuration reads
+/// `WEBHOOK_EVENTS` into a set of these before any webhook code runs.
+public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// The user missed the threshold: the contacts are told (the alert mail's twin).
+    case alert = "checkin.alert"
+    /// The user checked in after an alert of the streak was accepted.
+    case allClear = "checkin.all_clear"
+    /// The streak is still open some days after its alert.
+    case followUp = "checkin.follow_up"
+    /// The first missed day: for the app to remind the user to check in (webhook only).
+    case reminder = "checkin.reminder"
+    /// A contact address seen for the first time.
+    case introduction = "contact.introduction"
+    /// A signed test event (`check`): never filtered, never about a user.
+    case ping
+
+    /// The types a run may send, which `WEBHOOK_EVENTS` chooses from (every type but `ping`).
+    public static let selectable: [WebhookEventType] = allCases.filter { $0 != .ping }
+}

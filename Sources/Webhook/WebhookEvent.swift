@@ -1,0 +1,160 @@
+import Foundation
+import Output
+import Values
+
+/// One event of the webhook channel: what happened (`type`), its `webhook-id`, when it happened,
+/// and the facts about the user it concerns.
+///
+/// Its JSON body (`jsonBody`) is the same bytes every time it is built from the same values, so a
+/// retry sends what the first attempt sent; only the `webhook-timestamp` header and so the
+/// signature change between attempts.
+public struct WebhookEvent: Sendable, Equatable {
+    /// What happened.
+    public let type: WebhookEventType
+    /// The `webhook-id`: chosen by the caller, the same on every attempt of this event (the
+    /// receiver de-duplicates by it). Letters, digits and `. _ : -`, at most `maximumIDLength`.
+    public let id: String
+    /// When the event happened (the body's `timestamp`; not the time of an attempt).
+    public let timestamp: Date
+    /// The facts about the user; nil only for a `ping`.
+    public let payload: Payload?
+
+    /// The longest `id` accepted.
+    public static let maximumIDLength = 128
+
+    /// An event of `type` about `payload`. Throws when `id` is not a valid `webhook-id`.
+    public init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload) throws(InvalidID) {
+        try self.init(type: type, id: id, timestamp: timestamp, payload: Optional(payload))
+    }
+
+    /// The signed test event `check` sends: `type` `ping`, `data` holding the notifier's version.
+    public static func ping(id: String, timestamp: Date) throws(InvalidID) -> WebhookEvent {
+        try WebhookEvent(type: .ping, id: id, timestamp: timestamp, payload: nil)
+    }
+
+    private init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload?) throws(InvalidID) {
+        guard Self.isValidID(id) else { throw InvalidID(length: id.utf8.count) }
+        self.type = type
+        self.id = id
+        self.timestamp = timestamp
+        self.payload = payload
+    }
+
+    /// Whether `id` can be a `webhook-id`: 1 to `maximumIDLength` of `A–Z a–z 0–9 . _ : -`
+    /// (safe in a header, a log line and a file name).
+    public static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= maximumIDLength && id.utf8.allSatisfy { byte in
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+                || byte == 0x2E || byte == 0x5F || byte == 0x3A || byte == 0x2D
+        }
+    }
+
+    /// An id that is not a valid `webhook-id` (see `WebhookEvent.isValidID`).
+    public struct InvalidID: Error, Sendable, CustomStringConvertible {
+        /// The id's length in bytes.
+        public let length: Int
+
+        public var description: String {
+            "invalid webhook-id (\(length) bytes): 1 to \(WebhookEvent.maximumIDLength) letters, digits, '.', '_', ':' or '-'"
+        }
+    }
+}
+
+extension WebhookEvent {
+    /// The facts of an event about a user: the body's `data` object.
+    public struct Payload: Sendable, Equatable {
+        /// `user_id`: the user's id (a UUID as text).
+        public var userID: String
+        /// `user_name`: the user's name as the app holds it.
+        public var userName: String
+        /// `run_date`: the day of the run that sent the event, in the service zone.
+        public var runDate: CalendarDate
+        /// `last_check_in_date`: the user's last check-in day; `null` when there was none.
+        public var lastCheckInDate: CalendarDate?
+        /// `miss_days`: days missed since the last check-in as of `runDate`.
+        public var missDays: Int
+        /// `contacts`: the user's emergency contacts, by position.
+        public var contacts: [Contact]
+        /// `paused_until`: the day a pause the user had set ended (an alert after a pause).
+        public var pausedUntil: CalendarDate?
+        /// `alert_date`: the day the contacts are told if the user does not check in (a reminder).
+        public var alertDate: CalendarDate?
+        /// `alert_message_id`: the `Message-ID` of the alert mail this event follows (an all-clear
+        /// or a follow-up).
+        public var alertMessageID: String?
+        /// `checked_in_at`: when the user checked in (an all-clear).
+        public var checkedInAt: Date?
+        /// `contact`: the contact the event is about (an introduction).
+        public var contact: Contact?
+
+        /// The facts every event about a user has; the optional ones start out absent.
+        public init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
+                    missDays: Int, contacts: [Contact]) {
+            self.userID = userID
+            self.userName = userName
+            self.runDate = runDate
+            self.lastCheckInDate = lastCheckInDate
+            self.missDays = missDays
+            self.contacts = contacts
+        }
+    }
+
+    /// An emergency contact: `{"email", "position"}`.
+    public struct Contact: Sendable, Equatable {
+        /// The contact's address.
+        public var email: String
+        /// Its place in the user's list, from 1.
+        public var position: Int
+
+        /// A contact at `position`.
+        public init(email: String, position: Int) {
+            self.email = email
+            self.position = position
+        }
+    }
+}
+
+extension WebhookEvent {
+    /// The request body: `{"type","timestamp","data"}` in that order, `data`'s keys in the order
+    /// `Payload` lists them (absent optional facts left out, `last_check_in_date` `null` when
+    /// there was none), strings escaped as `Escaping.json` does, no white space.
+    public var jsonBody: String {
+        "{\"type\":\(Escaping.json(type.rawValue)),\"timestamp\":\(Escaping.json(Self.rfc3339(timestamp))),\"data\":\(dataJSON)}"
+    }
+
+    /// The body's `data` object as JSON.
+    public var dataJSON: String {
+        guard let payload else { return "{\"notifier_version\":\(Escaping.json(NotifierVersion.current))}" }
+        var fields = [
+            ("user_id", Escaping.json(payload.userID)),
+            ("user_name", Escaping.json(payload.userName)),
+            ("run_date", Escaping.json(payload.runDate.description)),
+            ("last_check_in_date", payload.lastCheckInDate.map { Escaping.json($0.description) } ?? "null"),
+            ("miss_days", String(payload.missDays)),
+            ("contacts", Self.json(payload.contacts)),
+        ]
+        if let date = payload.pausedUntil { fields.append(("paused_until", Escaping.json(date.description))) }
+        if let date = payload.alertDate { fields.append(("alert_date", Escaping.json(date.description))) }
+        if let id = payload.alertMessageID { fields.append(("alert_message_id", Escaping.json(id))) }
+        if let time = payload.checkedInAt { fields.append(("checked_in_at", Escaping.json(Self.rfc3339(time)))) }
+        if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// `[{"email","position"},…]`.
+    static func json(_ contacts: [Contact]) -> String { "[" + contacts.map(json).joined(separator: ",") + "]" }
+
+    /// `{"email","position"}`.
+    static func json(_ contact: Contact) -> String {
+        "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)}"
+    }
+
+    /// `date` in RFC 3339 UTC to the second, e.g. `2026-01-13T01:00:00Z` (the fraction truncated).
+    public static func rfc3339(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86400)
+        let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86400) : (days, secondOfDay)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(CalendarDate(dayNumber: day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
+    }
+}

@@ -1,0 +1,245 @@
+import CCurl
+import CShims
+import Config
+import Foundation
+import Values
+
+/// POSTs signed webhook events to `WEBHOOK_URL` through libcurl, reusing one connection for every
+/// event while the endpoint keeps it open.
+///
+/// Each request carries `Content-Type: application/json`, `User-Agent: sileme-notifier/<version>`
+/// and the Standard Webhooks headers `webhook-id`, `webhook-timestamp` (the time of this attempt)
+/// and `webhook-signature`. TLS is always verified (against `WEBHOOK_CA_FILE` when set), redirects
+/// are never followed, and `WEBHOOK_TIMEOUT_SECONDS` bounds both the connect and the whole request.
+/// No reason it returns holds the signing key, the URL's userinfo or its query.
+///
+/// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
+public final class WebhookTransport {
+    private let handle: UnsafeMutableRawPointer
+    /// The multi handle each request runs in (its connection cache keeps the connection between
+    /// requests), so that the transfer loop can look at the stop signal every 100 ms.
+    private let multi: UnsafeMutableRawPointer
+    private let signer: WebhookSigner
+    private let redactions: [String]
+    private let response = ResponseCapture()
+    private let waiting = WaitHook()
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    /// Called from inside a request about once a second while libcurl waits for the endpoint (the
+    /// daemon can feed systemd's watchdog from it).
+    public var onWait: (@Sendable () -> Void)? {
+        get { waiting.action }
+        set { waiting.action = newValue }
+    }
+
+    /// The process's stop signal: once raised, a request still waiting for the endpoint after
+    /// `stopGrace` seconds is given up (a transient outcome: the receiver de-duplicates by
+    /// `webhook-id`, so sending it again later is safe even if it had arrived).
+    public var stop: StopSignal? {
+        get { waiting.stop }
+        set { waiting.stop = newValue }
+    }
+
+    /// How long a request in flight may go on after a stop.
+    public static let stopGrace: TimeInterval = 1.2
+
+    /// The `User-Agent` header.
+    public static let userAgent = "sileme-notifier/\(NotifierVersion.current)"
+
+    /// Prepares a handle for `settings`; nothing is connected until the first `send`.
+    public init(settings: WebhookSettings) throws(SetupError) {
+        guard sileme_curl_runtime_init() == CURLE_OK else { throw SetupError(message: "libcurl could not be initialised") }
+        guard let curl = curl_easy_init() else { throw SetupError(message: "libcurl could not create a handle") }
+        guard let multi = curl_multi_init() else {
+            curl_easy_cleanup(curl)
+            throw SetupError(message: "libcurl could not create a handle")
+        }
+        handle = curl
+        self.multi = multi
+        signer = WebhookSigner(key: settings.signingKey)
+        redactions = Self.sensitiveParts(of: settings.url.value)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        var rc = CURLE_OK
+        func set(_ option: CURLoption, _ value: Int) { if rc == CURLE_OK { rc = sileme_curl_setopt_long(curl, option, value) } }
+        func set(_ option: CURLoption, _ value: String) { if rc == CURLE_OK { rc = sileme_curl_setopt_string(curl, option, value) } }
+        set(CURLOPT_URL, settings.url.value)
+        set(CURLOPT_PROTOCOLS_STR, "http,https")
+        set(CURLOPT_NOSIGNAL, 1)
+        set(CURLOPT_POST, 1)
+        set(CURLOPT_FOLLOWLOCATION, 0)
+        set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        set(CURLOPT_TIMEOUT, settings.timeoutSeconds)
+        set(CURLOPT_SSL_VERIFYPEER, 1)
+        set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caFile { set(CURLOPT_CAINFO, ca) }
+        set(CURLOPT_USERAGENT, Self.userAgent)
+        if rc == CURLE_OK { rc = sileme_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer) }
+        if rc == CURLE_OK { rc = sileme_curl_set_write_callback(curl, Capture.callback, Unmanaged.passUnretained(response.body).toOpaque()) }
+        if rc == CURLE_OK { rc = sileme_curl_set_header_callback(curl, Capture.callback, Unmanaged.passUnretained(response.headers).toOpaque()) }
+        if rc == CURLE_OK {
+            rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
+                guard let userdata else { return 0 }
+                let hook = Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue()
+                hook.action?()
+                // Non-zero gives the request up (CURLE_ABORTED_BY_CALLBACK).
+                return (hook.stop?.secondsSinceStop ?? 0) >= WebhookTransport.stopGrace ? 1 : 0
+            }, Unmanaged.passUnretained(waiting).toOpaque())
+        }
+        guard rc == CURLE_OK else {
+            let message = String(cString: curl_easy_strerror(rc))
+            curl_easy_cleanup(curl)
+            curl_multi_cleanup(multi)
+            errorBuffer.deallocate()
+            throw SetupError(message: "libcurl rejected an option: \(message)")
+        }
+    }
+
+    deinit {
+        curl_multi_cleanup(multi)
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// Sends `event` with its body (`WebhookEvent.body(using:)`), signed for the time `now`.
+    public func send(_ event: WebhookEvent, using template: WebhookBodyTemplate? = nil, now: Date = Date()) -> Outcome {
+        send(id: event.id, body: event.body(using: template), now: now)
+    }
+
+    /// POSTs `body` as the event `id` (a valid `webhook-id`, see `WebhookEvent.isValidID`), with a
+    /// `webhook-timestamp` of `now` and the signature over both.
+    public func send(id: String, body: String, now: Date = Date()) -> Outcome {
+        guard WebhookEvent.isValidID(id) else {
+            return .permanent(status: 0, reason: WebhookEvent.InvalidID(length: id.utf8.count).description)
+        }
+        let timestamp = Int(now.timeIntervalSince1970.rounded(.down))
+        var headers: UnsafeMutablePointer<curl_slist>?
+        for line in ["Content-Type: application/json", "Expect:", "webhook-id: \(id)", "webhook-timestamp: \(timestamp)",
+                     "webhook-signature: \(signer.signature(id: id, timestamp: timestamp, body: body))"] {
+            headers = curl_slist_append(headers, line)
+        }
+        defer { curl_slist_free_all(headers) }
+        response.reset()
+        errorBuffer[0] = 0
+        let bytes = Array(body.utf8)
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headers)
+        _ = sileme_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+        // Copied by libcurl: the bytes need not outlive this call. Never a null pointer (an empty
+        // array has no address): libcurl would then read the body from standard input.
+        if bytes.isEmpty {
+            _ = sileme_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
+        } else {
+            _ = bytes.withUnsafeBufferPointer { sileme_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+        }
+        let code = sileme_curl_multi_run(multi, handle, 100)
+        _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
+        var status = 0
+        _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        let detail = code == CURLE_ABORTED_BY_CALLBACK
+            ? "given up: the process was stopped before the endpoint answered" : String(cString: errorBuffer)
+        let outcome = Outcome.classify(
+            curlCode: Int(code.rawValue), curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
+            status: status, retryAfter: response.headers.value("Retry-After"), body: response.body.bytes, now: now)
+        return redacted(outcome)
+    }
+
+    /// `outcome` with every sensitive part of the URL taken out of its reason.
+    private func redacted(_ outcome: Outcome) -> Outcome {
+        switch outcome {
+        case .delivered: outcome
+        case .transient(let reason, let retryAfter): .transient(reason: Self.redact(reason, redactions), retryAfter: retryAfter)
+        case .permanent(let status, let reason): .permanent(status: status, reason: Self.redact(reason, redactions))
+        }
+    }
+
+    /// `text` with each of `parts` replaced by `<redacted>`.
+    static func redact(_ text: String, _ parts: [String]) -> String {
+        parts.reduce(text) { $0.replacingOccurrences(of: $1, with: "<redacted>") }
+    }
+
+    /// What of `url` must never show: its userinfo and query (whole, and each user, password and
+    /// query value of 3 characters or more, as written and percent-decoded), longest first.
+    static func sensitiveParts(of url: String) -> [String] {
+        guard let parts = URLComponents(string: url) else { return [url] }
+        var secrets = [parts.percentEncodedUser, parts.percentEncodedPassword, parts.user, parts.password,
+                       parts.percentEncodedQuery, parts.query, parts.percentEncodedFragment]
+        for item in parts.queryItems ?? [] { secrets.append(item.value) }
+        for item in parts.percentEncodedQueryItems ?? [] { secrets.append(item.value) }
+        let sensitive = Set(secrets.compactMap { $0 }.filter { $0.count >= 3 })
+        return [url] + sensitive.sorted { $0.count > $1.count }
+    }
+
+    /// Why a transport could not be made (libcurl itself failed).
+    public struct SetupError: Error, Sendable, CustomStringConvertible {
+        /// What failed.
+        public let message: String
+        public var description: String { "webhook: \(message)" }
+    }
+}
+
+extension WebhookEvent {
+    /// The body to send: `template`'s rendering when there is one, else `jsonBody`.
+    public func body(using template: WebhookBodyTemplate?) -> String { template?.render(self) ?? jsonBody }
+}
+
+/// What the progress callback calls and hears (set by the owner of the transport, read on its thread).
+private final class WaitHook {
+    var action: (@Sendable () -> Void)?
+    var stop: StopSignal?
+}
+
+/// What libcurl hands over of a response, one piece at a time (the body in chunks, the headers a
+/// line per call): `callback` is both the write and the header callback, each with its capture.
+private class Capture {
+    /// Passes each piece to the capture `userdata` points at; takes it all.
+    static let callback: sileme_write_callback = { data, size, count, userdata in
+        guard let userdata else { return 0 }
+        Unmanaged<Capture>.fromOpaque(userdata).takeUnretainedValue().append(UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
+    }
+
+    func append(_ data: UnsafeRawBufferPointer) {}
+}
+
+/// The start of the response body (the rest is read and dropped).
+private final class BodyCapture: Capture {
+    /// How much of the body is kept.
+    static let limit = 4096
+    private(set) var bytes: [UInt8] = []
+
+    func reset() { bytes.removeAll(keepingCapacity: true) }
+
+    override func append(_ data: UnsafeRawBufferPointer) {
+        let room = Self.limit - bytes.count
+        if room > 0 { bytes.append(contentsOf: data.prefix(room)) }
+    }
+}
+
+/// The header lines of the last response (after a `100 Continue`, those of the final one).
+private final class HeaderCapture: Capture {
+    private var lines: [String] = []
+
+    func reset() { lines.removeAll(keepingCapacity: true) }
+
+    override func append(_ data: UnsafeRawBufferPointer) {
+        let line = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") { lines.removeAll(keepingCapacity: true) }
+        if lines.count < 200 { lines.append(String(line.prefix(1000))) }
+    }
+
+    /// The value of the last header `name` (case-insensitive), trimmed.
+    func value(_ name: String) -> String? {
+        let prefix = name.lowercased() + ":"
+        return lines.last { $0.lowercased().hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) }
+    }
+}
+
+/// The response of the current request.
+private struct ResponseCapture {
+    let body = BodyCapture()
+    let headers = HeaderCapture()
+
+    func reset() {
+        body.reset()
+        headers.reset()
+    }
+}
