@@ -18,11 +18,13 @@ package struct Lifecycle: Sendable {
     /// Where problems go.
     package let logger: Logger
 
-    /// How far back the all-clear sweep looks for accepted alerts whose user checked in since
-    /// (the queue covers every older streak): the due window, the follow-ups, and two days more.
-    package var sweepStart: CalendarDate {
-        runDate.adding(days: -(configuration.rule.thresholdDays + configuration.rule.catchUpDays + configuration.followUpDays + 2))
-    }
+    /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:
+    /// the alerts of today and yesterday (an alert accepted after the check-in came; the
+    /// check-in trigger's queue covers every other streak, whenever it ended).
+    package var sweepStart: CalendarDate { Self.sweepStart(runDate: runDate) }
+
+    /// `sweepStart` for `runDate`.
+    package static func sweepStart(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -1) }
 
     /// The jobs of `kinds` due now (only of `onlyUsers` when given), each validated: a row whose
     /// name or address is no longer usable is left out and logged (and an introduction to such an

@@ -169,16 +169,17 @@ public struct LifecycleStore: Sendable {
     /// (`known_contacts.state = 'pending'`) whose contact is still in force (a row of
     /// `emergency_contacts`, or `users.emergency_email` for a user without any) and whose user
     /// has checked in at least once (the first check-in is the user's consent), oldest first,
-    /// at most `limit`. Pairs no longer in force are marked `not_introduced`.
+    /// at most `limit`. Pairs no longer in force are marked `not_introduced` (unless `readOnly`:
+    /// the dry run).
     public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000,
-                                 onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute("""
+                                 onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
+        if !readOnly { try db.execute("""
             UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
             WHERE k.state = 'pending' AND NOT EXISTS (SELECT 1 FROM emergency_contacts e
                                                       WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact)
               AND (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
                    OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = k.user_id AND lower(btrim(u.emergency_email)) = k.contact))
-            """)
+            """) }
         return try db.execute("""
             SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date
             FROM known_contacts k

@@ -56,7 +56,17 @@ struct LifecycleIntegrationTests {
         // The history report lists the undeliverable contact.
         let report = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-14", "--format", "json"], environment: env)
         #expect(report.status == 0)
-        #expect(report.stdout.contains("undeliverable_contacts"), "\(report.stdout.prefix(600))")
+        let history = try #require(try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any])
+        let undeliverable = try #require(history["undeliverable_contacts"] as? [[String: Any]])
+        #expect(undeliverable.map { $0["email"] as? String } == [EmailMasking.mask(mail.address("perm550.second"))])
+        #expect((history["by_kind"] as? [[String: Any]])?.first?["sent"] as? Int == 2)
+        // The dry run lists the contacts an alert goes to.
+        try db.query("DELETE FROM notification_logs")
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json", "--full-emails"],
+                                          environment: env)
+        let users = try #require((try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]])
+        #expect((users.first?["contacts"] as? [[String: Any]])?.compactMap { $0["email"] as? String }
+                == [mail.address("first"), mail.address("perm550.second"), mail.address("third")])
     }
 
     @Test("a check-in while the daemon runs: each alerted contact gets one all-clear within 60 s, threaded under its alert")
@@ -111,6 +121,16 @@ struct LifecycleIntegrationTests {
         try db.checkIn(down, "2026-01-15")
         try db.checkIn(byHand, "2026-01-15")
         #expect(try db.query("SELECT count(*) FROM pending_all_clears").first?.first == "2", "the trigger queued both")
+        // The dry run shows them, per kind and contact, and writes nothing.
+        let before = try db.dump()
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-16", "--format", "json"], environment: env)
+        #expect(try db.dump() == before)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])
+        let messages = try #require(report["messages"] as? [[String: Any]])
+        #expect(messages.map { $0["kind"] as? String } == ["all_clear", "all_clear"])
+        #expect(Set(messages.compactMap { $0["email"] as? String }) == [EmailMasking.mask(mail.address("down")),
+                                                                        EmailMasking.mask(mail.address("byhand"))])
+        #expect((report["messages_summary"] as? [String: Int]) == ["alert": 0, "all_clear": 2, "follow_up": 0, "introduction": 0])
         // --run-now (any date) answers the queue.
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-16"], environment: env).status == 0)
         #expect(try mail.deliveries().count == 4)

@@ -2,16 +2,22 @@ import Foundation
 import Output
 import Rule
 import Store
+import Values
 
 /// The dry-run report as one JSON object (docs/interfaces.md), streamed: `run_date`, `time_zone`,
 /// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user, with
-/// `superseded_by`, `paused_until` and `ignored_future_check_in` where they apply) and `summary`
-/// (the first five decisions always, `superseded` and `paused` when counted), and
+/// `superseded_by`, `paused_until` and `ignored_future_check_in` where they apply, and the
+/// `contacts` a `send` goes to), `messages` (the all-clears, follow-ups, introductions and
+/// unfinished alerts a run would send now), `summary` (every decision, 0 included),
+/// `messages_summary` (messages per kind, the alerts counted per contact) and
 /// `future_check_ins_ignored` (users with a check-in dated after `D + 1`).
 public final class JSONReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
     private var first = true
+    private var alerts = 0
+    private var messageCounts = "{}"
+    private var lifecycleWritten = false
 
     /// Writes to `output`, masking emails unless `fullEmails`.
     public init(output: TextOutput, fullEmails: Bool) {
@@ -36,13 +42,39 @@ public final class JSONReportWriter: ReportSink {
         if let newer = row.newerAccount { object += ",\"superseded_by\":\(Escaping.json(newer))" }
         if let paused = row.pausedUntil { object += ",\"paused_until\":\(Escaping.json(paused.description))" }
         if let future = row.ignoredFutureCheckIn { object += ",\"ignored_future_check_in\":\(Escaping.json(future.description))" }
+        if row.decision == .send {
+            object += ",\"contacts\":[" + row.contacts.map {
+                "{\"email\":\(Escaping.json(fullEmails ? $0.address : EmailMasking.mask($0.address))),\"position\":\($0.position)}"
+            }.joined(separator: ",") + "]"
+            alerts += row.contacts.count
+        }
         output.write(object + "}")
+    }
+
+    /// The other messages: a `messages` array (kind, user, contact, date, threaded alert) and
+    /// their counts per kind in `messages_summary`, every kind present.
+    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+        output.write("\n],\"messages\":[")
+        output.write(messages.map { due in
+            var object = "{\"kind\":\(Escaping.json(due.kind.rawValue)),\"user_id\":\(Escaping.json(due.userID)),"
+                + "\"email\":\(Escaping.json(fullEmails ? due.contact : EmailMasking.mask(due.contact)))"
+            if let date = due.notificationDate { object += ",\"notification_date\":\(Escaping.json(date.description))" }
+            if let reply = due.inReplyTo { object += ",\"in_reply_to\":\(Escaping.json("<\(reply)>"))" }
+            return object + "}"
+        }.joined(separator: ",\n"))
+        var perKind = Dictionary(grouping: messages, by: \.kind).mapValues(\.count)
+        perKind[.alert, default: 0] += alerts
+        messageCounts = "{" + DeliveryJob.Kind.allCases.map { "\(Escaping.json($0.rawValue)):\(perKind[$0] ?? 0)" }
+            .joined(separator: ",") + "}"
+        lifecycleWritten = true
     }
 
     public func end(_ counts: RunCounts) throws {
         // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
         let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
-        output.write("\n],\"summary\":{\(summary)},\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
+        if !lifecycleWritten { try lifecycle([]) }
+        output.write("\n],\"summary\":{\(summary)},\"messages_summary\":\(messageCounts),"
+                     + "\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
         output.flush()
     }
 }

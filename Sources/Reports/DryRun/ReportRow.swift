@@ -39,7 +39,19 @@ public struct ReportRow: Sendable, Equatable {
         pausedUntil = candidate.pausedUntil
         newerAccount = evaluation.supersededBy?.userID
         newerCheckIn = evaluation.supersededBy?.lastCheckIn
+        contacts = evaluation.contacts.map { Contact(address: $0.address.address, position: $0.position) }
     }
+
+    /// A valid contact in force.
+    public struct Contact: Sendable, Equatable {
+        /// The address.
+        public let address: String
+        /// Its position.
+        public let position: Int
+    }
+
+    /// The valid contacts in force: one alert each when the decision is `send`.
+    public let contacts: [Contact]
 
     /// What a reader should know besides the decision: the ignored future-dated check-in, and the
     /// end of a pause the missed days are counted from (the `superseded`/`paused` reason is the

@@ -7,6 +7,14 @@ public protocol ReportSink: AnyObject {
     func begin(_ header: ReportHeader) throws
     /// Called for each listed user, in query order.
     func row(_ row: ReportRow) throws
+    /// Called once after the rows with the other messages a run would send now (all-clears,
+    /// follow-ups, introductions, unfinished alerts), in the order a run sends them.
+    func lifecycle(_ messages: [LifecycleStore.Due]) throws
     /// Called once at the end with the counts of every decision.
     func end(_ counts: RunCounts) throws
+}
+
+extension ReportSink {
+    /// By default a report lists users only.
+    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {}
 }

@@ -44,6 +44,16 @@ public final class TableReportWriter: ReportSink {
         }
     }
 
+    /// The other messages a run would send now, one line each, after the users.
+    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+        guard !messages.isEmpty else { return }
+        output.write("Other messages a run would send now:\n")
+        for due in messages {
+            let date = due.notificationDate.map { " (alert of \($0))" } ?? ""
+            output.write("  \(due.kind.rawValue)  \(due.userID)  \(fullEmails ? Printable.text(due.contact) : EmailMasking.mask(due.contact))\(date)\n")
+        }
+    }
+
     public func end(_ counts: RunCounts) throws {
         let parts = counts.summarisedDecisions.map { "\($0.rawValue) \(counts.decisionCount($0))" }
         if counts.futureIgnored > 0 {
