@@ -57,6 +57,10 @@ public struct NotificationRun: Sendable {
             "notifier_version": "\(NotifierVersion.current)",
         ]) { $1 })
 
+        if configuration.webhook != nil {
+            logger.warning("WEBHOOK_URL is set, but this version does not send webhook events yet: only e-mail is sent",
+                           metadata: base)
+        }
         var counts = RunCounts()
         var jobs: [DeliveryJob] = []
         var skips: [SkippedUser] = []
