@@ -22,18 +22,35 @@ public struct RetryPlan: Sendable {
     public let entries: [Entry]
 
     /// Reads the plan (read-only).
-    public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger) throws -> RetryPlan {
+    /// Reads the plan for `kinds` (every kind when nil). An alert is re-attempted when the rule
+    /// still says `send` for its user (to the contacts in force now), or — when another contact of
+    /// the user got the streak's alert — when it was left unfinished (a transient failure or a
+    /// crashed claim, not a refusal) and its address is still a contact of the user;
+    /// an all-clear, a follow-up or an introduction whenever it is still owed.
+    public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
+                            kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration.databaseURL)
         try RowSecurity.verify(db)
         return try db.transaction(readOnly: true) {
-            let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds).retryTargets(db, runDate: runDate, userID: userID)
+            let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
+                .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)
             var decisions: [String: Decision] = [:]
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
                                       onlyUsers: Set(targets.map(\.userID)))
             if !targets.isEmpty {
                 try run.evaluate(db, includeStale: false) { candidate, evaluation in decisions[candidate.userID] = evaluation.decision }
             }
-            return RetryPlan(entries: targets.map { Entry(target: $0, decision: decisions[$0.userID]) })
+            return RetryPlan(entries: targets.map { target in
+                let decision = decisions[target.userID]
+                if target.kind != DeliveryJob.Kind.alert.rawValue {
+                    return Entry(target: target, decision: .send)
+                }
+                // Finished as an unfinished alert: not a refusal, and still a contact of the user.
+                if decision == .alreadyNotified && target.status != "failed" && target.contactInForce {
+                    return Entry(target: target, decision: .send)
+                }
+                return Entry(target: target, decision: decision)
+            })
         }
     }
 

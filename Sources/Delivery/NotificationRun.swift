@@ -23,10 +23,14 @@ public struct NotificationRun: Sendable {
     public let host: String
     /// Only these users (the `retry` command), or everyone when nil.
     public let onlyUsers: Set<String>?
+    /// Only these kinds of message (`retry --kind`), or every kind when nil.
+    public let onlyKinds: Set<DeliveryJob.Kind>?
 
     /// Creates a run for `runDate`.
     public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
-                host: String = ProcessInfo.processInfo.hostName, onlyUsers: Set<String>? = nil) {
+                host: String = ProcessInfo.processInfo.hostName, onlyUsers: Set<String>? = nil,
+                onlyKinds: Set<DeliveryJob.Kind>? = nil) {
+        self.onlyKinds = onlyKinds
         self.configuration = configuration
         self.runDate = runDate
         self.mode = mode
@@ -79,7 +83,7 @@ public struct NotificationRun: Sendable {
                     counts.count(evaluation.decision)
                     evaluated += 1
                     if evaluated % 1000 == 0 { control.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
-                    let alerts = configuration.rule.jobs(for: candidate, evaluation)
+                    let alerts = onlyKinds?.contains(.alert) == false ? [] : configuration.rule.jobs(for: candidate, evaluation)
                     if !alerts.isEmpty {
                         jobs += alerts
                         // A contact that is not a valid address beside valid ones: its own skipped row.
@@ -99,11 +103,12 @@ public struct NotificationRun: Sendable {
                 try store.recordSkips(db, skips, runDate: runDate, runID: runID)
                 if onlyUsers != nil {
                     // `retry`: failed mails of users still due are due again now (the claim takes them).
-                    try store.releaseForRetry(db, userIDs: jobs.map(\.userID), runDate: runDate)
+                    try store.releaseForRetry(db, userIDs: Array(onlyUsers ?? []), runDate: runDate,
+                                              kinds: onlyKinds.map { Array($0) })
                 }
                 // Introductions first (a new contact learns who named them before anything else),
                 // then the alerts, the all-clears and the follow-ups.
-                let around = try lifecycle.jobs(db, kinds: Set(DeliveryJob.Kind.allCases), onlyUsers: onlyUsers)
+                let around = try lifecycle.jobs(db, kinds: onlyKinds ?? Set(DeliveryJob.Kind.allCases), onlyUsers: onlyUsers)
                 jobs = around.filter { $0.kind == .introduction } + jobs + around.filter { $0.kind != .introduction }
             }
             if counts.futureIgnored > 0 {

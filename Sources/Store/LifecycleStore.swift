@@ -56,14 +56,21 @@ public struct LifecycleStore: Sendable {
     /// `latestTrusted` (an alert accepted after the check-in came, or a queue the trigger could
     /// not fill), one per alert and contact: each contact that got an accepted alert of the
     /// streak, unless its all-clear is sent, failed for good, in flight or waiting for its retry.
-    /// `onlyUsers` limits it (`retry`).
+    /// An all-clear whose row waits for a retry (or was left claimed by a crash) is due again when
+    /// its time comes, whether or not its queue entry is still there. `onlyUsers` limits it (`retry`).
     public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
                              onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute("""
             WITH q AS (
-                SELECT user_id, streak_after, check_in_date, checked_in_at FROM pending_all_clears
+                SELECT user_id, streak_after, check_in_date, checked_in_at, NULL::date AS only_date FROM pending_all_clears
                 UNION ALL
-                SELECT a.user_id, a.last_check_in_date, c.check_in_date, c.at
+                -- All-clears to finish: a retry or a crashed claim, answering its own alert only.
+                SELECT x.user_id, x.notification_date - 1, coalesce(x.event_at, now())::date, coalesce(x.event_at, now()),
+                       x.notification_date
+                FROM notification_logs x
+                WHERE x.status IN ('retry', 'sending') AND x.kind = 'all_clear' AND x.channel = 'email' AND NOT x.email_sent
+                UNION ALL
+                SELECT a.user_id, a.last_check_in_date, c.check_in_date, c.at, NULL
                 FROM notification_logs a
                 CROSS JOIN LATERAL (SELECT c.check_in_date, coalesce(c.check_in_time::timestamptz, now()) AS at
                                     FROM check_ins c
@@ -78,6 +85,7 @@ public struct LifecycleStore: Sendable {
             FROM q
             JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = 'email'
                                     AND a.email_sent AND a.notification_date > q.streak_after AND a.contact <> ''
+                                    AND (q.only_date IS NULL OR a.notification_date = q.only_date)
             JOIN users u ON u.id = a.user_id
             WHERE ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact"))
@@ -108,6 +116,10 @@ public struct LifecycleStore: Sendable {
               AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
               AND s.last_notified_date > n.last_check_in_date
               AND ($3::uuid[] IS NULL OR n.user_id = ANY($3::uuid[]))
+              -- Still a contact in force (the app may have corrected or removed it since).
+              AND (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id AND lower(btrim(e.email)) = n.contact)
+                   OR (NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id)
+                       AND lower(btrim(u.emergency_email)) = n.contact))
               AND ((n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now())) OR \(claimSQL.abandoned("n")))
             ORDER BY n.notification_date, n.user_id, n.contact
             """, [runDate.description, oldest.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in

@@ -347,29 +347,47 @@ public struct NotificationStore: Sendable {
     }
 
     /// The rows of `runDate` that the `retry` command re-attempts: permanent and transient failures
-    /// and claims whose process died — of one user, or of everyone.
-    public func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?) throws -> [RetryTarget] {
+    /// and claims whose process died — of one user, or of everyone; of `kinds`, or of every kind.
+    public func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?,
+                             kinds: [DeliveryJob.Kind]? = nil) throws -> [RetryTarget] {
         try db.execute("""
-            SELECT n.user_id::text, n.status, n.attempts, n.last_error, n.recipient_masked
+            SELECT n.user_id::text, n.status, n.attempts, n.last_error,
+                   coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END), n.kind,
+                   n.contact = '' OR EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id
+                                             AND lower(btrim(e.email)) = n.contact)
+                   OR (NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id)
+                       AND EXISTS (SELECT 1 FROM users u WHERE u.id = n.user_id AND lower(btrim(u.emergency_email)) = n.contact))
             FROM notification_logs n
             WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
               AND (n.status IN ('failed', 'retry')
                    OR \(claimSQL.abandoned("n")))
-            ORDER BY n.user_id
-            """, [runDate.description, userID]).rows.compactMap { row in
-                row.string(0).map { RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,
-                                                lastError: row.string(3), recipient: row.string(4)) }
+              AND ($3::text[] IS NULL OR n.kind = ANY($3::text[]))
+            ORDER BY n.user_id, n.kind, n.contact
+            """, [runDate.description, userID, kinds.map { PGArray.literal($0.map(\.rawValue)) }]).rows.compactMap { row in
+                row.string(0).map {
+                    var target = RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,
+                                             lastError: row.string(3), recipient: row.string(4).map(EmailMasking.mask))
+                    target.kind = row.string(5) ?? "alert"
+                    target.contactInForce = row.bool(6)
+                    return target
+                }
             }
     }
 
-    /// Makes failed rows of `userIDs` on `runDate` claimable now (`retry`, due immediately).
-    public func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate) throws {
+    /// Makes failed rows of `userIDs` on `runDate` claimable now (`retry`, due immediately) — of
+    /// `kinds`, or of every kind.
+    public func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate,
+                                kinds: [DeliveryJob.Kind]? = nil) throws {
         guard !userIDs.isEmpty else { return }
         try db.execute("""
             UPDATE notification_logs SET status = 'retry', next_attempt_at = now(), updated_at = now()
             WHERE notification_date = $1::date AND user_id = ANY($2::uuid[]) AND NOT email_sent
-              AND status IN ('failed', 'retry')
-            """, [runDate.description, PGArray.literal(userIDs)])
+              AND status IN ('failed', 'retry') AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
+              -- A refused alert of a streak another contact was told of stays refused.
+              AND NOT (kind = 'alert' AND status = 'failed'
+                       AND EXISTS (SELECT 1 FROM user_last_check_in s WHERE s.user_id = notification_logs.user_id
+                                   AND s.last_notified_date > notification_logs.last_check_in_date))
+            """, [runDate.description, PGArray.literal(userIDs), kinds.map { PGArray.literal($0.map(\.rawValue)) }])
     }
 
     /// Records alerts skipped for bad data (one statement for all of them): a whole user (contact

@@ -10,4 +10,9 @@ public struct RetryTarget: Sendable, Equatable {
     public let lastError: String?
     /// The masked contact address.
     public let recipient: String?
+    /// What the message is (`alert`, `all_clear`, `follow_up`, `introduction`).
+    public var kind: String = "alert"
+    /// Whether its contact is still one the user has in force (an alert to an address the app
+    /// corrected or removed since is not sent again).
+    public var contactInForce = true
 }

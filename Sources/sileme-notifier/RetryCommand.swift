@@ -3,6 +3,7 @@ import ArgumentParser
 import Delivery
 import Foundation
 import Output
+import Rule
 import Store
 import Values
 
@@ -21,6 +22,9 @@ struct RetryCommand: ParsableCommand {
     @Option(name: .long, help: "Only this user's notification.")
     var user: String?
 
+    @Option(name: .long, help: "Only messages of this kind: alert, all_clear, follow_up or introduction (repeatable; default: every kind).")
+    var kind: [String] = []
+
     @Flag(name: .long, help: "Show what would be retried; send and write nothing.")
     var dryRun = false
 
@@ -30,6 +34,9 @@ struct RetryCommand: ParsableCommand {
     func validate() throws {
         if let user, UUID(uuidString: user) == nil { throw ValidationError("--user must be a user id (UUID) (got \"\(user)\")") }
         if json && !dryRun { throw ValidationError("--json needs --dry-run") }
+        for name in kind where DeliveryJob.Kind(rawValue: name) == nil {
+            throw ValidationError("--kind must be alert, all_clear, follow_up or introduction (got \"\(name)\")")
+        }
     }
 
     func run() throws {
@@ -37,7 +44,9 @@ struct RetryCommand: ParsableCommand {
         let logger = LoggingSetup.bootstrap(interactive: true)
         let runDate = try dates.runDate(in: configuration.timeZone, sending: !dryRun)
         try Console.exitOnFailure {
-            let plan = try RetryPlan.make(configuration: configuration, runDate: runDate, userID: user?.lowercased(), logger: logger)
+            let kinds = kind.isEmpty ? nil : kind.compactMap(DeliveryJob.Kind.init(rawValue:))
+            let plan = try RetryPlan.make(configuration: configuration, runDate: runDate, userID: user?.lowercased(), logger: logger,
+                                          kinds: kinds)
             if dryRun {
                 let output = TextOutput()
                 output.write(json ? RetryPlanFormat.json(plan, runDate: runDate) : RetryPlanFormat.table(plan, runDate: runDate))
@@ -56,7 +65,7 @@ struct RetryCommand: ParsableCommand {
             }
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
-                                      onlyUsers: plan.usersToSend)
+                                      onlyUsers: plan.usersToSend, onlyKinds: kinds.map(Set.init))
             return try run.execute(control: RunControl(stop: stop)).exitStatus
         }
     }

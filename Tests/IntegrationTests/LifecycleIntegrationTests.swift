@@ -51,6 +51,14 @@ struct LifecycleIntegrationTests {
         // The next run and a retry: the streak was notified, nobody gets a second alert.
         #expect(try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env).status == 0)
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-14"], environment: env).status == 0)
+        let plan = try NotifierProcess.run(["retry", "--date", Self.date, "--dry-run", "--json"], environment: env)
+        let planned = try #require((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["retry"] as? [[String: Any]])
+        #expect(planned.map { [$0["kind"] as? String, $0["status"] as? String, $0["decision"] as? String] }
+                == [["alert", "failed", "already_notified"]], "the refusal is listed, not re-sent: another contact was told")
+        let onlyIntroductions = try NotifierProcess.run(["retry", "--date", Self.date, "--kind", "introduction", "--dry-run", "--json"],
+                                                        environment: env)
+        #expect(onlyIntroductions.stdout.contains("\"retry\":[]"))
+        #expect(try NotifierProcess.run(["retry", "--date", Self.date, "--kind", "bogus"], environment: env).status == 64)
         #expect(try NotifierProcess.run(["retry", "--date", Self.date], environment: env).status == 0)
         #expect(try mail.deliveries().count == 2)
         // The history report lists the undeliverable contact.
