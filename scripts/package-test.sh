@@ -163,6 +163,9 @@ for entry in \
     "-rw-r----- ./etc/sileme-notifier/notifier.conf" \
     "-rw-r--r-- ./usr/share/sileme-notifier/migrations/001_app_tables.sql" \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/body.txt.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/templates/all_clear.subject.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/templates/en/introduction.body.txt.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/migrations/010_lifecycle.sql" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/README.md" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/copyright" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/changelog.gz" \
