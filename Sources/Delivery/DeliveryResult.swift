@@ -24,6 +24,8 @@ package struct DeliveryResult: Sendable {
     package var consecutiveUnavailable = 0
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
     package var notStarted = 0
+    /// The rows of the accepted messages (their contacts are marked `ok` after the sends).
+    package var acceptedLogIDs: [Int64] = []
     /// Messages accepted, by kind.
     package var sentByKind: [DeliveryJob.Kind: Int] = [:]
     /// Messages failed (transiently, for good or with the server unavailable), by kind.

@@ -216,7 +216,7 @@ package struct Dispatcher {
         case .accepted:
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
                                             nextAttempt: nil, at: Date()))
-            result.withLock { $0.consecutiveUnavailable = 0 }
+            result.withLock { $0.consecutiveUnavailable = 0; $0.acceptedLogIDs.append(claim.logID) }
             logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(job.email.masked)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
                                                   "smtp_reply": "\(reply)"]) { $1 })

@@ -130,6 +130,7 @@ public struct NotificationRun: Sendable {
                 logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
                 control: control)
             delivery = dispatcher.deliver(jobs)
+            try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
             try? db.perform { try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue($0) }
         } catch {
             delivery.errors.append(error)
@@ -209,6 +210,7 @@ public struct NotificationRun: Sendable {
             logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
             control: control)
         let delivery = dispatcher.deliver(jobs)
+        try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue(db)
         if let error = delivery.errors.first { throw error }
         return (delivery.sent, delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable)

@@ -252,8 +252,9 @@ public struct NotificationStore: Sendable {
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
     /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`). Idempotent:
     /// writing the same outcomes again (after a broken connection) leaves sent rows and rows no
-    /// longer `sending` alone. The same statements keep `contact_status`: `ok` for a contact whose
-    /// mail was accepted, `undeliverable` for one refused as unknown (`RecordedOutcome.undeliverable`).
+    /// longer `sending` alone. The failures' statement marks a contact refused as unknown
+    /// `undeliverable` in `contact_status` (`RecordedOutcome.undeliverable`); `ok` is written after
+    /// the sends (`markContactsOK`), off this statement, which bounds the crash window.
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
@@ -271,7 +272,7 @@ public struct NotificationStore: Sendable {
                     FROM done WHERE done.kind = 'introduction' AND k.user_id = done.user_id AND k.contact = done.contact
                       AND k.state IN ('pending', 'existing')
                 )
-                \(Self.contactStatusUpsert(from: "done", status: "'ok'"))
+                SELECT count(*) FROM done
                 """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
                       PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
                       PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) })])
@@ -299,6 +300,20 @@ public struct NotificationStore: Sendable {
                       PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } }),
                       PGArray.literal(failed.map { String($0.undeliverable) })])
         }
+    }
+
+    /// Marks the contacts of the accepted rows `logIDs` `ok` in `contact_status` (one statement,
+    /// after a run's or a pass's sends): the app learns the address works, and a contact marked
+    /// undeliverable earlier is cleared by its next accepted mail.
+    public func markContactsOK(_ db: PGConnection, logIDs: [Int64]) throws {
+        guard !logIDs.isEmpty else { return }
+        try db.execute("""
+            WITH done AS (
+                SELECT n.user_id, n.contact, n.channel, n.last_reply AS reply FROM notification_logs n
+                WHERE n.id = ANY($1::bigint[]) AND n.email_sent
+            )
+            \(Self.contactStatusUpsert(from: "done", status: "'ok'"))
+            """, [PGArray.literal(logIDs.map(String.init))])
     }
 
     /// SQL: writes `status` to `contact_status` for the e-mail contacts of the rows `from` returns

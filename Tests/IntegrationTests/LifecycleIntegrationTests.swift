@@ -27,6 +27,17 @@ struct LifecycleIntegrationTests {
             """, [user])
     }
 
+    /// Starts the daemon with its daily run hours away and today's and yesterday's runs recorded
+    /// as done, so that all it does is the all-clear work.
+    static func startDaemonWithoutDailyRun(_ db: TestDatabase, _ environment: [String: String]) throws -> (Process, Pipe, Pipe) {
+        let fire = DaemonIntegrationTests.localTime(offset: 3 * 3600)
+        try DaemonIntegrationTests.completedRun(db, on: fire.date)
+        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
+        var env = environment
+        env["NOTIFY_TIME"] = fire.time
+        return try NotifierProcess.start([], environment: env)
+    }
+
     @Test("three contacts, one answering 550: the other two get one alert each, the refused one is undeliverable, nothing is resent")
     func threeContacts() throws {
         let db = try TestDatabase()
@@ -83,16 +94,11 @@ struct LifecycleIntegrationTests {
         let mail = try Mailbox()
         let user = try db.addUser(name: "李四", email: mail.address("unused"), checkIns: ["2026-01-10"])
         try Self.addContacts(db, user, [mail.address("a"), mail.address("b"), mail.address("perm550.c")])
-        var env = try NotifierProcess.environment(database: db, ["ALL_CLEAR_POLL_SECONDS": "1"])
+        let env = try NotifierProcess.environment(database: db, ["ALL_CLEAR_POLL_SECONDS": "1"])
         #expect(try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env).status == 75)
         let alerts = Dictionary(uniqueKeysWithValues: try mail.deliveries().map { ($0.recipient, $0.messageID) })
         #expect(alerts.count == 2)
-        // The daemon, with its daily run far from now (today's run is done).
-        let fire = DaemonIntegrationTests.localTime(offset: 3 * 3600)
-        try DaemonIntegrationTests.completedRun(db, on: fire.date)
-        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
-        env["NOTIFY_TIME"] = fire.time
-        let daemon = try NotifierProcess.start([], environment: env)
+        let daemon = try Self.startDaemonWithoutDailyRun(db, env)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: 2)
         #expect(try mail.deliveries().count == 2, "no all-clear before the check-in")
@@ -124,7 +130,7 @@ struct LifecycleIntegrationTests {
         let mail = try Mailbox()
         let down = try db.addUser(name: "王五", email: mail.address("down"), checkIns: ["2026-01-10"])
         let byHand = try db.addUser(name: "赵六", email: mail.address("byhand"), checkIns: ["2026-01-10"])
-        var env = try NotifierProcess.environment(database: db)
+        let env = try NotifierProcess.environment(database: db)
         #expect(try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env).status == 0)
         try db.checkIn(down, "2026-01-15")
         try db.checkIn(byHand, "2026-01-15")
@@ -146,11 +152,7 @@ struct LifecycleIntegrationTests {
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-18"], environment: env).status == 0)
         #expect(try mail.deliveries().count == 6, "a new streak, new alerts")
         try db.checkIn(down, "2026-01-19")
-        let fire = DaemonIntegrationTests.localTime(offset: 3 * 3600)
-        try DaemonIntegrationTests.completedRun(db, on: fire.date)
-        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
-        env["NOTIFY_TIME"] = fire.time
-        let daemon = try NotifierProcess.start([], environment: env)
+        let daemon = try Self.startDaemonWithoutDailyRun(db, env)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
         #expect(try DaemonIntegrationTests.eventually(30) { try mail.deliveries().count == 7 })
         kill(daemon.0.processIdentifier, SIGTERM)
