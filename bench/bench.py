@@ -8,7 +8,8 @@ of check-in history (about 95% checking in each day, about 3% currently missing 
 of those already notified) and, for the guards of docs/guards.md (`--guard-share`, default 1%
 each): users holding one check-in dated 2099-01-01, users with `paused_until` within 10 days
 either side of the run date, and superseded pairs (a silent old account and a newer one with the
-same contact and name that checks in) — and measures in one run, with medians of R repetitions:
+same contact and name that checks in), and `--contact-share` (default 30%) of the users with 1–3
+rows in `emergency_contacts` — and measures in one run, with medians of R repetitions:
 
   baseline       the design doc's per-user loop: one prepared query per user over one
                  connection (timed on a sample of users, extrapolated to N, as it says)
@@ -16,14 +17,16 @@ same contact and name that checks in) — and measures in one run, with medians 
                  alone and joined with users for the names and addresses a run needs
   due-set        sileme-notifier's due-set query alone (the range scans over user_last_check_in
                  and users.paused_until, as NotificationStore runs it; its plan is printed):
-                 ids and dates only (like for like with the aggregate), and with names and
-                 addresses (one users probe per due user: what the run executes)
+                 ids and dates only (like for like with the aggregate), and with names,
+                 addresses and contacts (one users probe per due user: what the run executes)
   dry run        `sileme-notifier --run-now --dry-run --format json`, process start to exit
-  run-now        a real `--run-now` sending the due mails to the local sink (mails per second)
+  run-now        a real `--run-now` sending the due mails to the local sink (mails per second):
+                 one alert per contact in force of every user to alert
   smtp bare      a bare SMTP load generator (C threads of smtplib, one connection each) to the
                  same sink, for the ceiling the sink allows
-  insert path    what the trigger costs the app: pgbench single-row check-in inserts with and
-                 without the trigger
+  insert path    what the triggers cost the app: pgbench single-row check-in inserts without
+                 the trigger, with it (the common case), and with it ending an alerted streak
+                 (the all-clear queue and NOTIFY); see InsertPath
 
 and the peak memory (max RSS) of the notifier process. Prints a table with ratios. It also checks
 its results (the dry run lists the due set; every real run sends exactly the mails the dry run
@@ -90,15 +93,17 @@ class Cluster:
 
 
 class Sink:
-    """The project's SMTP test server in plain mode, counting without storing."""
+    """The project's SMTP test server in plain mode, counting without storing (`store`: keeping
+    each message as a file too). Either way it records each accepted message in
+    `deliveries.jsonl`: recipients, Message-ID and its own acceptance time."""
 
-    def __init__(self, base):
+    def __init__(self, base, store=False):
         self.port = free_port()
         self.maildir = os.path.join(base, "maildir")
         os.makedirs(self.maildir)
         self.process = subprocess.Popen(
             ["/usr/bin/python3", os.path.join(ROOT, "scripts/testenv/smtp_server.py"), "--host", "127.0.0.1",
-             "--port", str(self.port), "--mode", "plain", "--maildir", self.maildir, "--no-store"],
+             "--port", str(self.port), "--mode", "plain", "--maildir", self.maildir] + ([] if store else ["--no-store"]),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
             try:
@@ -108,17 +113,26 @@ class Sink:
                 time.sleep(0.1)
         raise RuntimeError("SMTP sink did not start")
 
+    def deliveries(self):
+        """The accepted messages so far: one dict per message (see smtp_server.py)."""
+        path = os.path.join(self.maildir, "deliveries.jsonl")
+        if not os.path.exists(path):
+            return []
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.endswith("\n")]
+
     def stop(self):
         self.process.terminate()
         self.process.wait()
 
 
-def generate(conn, users, guard_share):
-    """N users with 30 days of history before RUN_DATE, and the guards' data (see the top)."""
+def generate(conn, users, guard_share, contact_share=0.0):
+    """N users with 30 days of history before RUN_DATE, the guards' data, and a `contact_share` of
+    the users with 1–3 rows in `emergency_contacts` (see the top)."""
     cur = conn.cursor()
-    # Bulk load: the trigger off (the summary is filled with one aggregate below, as migration 004
-    # does), the check-in indexes built after the load, and no WAL for a table truncated in the
-    # same transaction (wal_level = minimal).
+    # Bulk load: the triggers off (the summary is filled with one aggregate below, as migration 004
+    # does, and the known contacts as migration 010 does), the check-in indexes built after the
+    # load, and no WAL for a table truncated in the same transaction (wal_level = minimal).
     cur.execute("SET session_replication_role = replica")  # no per-row foreign-key or summary triggers
     cur.execute("TRUNCATE check_ins")
     cur.execute("ALTER TABLE check_ins DROP CONSTRAINT check_ins_user_id_check_in_date_key")
@@ -146,6 +160,27 @@ def generate(conn, users, guard_share):
                     (every,))
         cur.execute("""UPDATE users u SET paused_until = %s::date - 10 + ((s.g / %s) %% 21)
                        FROM shape s WHERE s.id = u.id AND s.g %% %s = 3""", (RUN_DATE, every, every))
+    # Several contacts: a `contact_share` of the users (random, twins included) have 1–3 rows in
+    # emergency_contacts, the first one the address of users.emergency_email, as the app would
+    # keep it; the others their own addresses.
+    if contact_share > 0:
+        cur.execute("""
+            INSERT INTO emergency_contacts (user_id, email, position, created_at)
+            SELECT s.id, CASE WHEN p = 1 THEN lower(btrim(u.emergency_email)) ELSE 'c' || s.g || '-' || p || '@bench.example' END,
+                   p, now()
+            FROM (SELECT id, g, 1 + (random() * 2.999)::int AS n FROM shape WHERE random() < %s) s
+            JOIN users u ON u.id = s.id
+            CROSS JOIN LATERAL generate_series(1, s.n) p
+            """, (contact_share,))
+    # What migration 010 does for the pairs that exist when it runs (the bulk load bypassed the
+    # triggers that record new pairs as pending): every pair known, as 'existing', not introduced.
+    cur.execute("""
+        INSERT INTO known_contacts (user_id, contact, state)
+        SELECT id, lower(btrim(emergency_email)), 'existing' FROM users
+        WHERE emergency_email IS NOT NULL AND btrim(emergency_email) <> ''
+        UNION
+        SELECT user_id, lower(btrim(email)), 'existing' FROM emergency_contacts WHERE btrim(email) <> ''
+        ON CONFLICT DO NOTHING""")
     cur.execute("""
         INSERT INTO check_ins (user_id, check_in_date, check_in_time, created_at)
         SELECT id, %s::date - d, now(), now() FROM shape, generate_series(0, 29) d
@@ -157,14 +192,25 @@ def generate(conn, users, guard_share):
                     (every,))
     cur.execute("ALTER TABLE check_ins ADD PRIMARY KEY (id)")
     cur.execute("ALTER TABLE check_ins ADD CONSTRAINT check_ins_user_id_check_in_date_key UNIQUE (user_id, check_in_date)")
-    # A third of the users missing 3+ days were already mailed yesterday.
+    # A third of the users missing 3+ days were already mailed yesterday: an accepted alert to
+    # each contact in force (the rows of emergency_contacts, else users.emergency_email).
     cur.execute("""
-        INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
-        SELECT id, %s::date - 1, true, k - 2, 'sent', now() FROM shape WHERE k >= 4 AND g %% 3 = 0
-        """, (RUN_DATE,))
+        INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at,
+                                       kind, channel, contact, last_check_in_date, message_id)
+        SELECT s.id, %s::date - 1, true, s.k - 2, 'sent', now(), 'alert', 'email', c.contact, %s::date - s.k,
+               md5(s.id::text || c.contact) || '@bench.example'
+        FROM shape s
+        JOIN users u ON u.id = s.id
+        CROSS JOIN LATERAL (SELECT lower(btrim(e.email)) AS contact FROM emergency_contacts e WHERE e.user_id = s.id
+                            UNION ALL
+                            SELECT lower(btrim(u.emergency_email))
+                            WHERE NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = s.id)) c
+        WHERE s.k >= 4 AND s.g %% 3 = 0
+        """, (RUN_DATE, RUN_DATE))
     cur.execute("INSERT INTO user_last_check_in (user_id, last_check_in_date) SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
     cur.execute("""UPDATE user_last_check_in s SET last_notified_date = n.last
-                   FROM (SELECT user_id, max(notification_date) AS last FROM notification_logs WHERE email_sent GROUP BY user_id) n
+                   FROM (SELECT user_id, max(notification_date) AS last FROM notification_logs
+                         WHERE email_sent AND kind = 'alert' GROUP BY user_id) n
                    WHERE n.user_id = s.user_id""")
     cur.execute("SET session_replication_role = origin")
     conn.commit()
@@ -268,21 +314,142 @@ def bare_smtp(port, messages, connections):
     return per * connections / (time.perf_counter() - start)
 
 
-def pgbench_tps(cluster, db, trigger, seconds=5):
-    script = os.path.join(os.path.dirname(cluster.dir), "insert.sql")
-    with open(script, "w") as f:
-        f.write("\\set g random(1, 1000)\n"
-                "INSERT INTO check_ins (user_id, check_in_date) VALUES (md5('u' || :g)::uuid, DATE '2026-02-01' + (random() * 3000)::int) ON CONFLICT DO NOTHING;\n")
-    os.chmod(script, 0o644)
-    conn = psycopg2.connect(cluster.database_url(db))
-    conn.autocommit = True
-    conn.cursor().execute(f"ALTER TABLE check_ins {'ENABLE' if trigger else 'DISABLE'} TRIGGER sileme_track_last_check_in")
-    out = subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pgbench", "-n", "-h", "127.0.0.1",
-                          "-p", str(cluster.port), "-U", "postgres", "-f", script, "-T", str(seconds), "-c", "1", db],
-                         capture_output=True, text=True, check=True).stdout
-    conn.cursor().execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
-    conn.close()
-    return float(next(l for l in out.splitlines() if l.startswith("tps")).split()[2])
+# The insert path: what the triggers cost a single-row check-in (pgbench, 1 client). Every insert
+# is a user's first check-in of a new day — the app's common write — drawn without repetition from
+# a pool of users made for it (a sequence numbers them; each pgbench run uses a later date than the
+# last, so each insert moves the user's latest check-in forward, as a real one does). Variants:
+#   none       no trigger on check_ins (ours disabled; the foreign key's check stays)
+#   common     sileme_track_last_check_in, the user not in an alerted streak (the common case)
+#   clearing   the same, each check-in ending an alerted streak: the summary row says so, the
+#              trigger queues the user in pending_all_clears and NOTIFYs (the queue is emptied
+#              before each run, so that each insert is a real one, not a conflict)
+# and, to see where the time goes (`--insert-diagnostics`):
+#   noop       a plpgsql AFTER INSERT trigger that returns at once (the call alone)
+#   noop-definer  the same, SECURITY DEFINER SET search_path as ours (what those two clauses cost)
+#   no-fill    ours, with the summary's BEFORE INSERT trigger sileme_fill_last_notified disabled
+#              (an INSERT … ON CONFLICT DO UPDATE runs it even when the row exists)
+#   pre-010    the trigger body of migration 004 (no cleared_after, no RETURNING): what 010 added
+INSERT_VARIANTS = ["none", "common", "clearing"]
+INSERT_DIAGNOSTICS = ["noop", "noop-definer", "no-fill", "pre-010"]
+
+
+class InsertPath:
+    def __init__(self, cluster, db, seconds):
+        self.cluster = cluster
+        self.db = db
+        self.seconds = seconds
+        # A pool no single-client run can exhaust (it fails loudly if one does: the sequence ends).
+        self.pool = max(20_000, seconds * 25_000)
+        self.day = 0
+        self.conn = psycopg2.connect(cluster.database_url(db))
+        self.conn.autocommit = True
+        cur = self.conn.cursor()
+        cur.execute("SET session_replication_role = replica")
+        # Pool 'ip': checked in on RUN_DATE - 1, never alerted. Pool 'ia': last check-in
+        # RUN_DATE - 5, an alert accepted (the summary's latest accepted alert is dated far ahead,
+        # so that every later check-in of a run ends the streak again).
+        for prefix, last, notified in (("ip", 1, None), ("ia", 5, "2090-01-01")):
+            cur.execute("""INSERT INTO users (id, name, emergency_email)
+                           SELECT md5(%s || g)::uuid, 'insert ' || g, %s || g || '@bench.example' FROM generate_series(1, %s) g""",
+                        (prefix, prefix, self.pool))
+            cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
+                           SELECT md5(%s || g)::uuid, %s::date - %s FROM generate_series(1, %s) g""", (prefix, RUN_DATE, last, self.pool))
+            cur.execute("""INSERT INTO user_last_check_in (user_id, last_check_in_date, last_notified_date)
+                           SELECT md5(%s || g)::uuid, %s::date - %s, %s::date FROM generate_series(1, %s) g""",
+                        (prefix, RUN_DATE, last, notified, self.pool))
+            if notified:
+                cur.execute("""INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status,
+                                                              sent_at, kind, contact, last_check_in_date, message_id)
+                               SELECT md5(%s || g)::uuid, %s::date - 2, true, 2, 'sent', now(), 'alert', %s || g || '@bench.example',
+                                      %s::date - %s, md5(%s || g) || '@bench.example' FROM generate_series(1, %s) g""",
+                            (prefix, RUN_DATE, prefix, RUN_DATE, last, prefix, self.pool))
+        cur.execute("SET session_replication_role = origin")
+        cur.execute(f"CREATE SEQUENCE bench_insert_seq MAXVALUE {self.pool} NO CYCLE")
+        cur.execute("""
+            CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+            CREATE FUNCTION bench_noop_definer() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;
+            CREATE FUNCTION bench_pre010() RETURNS trigger
+            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+            BEGIN
+                INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+                VALUES (NEW.user_id, NEW.check_in_date)
+                ON CONFLICT (user_id) DO UPDATE
+                    SET last_check_in_date = EXCLUDED.last_check_in_date
+                    WHERE s.last_check_in_date < EXCLUDED.last_check_in_date;
+                RETURN NULL;
+            END $$;
+            CREATE TRIGGER bench_noop AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_noop();
+            CREATE TRIGGER bench_noop_definer AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_noop_definer();
+            CREATE TRIGGER bench_pre010 AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_pre010();
+            ALTER TABLE check_ins DISABLE TRIGGER bench_noop;
+            ALTER TABLE check_ins DISABLE TRIGGER bench_noop_definer;
+            ALTER TABLE check_ins DISABLE TRIGGER bench_pre010;
+            """)
+        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs")
+
+    def triggers(self):
+        """The triggers on check_ins and user_last_check_in (for the report): name, enabled."""
+        cur = self.conn.cursor()
+        cur.execute("""SELECT c.relname || '.' || t.tgname, t.tgenabled <> 'D' FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                       WHERE c.relname IN ('check_ins', 'user_last_check_in') AND NOT t.tgisinternal ORDER BY 1""")
+        return cur.fetchall()
+
+    def tps(self, variant):
+        """One pgbench run of `variant`; returns (tps, transactions)."""
+        self.day += 1
+        pool = "ia" if variant == "clearing" else "ip"
+        enabled = {"none": [], "common": ["sileme_track_last_check_in"], "clearing": ["sileme_track_last_check_in"],
+                   "noop": ["bench_noop"], "noop-definer": ["bench_noop_definer"], "no-fill": ["sileme_track_last_check_in"],
+                   "pre-010": ["bench_pre010"]}[variant]
+        cur = self.conn.cursor()
+        for name in ("sileme_track_last_check_in", "bench_noop", "bench_noop_definer", "bench_pre010"):
+            cur.execute(f"ALTER TABLE check_ins {'ENABLE' if name in enabled else 'DISABLE'} TRIGGER {name}")
+        cur.execute(f"ALTER TABLE user_last_check_in {'DISABLE' if variant == 'no-fill' else 'ENABLE'} TRIGGER sileme_fill_last_notified")
+        cur.execute("DELETE FROM pending_all_clears")
+        cur.execute("ALTER SEQUENCE bench_insert_seq RESTART")
+        cur.execute("VACUUM user_last_check_in, pending_all_clears")
+        cur.execute("CHECKPOINT")
+        script = os.path.join(os.path.dirname(self.cluster.dir), "insert.sql")
+        with open(script, "w") as f:
+            f.write(f"INSERT INTO check_ins (user_id, check_in_date) VALUES (md5('{pool}' || nextval('bench_insert_seq'))::uuid, "
+                    f"DATE '{RUN_DATE}' + {self.day}) ON CONFLICT DO NOTHING;\n")
+        os.chmod(script, 0o644)
+        out = subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pgbench", "-n", "-h", "127.0.0.1",
+                              "-p", str(self.cluster.port), "-U", "postgres", "-f", script, "-T", str(self.seconds), "-c", "1", self.db],
+                             capture_output=True, text=True)
+        check(out.returncode == 0, f"pgbench ({variant}) failed: {out.stderr.strip()[-500:]}")
+        tps = float(next(l for l in out.stdout.splitlines() if l.startswith("tps")).split()[2])
+        done = int(next(l for l in out.stdout.splitlines() if "number of transactions actually processed" in l).split(":")[1].split("/")[0])
+        # Every insert was what the variant says: a new check-in; for `clearing`, a queued user each.
+        cur.execute("SELECT count(*) FROM check_ins WHERE check_in_date = %s::date + %s", (RUN_DATE, self.day))
+        inserted = cur.fetchone()[0]
+        check(inserted == done, f"pgbench ({variant}) processed {done} transactions but inserted {inserted} check-ins")
+        cur.execute("SELECT count(*) FROM pending_all_clears")
+        queued = cur.fetchone()[0]
+        check(queued == (done if variant == "clearing" else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
+        for name in ("bench_noop", "bench_noop_definer", "bench_pre010"):
+            cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
+        cur.execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
+        cur.execute("ALTER TABLE user_last_check_in ENABLE TRIGGER sileme_fill_last_notified")
+        return tps, done
+
+    def measure(self, rounds, variants):
+        """`rounds` rounds, each running every variant once (the order rotated each round, so
+        that a change in the machine's load falls on all of them); returns {variant: [tps…]} and
+        {variant: [tps / none's tps of the same round…]}."""
+        results = {v: [] for v in variants}
+        ratios = {v: [] for v in variants}
+        for r in range(rounds):
+            order = variants[r % len(variants):] + variants[:r % len(variants)]
+            this = {v: self.tps(v)[0] for v in order}
+            for v in variants:
+                results[v].append(this[v])
+                ratios[v].append(this[v] / this["none"])
+        return results, ratios
+
+    def close(self):
+        self.conn.close()
 
 
 def main():
@@ -292,6 +459,11 @@ def main():
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--sample", type=int, default=20_000)
     parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
+    parser.add_argument("--insert-diagnostics", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time the insert path with a no-op trigger, without the summary's fill trigger, "
+                             "and with migration 004's trigger body (where the trigger's time goes)")
+    parser.add_argument("--contact-share", type=float, default=0.3,
+                        help="share of users with 1-3 rows in emergency_contacts (0: none)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
     parser.add_argument("--guard-share", type=float, default=0.01,
@@ -316,8 +488,12 @@ def main():
         subprocess.run([args.binary, "migrate"], env=env, check=True)
         conn = psycopg2.connect(url)
         start = time.perf_counter()
-        rows = generate(conn, args.users, args.guard_share)
-        log(f"generated {args.users} users, {rows} check-ins in {time.perf_counter() - start:.0f} s")
+        rows = generate(conn, args.users, args.guard_share, args.contact_share)
+        contact_rows = conn.cursor()
+        contact_rows.execute("SELECT count(*), count(DISTINCT user_id) FROM emergency_contacts")
+        n_contacts, n_contact_users = contact_rows.fetchone()
+        log(f"generated {args.users} users, {rows} check-ins, {n_contacts} contacts of {n_contact_users} users "
+            f"in {time.perf_counter() - start:.0f} s")
 
         sample = min(args.sample, args.users)
         t_baseline = baseline(url, args.users, sample)
@@ -326,7 +502,8 @@ def main():
             GROUP BY user_id HAVING max(check_in_date) <= %s::date - 3"""
         t_aggregate = statistics.median(query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         n_aggregate = query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[1]
-        # NotificationStore.streamCandidates for the real run (threshold 2, catch-up 7, SUPERSEDE=on).
+        # NotificationStore.streamCandidates for the real run (threshold 2, catch-up 7, SUPERSEDE=on),
+        # with the contacts (GuardSQL.contacts) of the users the rule could send to.
         due_sql = """
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
@@ -345,7 +522,8 @@ def main():
                                     AND s.last_check_in_date < %(d)s::date - 10 OFFSET 0) s
                 WHERE p.paused_until >= %(d)s::date - 10
             )
-            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last
+            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last,
+                   c.contacts
             FROM due d
             CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until,
                                        coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
@@ -358,6 +536,12 @@ def main():
                   AND greatest(d.last, u.paused_until) BETWEEN %(d)s::date - 10 AND %(d)s::date - 3
                   AND lower(btrim(b.emergency_email)) = lower(btrim(u.emergency_email)) AND b.id <> u.id
                 OFFSET 0) o ON true
+            LEFT JOIN LATERAL (
+                SELECT json_agg(json_build_array(e.email, e.position) ORDER BY e.position, e.id)::text AS contacts
+                FROM (SELECT email, position, id FROM emergency_contacts e
+                      WHERE (u.paused_until IS NULL OR u.paused_until < %(d)s::date) AND NOT u.notified
+                        AND greatest(d.last, u.paused_until) BETWEEN %(d)s::date - 10 AND %(d)s::date - 3
+                        AND e.user_id = u.id ORDER BY position, id LIMIT 5) e) c ON true
             WHERE d.last >= %(d)s::date - 10 OR u.paused_until >= %(d)s::date - 10
             ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id"""
         due_params = {"d": RUN_DATE}
@@ -409,6 +593,17 @@ def main():
             future_listed = sum(1 for u in dry_report["users"] if "ignored_future_check_in" in u)
             check(future_listed > 0, "no listed user has an ignored future-dated check-in")
 
+        # The mails the dry run's `send` users are owed: one alert per contact in force (their rows
+        # of emergency_contacts, at most 5, else users.emergency_email).
+        send_ids = [u["user_id"] for u in dry_report["users"] if u["decision"] == "send"]
+        counter = psycopg2.connect(url)
+        cur = counter.cursor()
+        cur.execute("""SELECT coalesce(sum(CASE WHEN n = 0 THEN 1 ELSE least(n, 5) END), 0),
+                              count(*) FILTER (WHERE n > 0)
+                       FROM (SELECT (SELECT count(*) FROM emergency_contacts e WHERE e.user_id = x) AS n
+                             FROM unnest(%s::uuid[]) x) c""", (send_ids,))
+        to_mail, send_with_contacts = cur.fetchone()
+        counter.close()
         runs = []
         for _ in range(args.repeat):
             reset = psycopg2.connect(url)
@@ -419,23 +614,29 @@ def main():
             elapsed, rss, status = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
             counter = psycopg2.connect(url)
             cur = counter.cursor()
-            cur.execute("SELECT count(*) FROM notification_logs WHERE notification_date = %s AND email_sent", (RUN_DATE,))
-            sent = cur.fetchone()[0]
+            cur.execute("""SELECT count(*), count(DISTINCT user_id), count(*) FILTER (WHERE kind <> 'alert')
+                           FROM notification_logs WHERE notification_date = %s AND email_sent""", (RUN_DATE,))
+            sent, sent_users, other_kinds = cur.fetchone()
             counter.close()
-            runs.append((elapsed, rss, status, sent))
-        check(all(r[2] == 0 and r[3] == to_send for r in runs),
-              f"run-now (exit status, mails sent) {[(r[2], r[3]) for r in runs]}, the dry run said {to_send}")
+            runs.append((elapsed, rss, status, sent, sent_users, other_kinds))
+        check(all(r[2] == 0 and r[3] == to_mail and r[4] == to_send and r[5] == 0 for r in runs),
+              f"run-now (exit status, mails sent, users, other kinds) {[(r[2], r[3], r[4], r[5]) for r in runs]}, "
+              f"the dry run said {to_send} users, {to_mail} mails")
         t_run = statistics.median(r[0] for r in runs)
         sent = runs[-1][3]
         rss_run = max(r[1] for r in runs)
         mails_per_second = statistics.median(r[3] / r[0] for r in runs)
         bare = statistics.median(bare_smtp(sink.port, 6000, args.connections) for _ in range(args.repeat))
 
-        tps_without = pgbench_tps(cluster, "bench", trigger=False, seconds=args.pgbench_seconds)
-        tps_with = pgbench_tps(cluster, "bench", trigger=True, seconds=args.pgbench_seconds)
+        inserts = InsertPath(cluster, "bench", args.pgbench_seconds)
+        insert_variants = INSERT_VARIANTS + (INSERT_DIAGNOSTICS if args.insert_diagnostics else [])
+        insert_tps, insert_ratios = inserts.measure(args.repeat, insert_variants)
+        insert_triggers = inserts.triggers()
+        inserts.close()
 
         print()
-        print(f"sileme-notifier benchmark: {args.users:,} users, {rows:,} check-ins, run date {RUN_DATE}, "
+        print(f"sileme-notifier benchmark: {args.users:,} users, {rows:,} check-ins, {n_contacts:,} emergency_contacts rows "
+              f"of {n_contact_users:,} users, run date {RUN_DATE}, "
               f"medians of {args.repeat}, {args.connections} SMTP connections, {os.cpu_count()} cores")
         print(f"{'measure':<44} {'time':>10} {'rows/mails':>11} {'max RSS':>9} {'vs baseline':>12}")
         def row(name, seconds, count, rss=None):
@@ -457,10 +658,17 @@ def main():
               f"(server execution only: {s_aggregate / s_due_ids:,.1f}x)")
         print(f"due-set vs best aggregate, both with names and emails: {t_aggregate_users / t_dueset:,.1f}x faster; "
               f"app query vs bare aggregate: {t_aggregate / t_dueset:,.1f}x (server only: {s_aggregate / s_dueset:,.1f}x)")
+        print(f"run-now: {to_send:,} users to alert ({send_with_contacts:,} of them with emergency_contacts rows), "
+              f"{to_mail:,} alerts sent, as the dry run said")
         print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
               f"({mails_per_second / bare * 100:.0f}% of it)")
-        print(f"insert path (pgbench, 1 client, single-row check-ins): {tps_without:,.0f} tps without the trigger, "
-              f"{tps_with:,.0f} tps with it ({(1 - tps_with / tps_without) * 100:.0f}% slower)")
+        print(f"insert path (pgbench, 1 client, single-row check-ins, each a user's first of a new day; {args.repeat} rounds "
+              f"of {args.pgbench_seconds} s, order rotated; cost = 1 - tps / none's tps of the same round):")
+        for v in insert_variants:
+            cost = [(1 - r) * 100 for r in insert_ratios[v]]
+            print(f"  {v:<13} {statistics.median(insert_tps[v]):>8,.0f} tps  {statistics.median(cost):>5.1f}% over none "
+                  f"(rounds: {', '.join(f'{t:,.0f}' for t in insert_tps[v])} tps; {', '.join(f'{c:.1f}%' for c in cost)})")
+        print(f"  triggers: {', '.join(n for n, _ in insert_triggers if not n.startswith('check_ins.bench_'))}")
         print(f"guards in the dry run: {', '.join(f'{k} {v:,}' for k, v in summary.items())}; "
               f"users with future-dated check-ins ignored: {dry_report['future_check_ins_ignored']:,}")
         print()
