@@ -1,0 +1,333 @@
+#!/usr/bin/python3
+"""All-clear latency: from a check-in's commit to the SMTP server's acceptance of each all-clear.
+
+    bench/all_clear.py [--users 1000] [--check-ins 1000] [--seconds 60] [--variants listen,pooled]
+                       [--binary .build/release/sileme-notifier]
+
+A throwaway PostgreSQL and SMTP sink (bench.py's; the sink keeps each message and records its own
+acceptance time). For each variant: N users, each with 1–3 rows in `emergency_contacts` (the
+pairs recorded as known, as an upgraded database has them: no introductions), their last check-in
+three days before today (in NOTIFY_TIME_ZONE, Asia/Shanghai); `sileme-notifier --run-now --date
+TODAY` alerts every contact. Then the daemon (no arguments) starts with its daily run far away
+(NOTIFY_TIME 12 hours from now, runs of yesterday, today and tomorrow recorded as completed, as
+Tests/IntegrationTests/LifecycleIntegrationTests.swift `allClearWhileRunning` does), and a client
+commits `--check-ins` check-ins of distinct alerted users one by one, each its own transaction,
+spread evenly over `--seconds`, recording each commit's wall time. The daemon answers each with
+an all-clear to every contact that got the alert; the latency of each is the sink's acceptance
+time minus its user's commit time (both `time.time()` on this machine).
+
+Variants:
+  listen   DATABASE_URL direct: the daemon LISTENs (the trigger's NOTIFY wakes it); it also sweeps
+           every ALL_CLEAR_POLL_SECONDS (30)
+  pooled   DATABASE_URL through PgBouncer in transaction mode and no DATABASE_LISTEN_URL: LISTEN
+           is impossible (a pooler does not pass NOTIFY on), the daemon only sweeps every 30 s
+
+Checks (exit 1 when wrong): every alerted contact of a checked-in user gets exactly one all-clear,
+threaded (`In-Reply-To` = its own alert's Message-ID), nothing else is sent, within the deadline;
+the queue is empty and the rows say sent; the daemon exits 0 on SIGTERM; in `pooled` no session
+LISTENs. It waits a sweep interval after the last all-clear so that a duplicate would be seen.
+"""
+import argparse
+import datetime
+import email
+import email.policy
+import math
+import os
+import random
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zoneinfo
+
+import psycopg2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402  (the throwaway cluster, the SMTP sink, the checks)
+
+ZONE = zoneinfo.ZoneInfo("Asia/Shanghai")  # NOTIFY_TIME_ZONE's default
+POLL_SECONDS = 30
+
+
+class PgBouncer:
+    """Debian's PgBouncer in transaction pooling mode in front of `cluster` (as the integration
+    tests' Support/PgBouncer.swift starts it): trust authentication for postgres."""
+
+    def __init__(self, base, cluster):
+        self.dir = os.path.join(base, "pgbouncer")
+        os.makedirs(self.dir)
+        self.port = bench.free_port()
+        with open(os.path.join(self.dir, "userlist.txt"), "w") as f:
+            f.write('"postgres" ""\n')
+        with open(os.path.join(self.dir, "pgbouncer.ini"), "w") as f:
+            f.write(f"""[databases]
+* = host=127.0.0.1 port={cluster.port}
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {self.port}
+unix_socket_dir =
+auth_type = trust
+auth_file = {self.dir}/userlist.txt
+pool_mode = transaction
+max_client_conn = 400
+default_pool_size = 40
+logfile = {self.dir}/pgbouncer.log
+pidfile = {self.dir}/pgbouncer.pid
+ignore_startup_parameters = extra_float_digits
+""")
+        subprocess.run(["chown", "-R", "postgres:postgres", self.dir], check=True)
+        # PgBouncer refuses to run as root; -d forks it into the background once it listens.
+        subprocess.run(["runuser", "-u", "postgres", "--", "/usr/sbin/pgbouncer", "-d", "-q", os.path.join(self.dir, "pgbouncer.ini")],
+                       check=True)
+        deadline = time.time() + 10
+        while self.pid() is None and time.time() < deadline:
+            time.sleep(0.05)
+        bench.check(self.pid() is not None, "pgbouncer did not start")
+
+    def pid(self):
+        try:
+            with open(os.path.join(self.dir, "pgbouncer.pid")) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return None
+
+    def url(self, database):
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def stop(self):
+        pid = self.pid()
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+
+
+def percentile(values, p):
+    """Nearest-rank percentile of sorted `values`."""
+    return values[max(0, math.ceil(p / 100 * len(values)) - 1)]
+
+
+def wait_ready(notify, seconds):
+    """Waits for READY=1 on the daemon's notify socket."""
+    notify.settimeout(seconds)
+    try:
+        while "READY=1" not in notify.recv(4096).decode():
+            pass
+        return True
+    except socket.timeout:
+        return False
+
+
+def run_variant(variant, args, cluster, base):
+    """One variant end to end; returns its figures (a dict)."""
+    work = os.path.join(base, variant)
+    os.makedirs(work)
+    sink = bench.Sink(work, store=True)
+    pooler = daemon = None
+    try:
+        admin = psycopg2.connect(cluster.url)
+        admin.autocommit = True
+        database = f"all_clear_{variant}"
+        admin.cursor().execute(f"CREATE DATABASE {database}")
+        admin.close()
+        url = cluster.database_url(database)
+        env = {"PATH": "/usr/bin:/bin", "DATABASE_URL": url, "MIGRATIONS_DIR": os.path.join(bench.ROOT, "Sources/Store/Migrations"),
+               "SMTP_HOST": "127.0.0.1", "SMTP_PORT": str(sink.port), "SMTP_TLS": "none", "FROM_EMAIL": "noreply@sileme.app",
+               "ALL_CLEAR_POLL_SECONDS": str(POLL_SECONDS)}
+        migrate = subprocess.run([args.binary, "migrate"], env=env, capture_output=True, text=True)
+        bench.check(migrate.returncode == 0, f"migrate: {migrate.stderr[-500:]}")
+
+        now = datetime.datetime.now(ZONE)
+        today = now.date()
+        rng = random.Random(args.seed)
+        counts = [rng.randint(1, 3) for _ in range(args.users)]
+        conn = psycopg2.connect(url)
+        cur = conn.cursor()
+        cur.execute("""INSERT INTO users (id, name, emergency_email)
+                       SELECT md5('a' || g)::uuid, '用户' || g, 'u' || g || '-1@bench.example' FROM generate_series(1, %s) g""",
+                    (args.users,))
+        cur.execute("""INSERT INTO emergency_contacts (user_id, email, position)
+                       SELECT md5('a' || g)::uuid, 'u' || g || '-' || p || '@bench.example', p
+                       FROM unnest(%s::int[]) WITH ORDINALITY AS c(n, g), generate_series(1, c.n) p""", (counts,))
+        # Known already (an upgraded database's pairs): the run sends alerts only, no introductions.
+        cur.execute("UPDATE known_contacts SET state = 'existing'")
+        # Eight days of check-ins up to three days ago: every user is due today (missed 2 days).
+        cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
+                       SELECT md5('a' || g)::uuid, %s::date - d FROM generate_series(1, %s) g, generate_series(3, 10) d""",
+                    (today, args.users))
+        conn.commit()
+        contacts = sum(counts)
+
+        status = subprocess.run([args.binary, "--run-now", "--date", str(today)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        bench.check(status.returncode == 0, f"--run-now exited {status.returncode}: {status.stderr[-500:]}")
+        alerts = sink.deliveries()
+        alert_ids = {}  # recipient -> the alert's Message-ID
+        for d in alerts:
+            for r in d["rcpt_tos"]:
+                bench.check(r not in alert_ids, f"two alerts to {r}")
+                alert_ids[r] = d["message_id"]
+        bench.check(len(alerts) == contacts and len(alert_ids) == contacts,
+                    f"{len(alerts)} alerts to {len(alert_ids)} addresses, {contacts} contacts")
+        cur.execute("SELECT count(*) FROM notification_logs WHERE kind = 'alert' AND email_sent")
+        bench.check(cur.fetchone()[0] == contacts, "an accepted alert row per contact")
+
+        # The daemon, its daily run 12 hours away, the runs around it done.
+        fire = (now + datetime.timedelta(hours=12)).strftime("%H:%M:%S")
+        for offset in (-1, 0, 1):
+            cur.execute("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) "
+                        "VALUES (%s, 'daemon', 'bench', 1, 'completed', now())", (today + datetime.timedelta(days=offset),))
+        conn.commit()
+        daemon_env = dict(env, NOTIFY_TIME=fire)
+        if variant == "pooled":
+            pooler = PgBouncer(work, cluster)
+            daemon_env["DATABASE_URL"] = pooler.url(database)
+        notify_path = os.path.join(work, "notify.sock")
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(notify_path)
+        daemon_env["NOTIFY_SOCKET"] = notify_path
+        daemon_log = open(os.path.join(work, "daemon.log"), "w")
+        daemon = subprocess.Popen([args.binary], env=daemon_env, stdout=subprocess.DEVNULL, stderr=daemon_log)
+        bench.check(wait_ready(notify, 30), "the daemon did not say READY=1 within 30 s")
+        # Listening (or, pooled, known not to be): the listener's session, its last statement
+        # LISTEN, appears within a moment.
+        listening = False
+        deadline = time.time() + 10
+        while time.time() < deadline and not listening:
+            cur.execute("SELECT count(*) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%%'")
+            listening = cur.fetchone()[0] > 0
+            conn.commit()
+            time.sleep(0.1)
+        bench.check(listening == (variant == "listen"), f"{variant}: a listening session {'missing' if not listening else 'found'}")
+        time.sleep(2)  # the pass at start is over
+        bench.check(len(sink.deliveries()) == contacts, "nothing sent before the first check-in")
+
+        # The check-ins: distinct alerted users, one commit each, spread evenly over --seconds.
+        users = rng.sample(range(1, args.users + 1), args.check_ins)
+        interval = args.seconds / args.check_ins
+        committed = {}  # g -> wall time just after COMMIT returned
+        commit_seconds = []
+        writer = psycopg2.connect(url)
+        wcur = writer.cursor()
+        wcur.execute("SELECT 1")
+        writer.commit()
+        start = time.monotonic()
+        for i, g in enumerate(users):
+            pause = start + i * interval - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+            wcur.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES (md5(%s)::uuid, %s)", (f"a{g}", today))
+            before = time.time()
+            writer.commit()
+            committed[g] = time.time()
+            commit_seconds.append(committed[g] - before)
+        spread = time.monotonic() - start
+        writer.close()
+        expected = {f"u{g}-{p}@bench.example": g for g in users for p in range(1, counts[g - 1] + 1)}
+
+        # Wait for every all-clear, then one sweep interval more: a duplicate would come by then.
+        deadline = time.time() + POLL_SECONDS + 120
+        while time.time() < deadline and len(sink.deliveries()) - contacts < len(expected):
+            time.sleep(0.5)
+        all_in = time.time()
+        time.sleep(POLL_SECONDS + 5)
+        daemon.send_signal(signal.SIGTERM)
+        exit_status = daemon.wait(timeout=60)
+        daemon_log.close()
+        notify.close()
+
+        clears = sink.deliveries()[contacts:]
+        received = {}
+        latencies = []
+        for d in clears:
+            bench.check(len(d["rcpt_tos"]) == 1, f"a message to several recipients: {d['rcpt_tos']}")
+            r = d["rcpt_tos"][0]
+            bench.check(r in expected, f"a message to {r}, who is owed no all-clear")
+            bench.check(r not in received, f"two all-clears to {r}")
+            with open(os.path.join(sink.maildir, d["file"]), "rb") as f:
+                message = email.message_from_binary_file(f, policy=email.policy.default)
+            bench.check(message["In-Reply-To"] == alert_ids[r] and alert_ids[r] in (message["References"] or ""),
+                        f"the all-clear to {r} is not threaded under its alert ({message['In-Reply-To']} vs {alert_ids[r]})")
+            received[r] = d["time"]
+            latencies.append(d["time"] - committed[expected[r]])
+        missing = sorted(set(expected) - set(received))
+        bench.check(not missing, f"{variant}: {len(missing)} of {len(expected)} all-clears never came, e.g. {missing[:3]}")
+        bench.check(exit_status == 0, f"the daemon exited {exit_status} on SIGTERM")
+        cur.execute("SELECT count(*) FROM pending_all_clears")
+        queued = cur.fetchone()[0]
+        cur.execute("SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs WHERE kind = 'all_clear'")
+        sent_rows, all_rows = cur.fetchone()
+        conn.commit()
+        bench.check(queued == 0 and sent_rows == len(expected) == all_rows,
+                    f"{variant}: queue {queued}, all-clear rows {sent_rows} sent of {all_rows}, {len(expected)} expected")
+        # Per user: until the last of its contacts has its all-clear.
+        per_user = {}
+        for r, t in received.items():
+            per_user[expected[r]] = max(per_user.get(expected[r], 0), t - committed[expected[r]])
+        conn.close()
+        latencies.sort()
+        users_latency = sorted(per_user.values())
+        return {
+            "variant": variant, "check_ins": len(users), "spread": spread, "expected": len(expected), "received": len(received),
+            "alerts": contacts, "latencies": latencies, "per_user": users_latency,
+            "commit_p50": statistics.median(commit_seconds), "commit_max": max(commit_seconds),
+            "last_after": all_in - max(committed.values()),
+        }
+    finally:
+        if daemon and daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        if pooler:
+            pooler.stop()
+        sink.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=1000, help="alerted users, each with 1-3 contacts")
+    parser.add_argument("--check-ins", type=int, default=1000, help="of distinct alerted users (at most --users)")
+    parser.add_argument("--seconds", type=float, default=60, help="over which the check-ins are spread evenly")
+    parser.add_argument("--variants", default="listen,pooled", help="listen, pooled or both (comma-separated)")
+    parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
+    args = parser.parse_args()
+    bench.check(0 < args.check_ins <= args.users, "--check-ins must be between 1 and --users")
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    bench.check(variants and all(v in ("listen", "pooled") for v in variants), "--variants: listen, pooled")
+    base = tempfile.mkdtemp(prefix="sileme-all-clear-", dir="/var/tmp")
+    os.chmod(base, 0o755)
+    cluster = None
+    results = []
+    try:
+        cluster = bench.Cluster(base)
+        for variant in variants:
+            bench.log(f"{variant}: {args.users} users, {args.check_ins} check-ins over {args.seconds:.0f} s")
+            results.append(run_variant(variant, args, cluster, base))
+    finally:
+        if cluster:
+            cluster.stop()
+        subprocess.run(["rm", "-rf", base])
+
+    print()
+    print(f"all-clear latency, check-in commit -> SMTP acceptance ({os.cpu_count()} cores; the daemon's sweep every {POLL_SECONDS} s)")
+    for r in results:
+        lat = r["latencies"]
+        how = ("listening (LISTEN/NOTIFY, direct DATABASE_URL)" if r["variant"] == "listen"
+               else "through PgBouncer (transaction mode), no LISTEN: sweeps only")
+        print(f"{r['variant']}: {how}")
+        print(f"  {r['check_ins']:,} check-ins committed over {r['spread']:.1f} s (commit p50 {r['commit_p50'] * 1000:.2f} ms, "
+              f"max {r['commit_max'] * 1000:.1f} ms); {r['alerts']:,} alerts before")
+        print(f"  all-clears expected {r['expected']:,}, received {r['received']:,} (each exactly once, threaded under its alert); "
+              f"the last one {r['last_after']:.1f} s after the last commit")
+        print(f"  per message: p50 {percentile(lat, 50):.3f} s, p90 {percentile(lat, 90):.3f} s, p99 {percentile(lat, 99):.3f} s, "
+              f"max {lat[-1]:.3f} s, min {lat[0]:.3f} s, mean {statistics.mean(lat):.3f} s")
+        pu = r["per_user"]
+        print(f"  per user (its last contact's): p50 {percentile(pu, 50):.3f} s, p99 {percentile(pu, 99):.3f} s, max {pu[-1]:.3f} s")
+        if r["variant"] == "listen":
+            print(f"  goal p99 < 5 s: {'met' if percentile(lat, 99) < 5 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
