@@ -87,6 +87,12 @@ class Cluster:
     def run_as_postgres(self, argv):
         subprocess.run(["runuser", "-u", "postgres", "--"] + argv, check=True, stdout=subprocess.DEVNULL)
 
+    def restart(self, settings):
+        """Restarts the server with `settings` (lines of postgresql.conf) added."""
+        with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
+            f.write(settings)
+        self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "restart"])
+
     def stop(self):
         subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "immediate", "stop"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -314,23 +320,74 @@ def bare_smtp(port, messages, connections):
     return per * connections / (time.perf_counter() - start)
 
 
-# The insert path: what the triggers cost a single-row check-in (pgbench, 1 client). Every insert
-# is a user's first check-in of a new day — the app's common write — drawn without repetition from
-# a pool of users made for it (a sequence numbers them; each pgbench run uses a later date than the
-# last, so each insert moves the user's latest check-in forward, as a real one does). Variants:
+# The insert path: what the triggers cost a single-row check-in (pgbench, 1 client, simple query
+# protocol, over TCP on this machine). Every insert is a user's first check-in of a new day — the
+# app's common write — drawn without repetition from a pool of users made for it (a sequence
+# numbers them; each pgbench run uses a later date than the last, so each insert moves the user's
+# latest check-in forward, as a real one does). Variants:
 #   none       no trigger on check_ins (ours disabled; the foreign key's check stays)
 #   common     sileme_track_last_check_in, the user not in an alerted streak (the common case)
 #   clearing   the same, each check-in ending an alerted streak: the summary row says so, the
 #              trigger queues the user in pending_all_clears and NOTIFYs (the queue is emptied
 #              before each run, so that each insert is a real one, not a conflict)
-# and, to see where the time goes (`--insert-diagnostics`):
+# and, to see where the time goes (`--insert-diagnostics`), in place of ours:
 #   noop       a plpgsql AFTER INSERT trigger that returns at once (the call alone)
 #   noop-definer  the same, SECURITY DEFINER SET search_path as ours (what those two clauses cost)
 #   no-fill    ours, with the summary's BEFORE INSERT trigger sileme_fill_last_notified disabled
 #              (an INSERT … ON CONFLICT DO UPDATE runs it even when the row exists)
 #   pre-010    the trigger body of migration 004 (no cleared_after, no RETURNING): what 010 added
+#   update-first  ours rewritten to UPDATE the summary row first and upsert only when no row was
+#              updated (a user's first check-in, or a back-dated one): same effect, no speculative
+#              insertion and no BEFORE INSERT trigger on the common path
+# Besides pgbench's tps, the server's own figures: the INSERT's mean execution time
+# (pg_stat_statements, triggers included) and the trigger functions' time per call
+# (track_functions), less disturbed by the other work on a shared machine than the client's rate.
 INSERT_VARIANTS = ["none", "common", "clearing"]
-INSERT_DIAGNOSTICS = ["noop", "noop-definer", "no-fill", "pre-010"]
+INSERT_DIAGNOSTICS = ["noop", "noop-definer", "no-fill", "pre-010", "update-first"]
+BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "pre-010": "bench_pre010",
+                  "update-first": "bench_update_first"}
+INSERT_TRIGGER_SQL = """
+    CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+    CREATE FUNCTION bench_noop_definer() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;
+    CREATE FUNCTION bench_pre010() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+    BEGIN
+        INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+        VALUES (NEW.user_id, NEW.check_in_date)
+        ON CONFLICT (user_id) DO UPDATE
+            SET last_check_in_date = EXCLUDED.last_check_in_date
+            WHERE s.last_check_in_date < EXCLUDED.last_check_in_date;
+        RETURN NULL;
+    END $$;
+    CREATE FUNCTION bench_update_first() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
+    DECLARE
+        cleared DATE;
+    BEGIN
+        UPDATE user_last_check_in s
+           SET last_check_in_date = NEW.check_in_date,
+               cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+         WHERE s.user_id = NEW.user_id AND s.last_check_in_date < NEW.check_in_date
+        RETURNING s.cleared_after INTO cleared;
+        IF NOT FOUND THEN
+            INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+            VALUES (NEW.user_id, NEW.check_in_date)
+            ON CONFLICT (user_id) DO UPDATE
+                SET last_check_in_date = EXCLUDED.last_check_in_date,
+                    cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+                WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
+            RETURNING s.cleared_after INTO cleared;
+        END IF;
+        IF cleared IS NOT NULL THEN
+            INSERT INTO pending_all_clears (user_id, streak_after, check_in_date)
+            VALUES (NEW.user_id, cleared, NEW.check_in_date)
+            ON CONFLICT (user_id) DO NOTHING;
+            PERFORM pg_notify('sileme_check_in', NEW.user_id::text);
+        END IF;
+        RETURN NULL;
+    END $$;
+    """
 
 
 class InsertPath:
@@ -341,9 +398,13 @@ class InsertPath:
         # A pool no single-client run can exhaust (it fails loudly if one does: the sequence ends).
         self.pool = max(20_000, seconds * 25_000)
         self.day = 0
+        # The server's own figures need pg_stat_statements loaded: the server is restarted (the
+        # insert path is measured last) and warmed up by a first, unreported run.
+        cluster.restart("shared_preload_libraries = 'pg_stat_statements'\ntrack_functions = 'pl'\n")
         self.conn = psycopg2.connect(cluster.database_url(db))
         self.conn.autocommit = True
         cur = self.conn.cursor()
+        cur.execute("CREATE EXTENSION pg_stat_statements")
         cur.execute("SET session_replication_role = replica")
         # Pool 'ip': checked in on RUN_DATE - 1, never alerted. Pool 'ia': last check-in
         # RUN_DATE - 5, an alert accepted (the summary's latest accepted alert is dated far ahead,
@@ -365,28 +426,12 @@ class InsertPath:
                             (prefix, RUN_DATE, prefix, RUN_DATE, last, prefix, self.pool))
         cur.execute("SET session_replication_role = origin")
         cur.execute(f"CREATE SEQUENCE bench_insert_seq MAXVALUE {self.pool} NO CYCLE")
-        cur.execute("""
-            CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
-            CREATE FUNCTION bench_noop_definer() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;
-            CREATE FUNCTION bench_pre010() RETURNS trigger
-            LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-            BEGIN
-                INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
-                VALUES (NEW.user_id, NEW.check_in_date)
-                ON CONFLICT (user_id) DO UPDATE
-                    SET last_check_in_date = EXCLUDED.last_check_in_date
-                    WHERE s.last_check_in_date < EXCLUDED.last_check_in_date;
-                RETURN NULL;
-            END $$;
-            CREATE TRIGGER bench_noop AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_noop();
-            CREATE TRIGGER bench_noop_definer AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_noop_definer();
-            CREATE TRIGGER bench_pre010 AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION bench_pre010();
-            ALTER TABLE check_ins DISABLE TRIGGER bench_noop;
-            ALTER TABLE check_ins DISABLE TRIGGER bench_noop_definer;
-            ALTER TABLE check_ins DISABLE TRIGGER bench_pre010;
-            """)
+        cur.execute(INSERT_TRIGGER_SQL)
+        for name in BENCH_TRIGGERS.values():
+            cur.execute(f"CREATE TRIGGER {name} AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION {name}()")
+            cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
         cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs")
+        self.run("common")  # the warm-up
 
     def triggers(self):
         """The triggers on check_ins and user_last_check_in (for the report): name, enabled."""
@@ -395,21 +440,26 @@ class InsertPath:
                        WHERE c.relname IN ('check_ins', 'user_last_check_in') AND NOT t.tgisinternal ORDER BY 1""")
         return cur.fetchall()
 
-    def tps(self, variant):
-        """One pgbench run of `variant`; returns (tps, transactions)."""
+    def set_triggers(self, variant):
+        ours = variant in ("common", "clearing", "no-fill")
+        cur = self.conn.cursor()
+        for v, name in list(BENCH_TRIGGERS.items()) + [(None, "sileme_track_last_check_in")]:
+            enable = (v == variant) or (v is None and ours)
+            cur.execute(f"ALTER TABLE check_ins {'ENABLE' if enable else 'DISABLE'} TRIGGER {name}")
+        cur.execute(f"ALTER TABLE user_last_check_in {'DISABLE' if variant == 'no-fill' else 'ENABLE'} TRIGGER sileme_fill_last_notified")
+
+    def run(self, variant):
+        """One pgbench run of `variant`; returns {tps, latency (s), server (s per insert), functions
+        ({name: (s per call total, self)})}."""
         self.day += 1
         pool = "ia" if variant == "clearing" else "ip"
-        enabled = {"none": [], "common": ["sileme_track_last_check_in"], "clearing": ["sileme_track_last_check_in"],
-                   "noop": ["bench_noop"], "noop-definer": ["bench_noop_definer"], "no-fill": ["sileme_track_last_check_in"],
-                   "pre-010": ["bench_pre010"]}[variant]
+        self.set_triggers(variant)
         cur = self.conn.cursor()
-        for name in ("sileme_track_last_check_in", "bench_noop", "bench_noop_definer", "bench_pre010"):
-            cur.execute(f"ALTER TABLE check_ins {'ENABLE' if name in enabled else 'DISABLE'} TRIGGER {name}")
-        cur.execute(f"ALTER TABLE user_last_check_in {'DISABLE' if variant == 'no-fill' else 'ENABLE'} TRIGGER sileme_fill_last_notified")
         cur.execute("DELETE FROM pending_all_clears")
         cur.execute("ALTER SEQUENCE bench_insert_seq RESTART")
         cur.execute("VACUUM user_last_check_in, pending_all_clears")
         cur.execute("CHECKPOINT")
+        cur.execute("SELECT pg_stat_statements_reset(), pg_stat_reset()")
         script = os.path.join(os.path.dirname(self.cluster.dir), "insert.sql")
         with open(script, "w") as f:
             f.write(f"INSERT INTO check_ins (user_id, check_in_date) VALUES (md5('{pool}' || nextval('bench_insert_seq'))::uuid, "
@@ -419,34 +469,46 @@ class InsertPath:
                               "-p", str(self.cluster.port), "-U", "postgres", "-f", script, "-T", str(self.seconds), "-c", "1", self.db],
                              capture_output=True, text=True)
         check(out.returncode == 0, f"pgbench ({variant}) failed: {out.stderr.strip()[-500:]}")
-        tps = float(next(l for l in out.stdout.splitlines() if l.startswith("tps")).split()[2])
-        done = int(next(l for l in out.stdout.splitlines() if "number of transactions actually processed" in l).split(":")[1].split("/")[0])
+        lines = out.stdout.splitlines()
+        tps = float(next(l for l in lines if l.startswith("tps")).split()[2])
+        latency = float(next(l for l in lines if l.startswith("latency average")).split()[3]) / 1000
+        done = int(next(l for l in lines if "number of transactions actually processed" in l).split(":")[1].split("/")[0])
         # Every insert was what the variant says: a new check-in; for `clearing`, a queued user each.
         cur.execute("SELECT count(*) FROM check_ins WHERE check_in_date = %s::date + %s", (RUN_DATE, self.day))
         inserted = cur.fetchone()[0]
         check(inserted == done, f"pgbench ({variant}) processed {done} transactions but inserted {inserted} check-ins")
         cur.execute("SELECT count(*) FROM pending_all_clears")
         queued = cur.fetchone()[0]
-        check(queued == (done if variant == "clearing" else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
-        for name in ("bench_noop", "bench_noop_definer", "bench_pre010"):
-            cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
-        cur.execute("ALTER TABLE check_ins ENABLE TRIGGER sileme_track_last_check_in")
-        cur.execute("ALTER TABLE user_last_check_in ENABLE TRIGGER sileme_fill_last_notified")
-        return tps, done
+        check(queued == (done if variant in ("clearing",) else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
+        cur.execute("SELECT calls, mean_exec_time / 1000 FROM pg_stat_statements WHERE query LIKE 'INSERT INTO check_ins%%'")
+        calls, server = cur.fetchone()
+        check(calls == done, f"pg_stat_statements saw {calls} inserts of {done}")
+        functions = {}
+        deadline = time.time() + 5  # pgbench's backend reports its function times as it exits
+        while time.time() < deadline:
+            cur.execute("""SELECT funcname, calls, total_time / calls / 1000, self_time / calls / 1000 FROM pg_stat_user_functions
+                           WHERE calls > 0""")
+            rows = cur.fetchall()
+            if variant == "none" or (rows and all(r[1] == done for r in rows)):
+                functions = {r[0]: (r[2], r[3]) for r in rows}
+                break
+            time.sleep(0.1)
+        self.set_triggers("common")
+        return {"tps": tps, "latency": latency, "server": server, "functions": functions}
 
     def measure(self, rounds, variants):
         """`rounds` rounds, each running every variant once (the order rotated each round, so
-        that a change in the machine's load falls on all of them); returns {variant: [tps…]} and
-        {variant: [tps / none's tps of the same round…]}."""
+        that a change in the machine's load falls on all of them); returns {variant: [result…]},
+        each result with `ratio`: its tps over none's tps of the same round."""
         results = {v: [] for v in variants}
-        ratios = {v: [] for v in variants}
         for r in range(rounds):
             order = variants[r % len(variants):] + variants[:r % len(variants)]
-            this = {v: self.tps(v)[0] for v in order}
+            this = {v: self.run(v) for v in order}
             for v in variants:
+                this[v]["ratio"] = this[v]["tps"] / this["none"]["tps"]
+                this[v]["server_ratio"] = this[v]["server"] / this["none"]["server"]
                 results[v].append(this[v])
-                ratios[v].append(this[v] / this["none"])
-        return results, ratios
+        return results
 
     def close(self):
         self.conn.close()
@@ -630,7 +692,7 @@ def main():
 
         inserts = InsertPath(cluster, "bench", args.pgbench_seconds)
         insert_variants = INSERT_VARIANTS + (INSERT_DIAGNOSTICS if args.insert_diagnostics else [])
-        insert_tps, insert_ratios = inserts.measure(args.repeat, insert_variants)
+        insert_results = inserts.measure(args.repeat, insert_variants)
         insert_triggers = inserts.triggers()
         inserts.close()
 
@@ -663,11 +725,21 @@ def main():
         print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
               f"({mails_per_second / bare * 100:.0f}% of it)")
         print(f"insert path (pgbench, 1 client, single-row check-ins, each a user's first of a new day; {args.repeat} rounds "
-              f"of {args.pgbench_seconds} s, order rotated; cost = 1 - tps / none's tps of the same round):")
+              f"of {args.pgbench_seconds} s, order rotated; medians; % = 1 - tps / none's tps of the same round; server = "
+              f"the INSERT's mean execution time, triggers included, and its % over none's; trigger = the functions' time per call):")
         for v in insert_variants:
-            cost = [(1 - r) * 100 for r in insert_ratios[v]]
-            print(f"  {v:<13} {statistics.median(insert_tps[v]):>8,.0f} tps  {statistics.median(cost):>5.1f}% over none "
-                  f"(rounds: {', '.join(f'{t:,.0f}' for t in insert_tps[v])} tps; {', '.join(f'{c:.1f}%' for c in cost)})")
+            res = insert_results[v]
+            cost = [(1 - r["ratio"]) * 100 for r in res]
+            server_cost = [(r["server_ratio"] - 1) * 100 for r in res]
+            names = sorted({n for r in res for n in r["functions"]})
+            functions = "; ".join(f"{n} {statistics.median(r['functions'][n][0] for r in res if n in r['functions']) * 1e6:.1f} us"
+                                  + (f" (self {statistics.median(r['functions'][n][1] for r in res if n in r['functions']) * 1e6:.1f})"
+                                     if any(abs(r['functions'][n][0] - r['functions'][n][1]) > 1e-7 for r in res if n in r['functions']) else "")
+                                  for n in names)
+            print(f"  {v:<13} {statistics.median(r['tps'] for r in res):>7,.0f} tps {statistics.median(cost):>5.1f}% "
+                  f"(rounds {', '.join(f'{c:.0f}%' for c in cost)}); latency {statistics.median(r['latency'] for r in res) * 1e6:.0f} us; "
+                  f"server {statistics.median(r['server'] for r in res) * 1e6:.1f} us {statistics.median(server_cost):+.0f}%"
+                  + (f"; trigger: {functions}" if functions else ""))
         print(f"  triggers: {', '.join(n for n, _ in insert_triggers if not n.startswith('check_ins.bench_'))}")
         print(f"guards in the dry run: {', '.join(f'{k} {v:,}' for k, v in summary.items())}; "
               f"users with future-dated check-ins ignored: {dry_report['future_check_ins_ignored']:,}")
