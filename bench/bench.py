@@ -174,7 +174,7 @@ def generate(conn, users, guard_share, contact_share=0.0):
             INSERT INTO emergency_contacts (user_id, email, position, created_at)
             SELECT s.id, CASE WHEN p = 1 THEN lower(btrim(u.emergency_email)) ELSE 'c' || s.g || '-' || p || '@bench.example' END,
                    p, now()
-            FROM (SELECT id, g, 1 + (random() * 2.999)::int AS n FROM shape WHERE random() < %s) s
+            FROM (SELECT id, g, 1 + floor(random() * 3)::int AS n FROM shape WHERE random() < %s) s
             JOIN users u ON u.id = s.id
             CROSS JOIN LATERAL generate_series(1, s.n) p
             """, (contact_share,))
@@ -629,6 +629,13 @@ def main():
         # The same queries as the server alone executes them (no client, no row transfer).
         s_aggregate = statistics.median(server_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
         s_dueset = statistics.median(server_seconds(url, due_sql, due_params, jit=False) for _ in range(args.repeat))
+        # The same query without the contacts (as it was before migration 010), in the same run:
+        # what reading emergency_contacts adds.
+        start_c, end_c = due_sql.index("            LEFT JOIN LATERAL (\n                SELECT json_agg"), due_sql.index("            WHERE d.last >=")
+        due_sql_pre010 = due_sql[:start_c].replace(",\n                   c.contacts", "") + due_sql[end_c:]
+        check("emergency_contacts" not in due_sql_pre010 and "c.contacts" not in due_sql_pre010, "the query without contacts")
+        t_dueset_pre010 = statistics.median(query_seconds(url, due_sql_pre010, due_params, jit=False)[0] for _ in range(args.repeat))
+        s_dueset_pre010 = statistics.median(server_seconds(url, due_sql_pre010, due_params, jit=False) for _ in range(args.repeat))
         s_due_ids = statistics.median(server_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE)) for _ in range(args.repeat))
 
         n_due_ids = query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[1]
@@ -712,6 +719,8 @@ def main():
         row("  the same, server execution only", s_due_ids, n_due)
         row("due-set query with names, emails (the app's)", t_dueset, n_due)
         row("  the same, server execution only", s_dueset, n_due)
+        row("  without the contacts (009's query)", t_dueset_pre010, n_due)
+        row("  the same, server execution only", s_dueset_pre010, n_due)
         row("dry run --format json, end to end", t_dry, n_due, rss_dry)
         row(f"run-now to the SMTP sink (exit {runs[-1][2]})", t_run, sent, rss_run)
         print()
