@@ -284,14 +284,34 @@ def server_seconds(url, sql, params, jit=True):
 
 
 def run_notifier(binary, args, env, stdout=None):
-    """Runs the notifier under /usr/bin/time -v; returns (seconds, max RSS kB, exit status).
-    `stdout`, if given, is an open file that takes the notifier's standard output."""
+    """Runs the notifier under /usr/bin/time -v; returns (seconds, max RSS kB, exit status, CPU
+    seconds of the notifier process, user + system). `stdout`, if given, is an open file that
+    takes the notifier's standard output."""
     start = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-v", binary] + args, env=env, stdout=stdout or subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True)
     elapsed = time.perf_counter() - start
     rss = next((int(l.split()[-1]) for l in p.stderr.splitlines() if "Maximum resident set size" in l), 0)
-    return elapsed, rss, p.returncode
+    cpu = sum(float(l.split()[-1]) for l in p.stderr.splitlines() if l.strip().startswith(("User time", "System time")))
+    return elapsed, rss, p.returncode, cpu
+
+
+def hide_contacts(url, hidden):
+    """Swaps emergency_contacts for an empty copy (`hidden`), or back: the dry run without the
+    contacts' rows, interleaved with the real one in the same run."""
+    conn = psycopg2.connect(url)
+    cur = conn.cursor()
+    if hidden:
+        cur.execute("ALTER TABLE emergency_contacts RENAME TO bench_contacts_hidden")
+        cur.execute("CREATE TABLE emergency_contacts (LIKE bench_contacts_hidden INCLUDING ALL)")
+    else:
+        cur.execute("DROP TABLE emergency_contacts")
+        cur.execute("ALTER TABLE bench_contacts_hidden RENAME TO emergency_contacts")
+    conn.commit()
+    if hidden:
+        conn.autocommit = True
+        cur.execute("ANALYZE emergency_contacts")
+    conn.close()
 
 
 def check(condition, message):
@@ -641,15 +661,30 @@ def main():
         n_due_ids = query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[1]
         check(n_due >= n_due_ids, f"the app's due set ({n_due}) lacks users of the summary's window ({n_due_ids})")
         report_path = os.path.join(base, "dry-run.json")
+        bare_path = os.path.join(base, "dry-run-no-contacts.json")
         dry = []
+        dry_bare = []  # the same with emergency_contacts emptied, interleaved: what the contacts add
         for _ in range(args.repeat):
             with open(report_path, "w") as report:
                 dry.append(run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE], env, report))
+            if args.contact_share > 0:
+                hide_contacts(url, True)
+                try:
+                    with open(bare_path, "w") as report:
+                        dry_bare.append(run_notifier(args.binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE],
+                                                     env, report))
+                finally:
+                    hide_contacts(url, False)
         t_dry = statistics.median(d[0] for d in dry)
+        cpu_dry = statistics.median(d[3] for d in dry)
         rss_dry = max(d[1] for d in dry)
-        check(all(d[2] == 0 for d in dry), f"dry run exit statuses {[d[2] for d in dry]}")
+        check(all(d[2] == 0 for d in dry + dry_bare), f"dry run exit statuses {[d[2] for d in dry + dry_bare]}")
         with open(report_path) as report:
             dry_report = json.load(report)
+        if dry_bare:
+            with open(bare_path) as report:
+                bare_summary = json.load(report)["summary"]
+            check(bare_summary == dry_report["summary"], f"the contacts changed the dry run's decisions: {bare_summary}")
         decisions = [u["decision"] for u in dry_report["users"]]
         to_send = decisions.count("send")
         in_window = len(decisions) - decisions.count("stale")  # the report also lists the stale users
@@ -680,7 +715,7 @@ def main():
             reset.cursor().execute("DELETE FROM notification_logs WHERE notification_date = %s", (RUN_DATE,))
             reset.cursor().execute("DELETE FROM notifier_runs")
             reset.close()
-            elapsed, rss, status = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
+            elapsed, rss, status, _ = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
             counter = psycopg2.connect(url)
             cur = counter.cursor()
             cur.execute("""SELECT count(*), count(DISTINCT user_id), count(*) FILTER (WHERE kind <> 'alert')
@@ -722,6 +757,8 @@ def main():
         row("  without the contacts (009's query)", t_dueset_pre010, n_due)
         row("  the same, server execution only", s_dueset_pre010, n_due)
         row("dry run --format json, end to end", t_dry, n_due, rss_dry)
+        if dry_bare:
+            row("  the same, emergency_contacts emptied", statistics.median(d[0] for d in dry_bare), n_due)
         row(f"run-now to the SMTP sink (exit {runs[-1][2]})", t_run, sent, rss_run)
         print()
         print(f"due-set vs baseline: {t_baseline / t_dueset:,.0f}x faster (the app's query, names included)")
@@ -729,6 +766,9 @@ def main():
               f"(server execution only: {s_aggregate / s_due_ids:,.1f}x)")
         print(f"due-set vs best aggregate, both with names and emails: {t_aggregate_users / t_dueset:,.1f}x faster; "
               f"app query vs bare aggregate: {t_aggregate / t_dueset:,.1f}x (server only: {s_aggregate / s_dueset:,.1f}x)")
+        print(f"dry run: {', '.join(f'{d[0]:.3f}' for d in dry)} s (CPU of the notifier {cpu_dry:.3f} s)"
+              + (f"; emergency_contacts emptied, interleaved: {', '.join(f'{d[0]:.3f}' for d in dry_bare)} s "
+                 f"(CPU {statistics.median(d[3] for d in dry_bare):.3f} s)" if dry_bare else ""))
         print(f"run-now: {to_send:,} users to alert ({send_with_contacts:,} of them with emergency_contacts rows), "
               f"{to_mail:,} alerts sent, as the dry run said")
         print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
