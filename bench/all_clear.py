@@ -31,9 +31,11 @@ import argparse
 import datetime
 import email
 import email.policy
+import json
 import math
 import os
 import random
+import shutil
 import signal
 import socket
 import statistics
@@ -173,6 +175,13 @@ def run_variant(variant, args, cluster, base):
                     f"{len(alerts)} alerts to {len(alert_ids)} addresses, {contacts} contacts")
         cur.execute("SELECT count(*) FROM notification_logs WHERE kind = 'alert' AND email_sent")
         bench.check(cur.fetchone()[0] == contacts, "an accepted alert row per contact")
+        conn.commit()
+        if args.analyze:
+            # The statistics autovacuum takes within a minute or two, or days later on a large
+            # notification_logs (past 10% of its rows): here before the daemon starts.
+            conn.autocommit = True
+            cur.execute("ANALYZE")
+            conn.autocommit = False
 
         # The daemon, its daily run 12 hours away, the runs around it done.
         fire = (now + datetime.timedelta(hours=12)).strftime("%H:%M:%S")
@@ -237,6 +246,11 @@ def run_variant(variant, args, cluster, base):
         exit_status = daemon.wait(timeout=60)
         daemon_log.close()
         notify.close()
+        if args.daemon_log:
+            shutil.copy(os.path.join(work, "daemon.log"), f"{args.daemon_log}.{variant}")
+            with open(f"{args.daemon_log}.{variant}", "a") as f:  # its journal entries, where it logs when journald runs
+                subprocess.run(["journalctl", "--no-pager", "-o", "short-precise", f"_PID={daemon.pid}"], stdout=f,
+                               stderr=subprocess.DEVNULL)
 
         clears = sink.deliveries()[contacts:]
         received = {}
@@ -252,6 +266,10 @@ def run_variant(variant, args, cluster, base):
                         f"the all-clear to {r} is not threaded under its alert ({message['In-Reply-To']} vs {alert_ids[r]})")
             received[r] = d["time"]
             latencies.append(d["time"] - committed[expected[r]])
+            if args.dump:
+                args.dump.write(json.dumps({"variant": variant, "user": expected[r], "recipient": r,
+                                            "committed": committed[expected[r]], "accepted": d["time"],
+                                            "latency": d["time"] - committed[expected[r]]}) + "\n")
         missing = sorted(set(expected) - set(received))
         bench.check(not missing, f"{variant}: {len(missing)} of {len(expected)} all-clears never came, e.g. {missing[:3]}")
         bench.check(exit_status == 0, f"the daemon exited {exit_status} on SIGTERM")
@@ -291,6 +309,13 @@ def main():
     parser.add_argument("--seconds", type=float, default=60, help="over which the check-ins are spread evenly")
     parser.add_argument("--variants", default="listen,pooled", help="listen, pooled or both (comma-separated)")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument("--analyze", action="store_true",
+                        help="ANALYZE after the alerts, before the daemon starts (else the statistics are what autovacuum "
+                             "has taken by then: none yet of the alerts just written)")
+    parser.add_argument("--dump", type=argparse.FileType("w"), help="write each all-clear's times here (JSON lines)")
+    parser.add_argument("--daemon-log", help="copy each variant's daemon log (standard error, journal) to this path + .VARIANT")
+    parser.add_argument("--slow-ms", type=int, help="log the server's statements slower than this (with their plans, "
+                        "auto_explain) into the file of --daemon-log + .postgres")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
     bench.check(0 < args.check_ins <= args.users, "--check-ins must be between 1 and --users")
@@ -302,12 +327,18 @@ def main():
     results = []
     try:
         cluster = bench.Cluster(base)
+        if args.slow_ms is not None:
+            cluster.restart(f"log_min_duration_statement = {args.slow_ms}\nshared_preload_libraries = 'auto_explain'\n"
+                            f"auto_explain.log_min_duration = {args.slow_ms}\nauto_explain.log_analyze = on\n"
+                            "auto_explain.log_nested_statements = on\nlog_autovacuum_min_duration = 0\n")
         for variant in variants:
             bench.log(f"{variant}: {args.users} users, {args.check_ins} check-ins over {args.seconds:.0f} s")
             results.append(run_variant(variant, args, cluster, base))
     finally:
         if cluster:
             cluster.stop()
+            if args.daemon_log:
+                shutil.copy(os.path.join(cluster.dir, "log"), f"{args.daemon_log}.postgres")
         subprocess.run(["rm", "-rf", base])
 
     print()
@@ -316,6 +347,7 @@ def main():
         lat = r["latencies"]
         how = ("listening (LISTEN/NOTIFY, direct DATABASE_URL)" if r["variant"] == "listen"
                else "through PgBouncer (transaction mode), no LISTEN: sweeps only")
+        how += "; ANALYZE after the alerts" if args.analyze else "; no ANALYZE after the alerts (autovacuum's, when it comes)"
         print(f"{r['variant']}: {how}")
         print(f"  {r['check_ins']:,} check-ins committed over {r['spread']:.1f} s (commit p50 {r['commit_p50'] * 1000:.2f} ms, "
               f"max {r['commit_max'] * 1000:.1f} ms); {r['alerts']:,} alerts before")
