@@ -241,16 +241,23 @@ def run_variant(variant, args, cluster, base):
         while time.time() < deadline and len(sink.deliveries()) - contacts < len(expected):
             time.sleep(0.5)
         all_in = time.time()
-        time.sleep(POLL_SECONDS + 5)
+        if len(sink.deliveries()) - contacts == len(expected):
+            time.sleep(POLL_SECONDS + 5)
+        else:  # what the daemon's connections are doing (the report says it)
+            cur.execute("""SELECT application_name, state, round(extract(epoch FROM now() - query_start)), left(query, 60)
+                           FROM pg_stat_activity WHERE application_name LIKE 'sileme-notifier%%'""")
+            activity = cur.fetchall()
+            conn.commit()
+            bench.log(f"{variant}: {len(sink.deliveries()) - contacts} of {len(expected)} all-clears by the deadline; "
+                      f"the daemon's sessions: {activity}")
         daemon.send_signal(signal.SIGTERM)
-        exit_status = daemon.wait(timeout=60)
-        daemon_log.close()
+        try:
+            exit_status = daemon.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            exit_status = "none: still running 60 s after SIGTERM"
+            daemon.kill()
+            daemon.wait()
         notify.close()
-        if args.daemon_log:
-            shutil.copy(os.path.join(work, "daemon.log"), f"{args.daemon_log}.{variant}")
-            with open(f"{args.daemon_log}.{variant}", "a") as f:  # its journal entries, where it logs when journald runs
-                subprocess.run(["journalctl", "--no-pager", "-o", "short-precise", f"_PID={daemon.pid}"], stdout=f,
-                               stderr=subprocess.DEVNULL)
 
         clears = sink.deliveries()[contacts:]
         received = {}
@@ -271,7 +278,8 @@ def run_variant(variant, args, cluster, base):
                                             "committed": committed[expected[r]], "accepted": d["time"],
                                             "latency": d["time"] - committed[expected[r]]}) + "\n")
         missing = sorted(set(expected) - set(received))
-        bench.check(not missing, f"{variant}: {len(missing)} of {len(expected)} all-clears never came, e.g. {missing[:3]}")
+        bench.check(not missing, f"{variant}: {len(missing)} of {len(expected)} all-clears did not come within "
+                                 f"{POLL_SECONDS + 120} s of the last check-in, e.g. {missing[:3]}; the daemon's exit status: {exit_status}")
         bench.check(exit_status == 0, f"the daemon exited {exit_status} on SIGTERM")
         cur.execute("SELECT count(*) FROM pending_all_clears")
         queued = cur.fetchone()[0]
@@ -297,6 +305,12 @@ def run_variant(variant, args, cluster, base):
         if daemon and daemon.poll() is None:
             daemon.kill()
             daemon.wait()
+        if daemon and args.daemon_log:
+            daemon_log.close()
+            shutil.copy(os.path.join(work, "daemon.log"), f"{args.daemon_log}.{variant}")
+            with open(f"{args.daemon_log}.{variant}", "a") as f:  # its journal entries, where it logs when journald runs
+                subprocess.run(["journalctl", "--no-pager", "-o", "short-precise", f"_PID={daemon.pid}"], stdout=f,
+                               stderr=subprocess.DEVNULL)
         if pooler:
             pooler.stop()
         sink.stop()
