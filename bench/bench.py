@@ -708,6 +708,10 @@ def main():
                              FROM unnest(%s::uuid[]) x) c""", (send_ids,))
         to_mail, send_with_contacts = cur.fetchone()
         counter.close()
+        messages = dry_report.get("messages_summary")  # the dry run's own count per kind, where it gives one
+        if messages is not None:
+            check(messages.get("alert") == to_mail and sum(messages.values()) == to_mail,
+                  f"the dry run's messages {messages}, the contacts of its send users {to_mail}")
         runs = []
         for _ in range(args.repeat):
             reset = psycopg2.connect(url)
