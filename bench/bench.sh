@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark (see bench/bench.py): installs what it needs, builds a release binary, runs.
-#   bench/bench.sh                       1,000,000 users (about 10 minutes on 2 cores)
+#   bench/bench.sh                       1,000,000 users (about 7–10 minutes on 2 cores)
 #   bench/bench.sh --users 100000        smaller, to see how each figure grows
+#   bench/bench.sh all-clear [--analyze] the all-clear latency (bench/all_clear.py, about 4 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh   # includes python3-psycopg2 and time
+scripts/install-deps.sh   # includes python3-psycopg2, time, pgbouncer
 swift build -c release >&2
+if [ "${1:-}" = all-clear ]; then
+  shift
+  exec /usr/bin/python3 bench/all_clear.py "$@"
+fi
 exec /usr/bin/python3 bench/bench.py "$@"
