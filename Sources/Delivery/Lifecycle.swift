@@ -18,39 +18,12 @@ package struct Lifecycle: Sendable {
     /// Where problems go.
     package let logger: Logger
 
-    /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:
-    /// the alerts of today and yesterday (an alert accepted after the check-in came; the
-    /// check-in trigger's queue covers every other streak, whenever it ended).
-    package var sweepStart: CalendarDate { Self.sweepStart(runDate: runDate) }
-
-    /// `sweepStart` for `runDate`.
-    package static func sweepStart(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -1) }
-
     /// The jobs of `kinds` due now (only of `onlyUsers` when given), each validated: a row whose
     /// name or address is no longer usable is left out and logged (and an introduction to such an
     /// address is marked `not_introduced`).
     package func jobs(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil) throws -> [DeliveryJob] {
         let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-        let only = onlyUsers.map { Array($0) }
-        var due: [LifecycleStore.Due] = []
-        if kinds.contains(.introduction) {
-            if configuration.introduceContacts {
-                due += try store.dueIntroductions(db, runDate: runDate, onlyUsers: only)
-            } else if onlyUsers == nil {
-                try store.skipIntroductions(db)
-            }
-        }
-        if kinds.contains(.alert) {
-            due += try store.unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -configuration.rule.catchUpDays),
-                                              onlyUsers: only)
-        }
-        if kinds.contains(.allClear) {
-            due += try store.dueAllClears(db, windowStart: sweepStart, latestTrusted: runDate.adding(days: 1), onlyUsers: only)
-        }
-        if kinds.contains(.followUp) {
-            due += try store.dueFollowUps(db, runDate: runDate, days: configuration.followUpDays,
-                                          catchUpDays: configuration.rule.catchUpDays, onlyUsers: only)
-        }
+        let due = try store.due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) })
         var jobs: [DeliveryJob] = []
         var unusable: [(user: String, contact: String)] = []
         for row in due {

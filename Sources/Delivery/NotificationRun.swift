@@ -131,7 +131,7 @@ public struct NotificationRun: Sendable {
                 control: control)
             delivery = dispatcher.deliver(jobs)
             try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
-            try? db.perform { try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue($0) }
+            _ = try? db.perform { try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue($0) }
         } catch {
             delivery.errors.append(error)
         }

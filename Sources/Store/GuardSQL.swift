@@ -38,6 +38,16 @@ package enum GuardSQL {
         """
     }
 
+    /// SQL: the address `contact` (trimmed, lower-cased) is a contact the user `user` has in force
+    /// — a row of `emergency_contacts`, or `users.emergency_email` for a user without any rows.
+    package static func contactInForce(user: String, contact: String) -> String {
+        """
+        (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = \(user) AND lower(btrim(e.email)) = \(contact))
+         OR (NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = \(user))
+             AND EXISTS (SELECT 1 FROM users f WHERE f.id = \(user) AND lower(btrim(f.emergency_email)) = \(contact))))
+        """
+    }
+
     /// The contacts of `contacts`' column at `column` (empty when NULL or unreadable).
     package static func contacts(_ row: PGRow, at column: Int) -> [Candidate.RawContact] {
         guard let text = row.string(column), let data = text.data(using: .utf8),

@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Rule
 import Values
@@ -120,9 +121,7 @@ public struct LifecycleStore: Sendable {
               AND s.last_notified_date > n.last_check_in_date
               AND ($3::uuid[] IS NULL OR n.user_id = ANY($3::uuid[]))
               -- Still a contact in force (the app may have corrected or removed it since).
-              AND (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id AND lower(btrim(e.email)) = n.contact)
-                   OR (NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id)
-                       AND lower(btrim(u.emergency_email)) = n.contact))
+              AND \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
               AND ((n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now())) OR \(claimSQL.abandoned("n")))
             ORDER BY n.notification_date, n.user_id, n.contact
             """, [runDate.description, oldest.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
@@ -190,10 +189,7 @@ public struct LifecycleStore: Sendable {
                                  onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
         if !readOnly { try db.execute("""
             UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
-            WHERE k.state = 'pending' AND NOT EXISTS (SELECT 1 FROM emergency_contacts e
-                                                      WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact)
-              AND (EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
-                   OR NOT EXISTS (SELECT 1 FROM users u WHERE u.id = k.user_id AND lower(btrim(u.emergency_email)) = k.contact))
+            WHERE k.state = 'pending' AND NOT \(GuardSQL.contactInForce(user: "k.user_id", contact: "k.contact"))
             """) }
         return try db.execute("""
             SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date
@@ -250,5 +246,40 @@ public struct LifecycleStore: Sendable {
             FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
             WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
             """, [PGArray.literal(pairs.map(\.user)), PGArray.literal(pairs.map(\.contact))])
+    }
+
+    /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:
+    /// the alerts of `runDate` and the day before (an alert accepted after the check-in came; the
+    /// check-in trigger's queue covers every other streak, whenever it ended).
+    public static func sweepStart(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -1) }
+
+    /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
+    /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
+    /// (`FOLLOW_UP_DAYS`). The one selection of the real run and of the dry run; only a run that
+    /// writes (`readOnly` false, everyone) settles pairs no longer in force, and with
+    /// `INTRODUCE_CONTACTS=off` marks the pending pairs `not_introduced`.
+    public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
+                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
+        let rule = configuration.rule
+        var due: [Due] = []
+        if kinds.contains(.introduction) {
+            if configuration.introduceContacts {
+                due += try dueIntroductions(db, runDate: runDate, onlyUsers: onlyUsers, readOnly: readOnly)
+            } else if onlyUsers == nil && !readOnly {
+                try skipIntroductions(db)
+            }
+        }
+        if kinds.contains(.alert) {
+            due += try unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), onlyUsers: onlyUsers)
+        }
+        if kinds.contains(.allClear) {
+            due += try dueAllClears(db, windowStart: Self.sweepStart(runDate: runDate), latestTrusted: runDate.adding(days: 1),
+                                    onlyUsers: onlyUsers)
+        }
+        if kinds.contains(.followUp) {
+            due += try dueFollowUps(db, runDate: runDate, days: configuration.followUpDays, catchUpDays: rule.catchUpDays,
+                                    onlyUsers: onlyUsers)
+        }
+        return due
     }
 }

@@ -368,10 +368,7 @@ public struct NotificationStore: Sendable {
         try db.execute("""
             SELECT n.user_id::text, n.status, n.attempts, n.last_error,
                    coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END), n.kind,
-                   n.contact = '' OR EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id
-                                             AND lower(btrim(e.email)) = n.contact)
-                   OR (NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = n.user_id)
-                       AND EXISTS (SELECT 1 FROM users u WHERE u.id = n.user_id AND lower(btrim(u.emergency_email)) = n.contact))
+                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
             FROM notification_logs n
             WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
               AND (n.status IN ('failed', 'retry')

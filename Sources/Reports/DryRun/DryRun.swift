@@ -33,23 +33,11 @@ public struct DryRun: Sendable {
                 try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
             }
             counts.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
-            try report.lifecycle(try lifecycle(db))
+            // What a run would send now besides the new alerts (the run's own selection, read only).
+            try report.lifecycle(try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+                .due(db, configuration: configuration, runDate: runDate, kinds: Set(DeliveryJob.Kind.allCases), readOnly: true))
             try report.end(counts)
         }
         return counts
-    }
-
-    /// What a run would send now besides the new alerts — read only (see `Lifecycle` in Delivery,
-    /// which turns the same rows into jobs): introductions first, then unfinished alerts,
-    /// all-clears and follow-ups.
-    private func lifecycle(_ db: PGConnection) throws -> [LifecycleStore.Due] {
-        let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-        let rule = configuration.rule
-        var due: [LifecycleStore.Due] = []
-        if configuration.introduceContacts { due += try store.dueIntroductions(db, runDate: runDate, readOnly: true) }
-        due += try store.unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays))
-        due += try store.dueAllClears(db, windowStart: runDate.adding(days: -1), latestTrusted: runDate.adding(days: 1))
-        due += try store.dueFollowUps(db, runDate: runDate, days: configuration.followUpDays, catchUpDays: rule.catchUpDays)
-        return due
     }
 }
