@@ -53,15 +53,15 @@ let package = Package(
         ]),
         // systemd: sd_notify, the journal, the typed events.
         .target(name: "Systemd", dependencies: ["Values", "CSystemd", .product(name: "Logging", package: "swift-log")]),
-        // One run: evaluate, claim, send, record.
+        // One run: evaluate, claim, send (mail and webhook), record.
         .target(name: "Delivery", dependencies: [
-            "Values", "Rule", "Config", "Store", "Mail", "Systemd", .product(name: "Logging", package: "swift-log"),
+            "Values", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", .product(name: "Logging", package: "swift-log"),
         ]),
         // The dry run and the history report.
         .target(name: "Reports", dependencies: ["Values", "Output", "Rule", "Config", "Store"]),
-        // check, --preview, retry.
+        // check (with the webhook's signed ping), --preview, retry.
         .target(name: "Admin", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Mail", "Delivery", .product(name: "Logging", package: "swift-log"),
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
         ]),
         // The long-running daemon: the schedule, the next-action decision, the wait.
         .target(name: "Daemon", dependencies: [

@@ -1,11 +1,14 @@
 import Values
 import Config
 import Store
+import Foundation
 import Mail
+import Webhook
 
 /// What `sileme-notifier check` verifies: the configuration can send, the database answers and
 /// its schema is current, the templates render, and the mail server accepts a connection, TLS
-/// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`).
+/// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`), and
+/// with `WEBHOOK_URL` set, that the endpoint answers a signed `ping` event with 2xx.
 /// Each finding says what is wrong in words, never with a secret.
 public struct HealthCheck: Sendable {
     /// One line of the check's report.
@@ -82,6 +85,19 @@ public struct HealthCheck: Sendable {
                      failure: .unavailable)
             } catch {
                 note("read database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
+            }
+        }
+        if let webhook = configuration.webhook {
+            // A signed `ping` event: the endpoint, its TLS and, if the receiver checks it, the secret.
+            let ping = "ping_" + String(UInt64.random(in: .min ... .max), radix: 16)
+            do {
+                // In the body template's format when there is one: what the gateway will get.
+                let template = try webhook.bodyTemplate.map { try WebhookBodyTemplate($0, appName: configuration.appName) }
+                let outcome = try WebhookTransport(settings: webhook).send(try WebhookEvent.ping(id: ping, timestamp: Date()), using: template)
+                let ok = if case .delivered = outcome { true } else { false }
+                note("webhook", ok, "\(webhook.displayURL): signed ping \(ping): \(outcome.reason)", failure: .unavailable)
+            } catch {
+                note("webhook", false, "\(webhook.displayURL): \(error)", failure: .failure)
             }
         }
         if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {

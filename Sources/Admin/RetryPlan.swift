@@ -25,7 +25,8 @@ public struct RetryPlan: Sendable {
     /// Reads the plan for `kinds` (every kind when nil). An alert is re-attempted when the rule
     /// still says `send` for its user (to the contacts in force now), or — when another contact of
     /// the user got the streak's alert — when it was left unfinished (a transient failure or a
-    /// crashed claim, not a refusal) and its address is still a contact of the user;
+    /// crashed claim, not a refusal) and its address is still a contact of the user, or it is a
+    /// webhook event (refused or not) and the channel is on;
     /// an all-clear, a follow-up or an introduction whenever it is still owed.
     public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
@@ -45,7 +46,11 @@ public struct RetryPlan: Sendable {
                 if target.kind != DeliveryJob.Kind.alert.rawValue {
                     return Entry(target: target, decision: .send)
                 }
-                // Finished as an unfinished alert: not a refusal, and still a contact of the user.
+                // Finished as an unfinished alert: not a refusal, and still a contact of the user; a
+                // webhook event while the channel is on, refused or not.
+                if decision == .alreadyNotified && target.channel == "webhook" && configuration.webhookSends(.alert) {
+                    return Entry(target: target, decision: .send)
+                }
                 if decision == .alreadyNotified && target.status != "failed" && target.contactInForce {
                     return Entry(target: target, decision: .send)
                 }

@@ -11,7 +11,7 @@ public enum RetryPlanFormat {
             let now = entry.decision?.rawValue ?? "not_due"
             let error = Printable.text(entry.target.lastError ?? "")
             text += DisplayWidth.pad(String(entry.target.userID.prefix(8)), to: 8) + "  "
-                + DisplayWidth.pad(entry.target.kind, to: 12) + "  "
+                + DisplayWidth.pad(entry.target.channel == "webhook" ? "\(entry.target.kind)/wh" : entry.target.kind, to: 12) + "  "
                 + DisplayWidth.pad(entry.target.status, to: 7) + "  "
                 + DisplayWidth.pad(String(entry.target.attempts), to: 5) + "  "
                 + DisplayWidth.pad(now, to: 16) + "  "
@@ -20,10 +20,11 @@ public enum RetryPlanFormat {
         return text
     }
 
-    /// `{"run_date":…, "retry":[{"user_id":…, "kind":…, "status":…, "attempts":…, "last_error":…, "recipient":…, "decision":…}], "will_send": n}`.
+    /// `{"run_date":…, "retry":[{"user_id":…, "kind":…, "channel":…, "status":…, "attempts":…, "last_error":…, "recipient":…, "decision":…}], "will_send": n}`.
     public static func json(_ plan: RetryPlan, runDate: CalendarDate) -> String {
         let rows = plan.entries.map { entry in
             "{\"user_id\":\(Escaping.json(entry.target.userID)),\"kind\":\(Escaping.json(entry.target.kind)),"
+                + "\"channel\":\(Escaping.json(entry.target.channel)),"
                 + "\"status\":\(Escaping.json(entry.target.status)),"
                 + "\"attempts\":\(entry.target.attempts),\"last_error\":\(entry.target.lastError.map(Escaping.json) ?? "null"),"
                 + "\"recipient\":\(entry.target.recipient.map(Escaping.json) ?? "null"),"

@@ -20,8 +20,9 @@ package struct DeliveryResult: Sendable {
     package var claimErrors = 0
     /// Jobs the claim's re-check left out: the user is no longer due.
     package var cancelled = 0
-    /// Messages in a row that failed because the server was unusable (drives the give-up limit).
-    package var consecutiveUnavailable = 0
+    /// Messages in a row that failed because the server (or webhook endpoint) was unusable, per
+    /// channel (drives each channel's give-up limit).
+    package var consecutiveUnavailable: [DeliveryJob.Channel: Int] = [:]
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
     package var notStarted = 0
     /// The rows of the accepted messages (their contacts are marked `ok` after the sends).
@@ -30,6 +31,9 @@ package struct DeliveryResult: Sendable {
     package var sentByKind: [DeliveryJob.Kind: Int] = [:]
     /// Messages failed (transiently, for good or with the server unavailable), by kind.
     package var failedByKind: [DeliveryJob.Kind: Int] = [:]
+    /// Webhook events delivered and failed (also counted in `sent`, `failed…` and by kind).
+    package var webhookSent = 0
+    package var webhookFailed = 0
     /// Worker failures (database lost, transport could not be created).
     package var errors: [any Error] = []
 
@@ -38,7 +42,14 @@ package struct DeliveryResult: Sendable {
         sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors + cancelled
     }
 
-    package mutating func add(_ outcome: JobOutcome, kind: DeliveryJob.Kind = .alert) {
+    package mutating func add(_ outcome: JobOutcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
+        if channel == .webhook {
+            switch outcome {
+            case .sent: webhookSent += 1
+            case .failedTransiently, .failedPermanently, .serverUnavailable: webhookFailed += 1
+            default: break
+            }
+        }
         switch outcome {
         case .sent: sentByKind[kind, default: 0] += 1
         case .failedTransiently, .failedPermanently, .serverUnavailable: failedByKind[kind, default: 0] += 1

@@ -6,6 +6,7 @@ import Rule
 import Store
 import Systemd
 import Values
+import Webhook
 
 /// Sends the due mails of one run with the claim → send → record protocol of docs/delivery.md, over
 /// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
@@ -61,6 +62,8 @@ package struct Dispatcher {
             return failed
         }
         let limiter = configuration.smtp.rateLimit.map { RateLimiter(perSecond: $0) }
+        // Checked at start (exit 78): it renders here as it did then.
+        let template = configuration.webhook?.bodyTemplate.flatMap { try? WebhookBodyTemplate($0, appName: configuration.appName) }
         let workers = max(1, min(configuration.smtp.connections, jobs.count))
         // Small runs spread over every connection; large ones claim up to `claimBatch` per statement.
         let batchSize = max(1, min(Self.claimBatch, jobs.count / workers))
@@ -74,6 +77,7 @@ package struct Dispatcher {
                     smtp.onWait = { control.alive() }
                     smtp.stop = control.stop
                 }
+                let transports = WorkerTransports(mail: transport, webhook: configuration.webhook, control: control)
                 while !control.stopRequested && recorder.isWritable {
                     let batch = queue.withLock { queue -> [DeliveryJob] in
                         let taken = Array(queue.prefix(batchSize))
@@ -83,7 +87,9 @@ package struct Dispatcher {
                     if batch.isEmpty { break }
                     // A claim retried after a broken connection may have committed the first time:
                     // then it takes its own rows over again, with the same Message-IDs.
-                    let messageIDs = batch.map { composer.newMessageID(for: $0, runDate: runDate) }
+                    let messageIDs = batch.map {
+                        $0.channel == .email ? composer.newMessageID(for: $0, runDate: runDate) : Self.newWebhookID(for: $0, runDate: runDate)
+                    }
                     let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
                     for (index, job) in batch.enumerated() {
                         if claimed.gone.contains(index) || refused[index] != nil {
@@ -104,26 +110,29 @@ package struct Dispatcher {
                         if let claim = claimed.claims[index] {
                             // Stopped (before this mail, or while it waited for a rate-limit slot):
                             // it stays due for the next run.
-                            if control.stopRequested || limiter.map({ !$0.acquire(stop: control.stop) }) == true {
+                            if control.stopRequested
+                                || (job.channel == .email && limiter.map({ !$0.acquire(stop: control.stop) }) == true) {
                                 recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
                                                                 text: "not attempted: the run was stopped",
                                                                 nextAttempt: Date(), at: Date()))
                                 result.withLock { $0.notStarted += 1 }
                                 continue
                             }
-                            outcome = deliver(job, claim: claim, transport: transport, recorder: recorder, result: result)
+                            outcome = deliver(job, claim: claim, transports: transports, template: template, recorder: recorder,
+                                              result: result)
                         } else if let reason = claimed.cancelled[index] {
                             outcome = .cancelled
                             logger.notice("\(job.kind == .alert ? "notification" : job.kind.rawValue) cancelled for user \(job.userID): no longer due (\(reason))",
                                           metadata: NotifierEvent.notificationCancelled.metadata.merging([
                                             "run_date": "\(runDate)", "user_id": "\(job.userID)",
                                             "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
-                                            "notification_kind": "\(job.kind.rawValue)", "recipient": "\(job.email.masked)",
+                                            "notification_kind": "\(job.kind.rawValue)", "recipient": "\(job.recipientMasked)",
+                                            "notification_channel": "\(job.channel.rawValue)",
                                           ]) { $1 })
                         } else {
                             outcome = .busyElsewhere
                         }
-                        let handled = result.withLock { $0.add(outcome, kind: job.kind); return $0.handled }
+                        let handled = result.withLock { $0.add(outcome, kind: job.kind, channel: job.channel); return $0.handled }
                         control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
                     }
                 }
@@ -183,81 +192,117 @@ package struct Dispatcher {
         }
     }
 
-    /// Sends one claimed job (with retries) and queues its outcome for recording.
-    private func deliver(_ job: DeliveryJob, claim: Claim, transport: any MailTransport, recorder: ResultRecorder,
-                         result: Locked<DeliveryResult>) -> JobOutcome {
-        let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
+    /// Sends one claimed job (with retries) and queues its outcome for recording: a mail over the
+    /// mail transport, a webhook event over the webhook's.
+    private func deliver(_ job: DeliveryJob, claim: Claim, transports: WorkerTransports, template: WebhookBodyTemplate?,
+                         recorder: ResultRecorder, result: Locked<DeliveryResult>) -> JobOutcome {
         var attempts = 0
         var outcome: SendOutcome
-        if result.withLock({ $0.consecutiveUnavailable >= Self.unavailableLimit }) {
-            outcome = .transient(reason: "not attempted: the mail server (or outbox) was unavailable for the previous messages",
-                                 serverUnavailable: true)
+        var retryAfter: TimeInterval?
+        if result.withLock({ $0.consecutiveUnavailable[job.channel, default: 0] >= Self.unavailableLimit }) {
+            let what = job.channel == .email ? "the mail server (or outbox)" : "the webhook endpoint"
+            outcome = .transient(reason: "not attempted: \(what) was unavailable for the previous messages", serverUnavailable: true)
         } else {
+            let send = sender(for: job, claim: claim, transports: transports, template: template)
             while true {
                 attempts += 1
-                outcome = transport.send(from: composer.from.address, to: job.email.address, message: bytes)
+                (outcome, retryAfter) = send()
                 guard attempts < configuration.smtp.retryAttempts, case .transient = outcome else { break }
-                // Stopped during the backoff: the last (transient) outcome is recorded for a later retry.
-                let backoff = configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1))
-                guard control.stop.sleep(backoff, alive: { control.alive() }) else { break }
+                // Stopped during the backoff: the last (transient) outcome is recorded for a later
+                // retry. An endpoint's `Retry-After` is waited for if it is short, else it is the
+                // next pass's time.
+                let wait = max(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1)), retryAfter ?? 0)
+                guard wait <= Self.longestWaitInRun, control.stop.sleep(wait, alive: { control.alive() }) else { break }
             }
         }
         var fields: Logger.Metadata = [
             "run_date": "\(runDate)", "user_id": "\(job.userID)",
-            "miss_days": "\(job.missedDays)", "recipient": "\(job.email.masked)",
-            "smtp_message_id": "<\(claim.messageID)>", "attempts": "\(attempts)",
-            "resend": "\(claim.tookOver)", "notification_kind": "\(job.kind.rawValue)",
-            "contact_position": "\(job.position)",
+            "miss_days": "\(job.missedDays)", "recipient": "\(job.recipientMasked)",
+            job.channel == .email ? "smtp_message_id" : "webhook_id": job.channel == .email ? "<\(claim.messageID)>" : "\(claim.messageID)",
+            "attempts": "\(attempts)", "resend": "\(claim.tookOver)", "notification_kind": "\(job.kind.rawValue)",
+            "notification_channel": "\(job.channel.rawValue)", "contact_position": "\(job.position)",
         ]
-        if let alert = job.inReplyTo { fields["in_reply_to"] = "<\(alert)>" }
+        if let alert = job.inReplyTo { fields["in_reply_to"] = job.channel == .email ? "<\(alert)>" : "\(alert)" }
         if let date = job.notificationDate { fields["notification_date"] = "\(date)" }
         let reply = outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
+        let destination = job.channel == .email ? job.email.masked : "the webhook"
         switch outcome {
         case .accepted:
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
                                             nextAttempt: nil, at: Date()))
-            result.withLock { $0.consecutiveUnavailable = 0; $0.acceptedLogIDs.append(claim.logID) }
-            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(job.email.masked)",
+            result.withLock { $0.consecutiveUnavailable[job.channel] = 0; $0.acceptedLogIDs.append(claim.logID) }
+            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(destination)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
-                                                  "smtp_reply": "\(reply)"]) { $1 })
+                            job.channel == .email ? "smtp_reply" : "webhook_reply": "\(reply)"]) { $1 })
             return .sent
         case .transient(_, let serverDown):
             return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: serverDown,
-                                 reply: reply, fields: fields, recorder: recorder, result: result)
+                                 reply: reply, fields: fields, recorder: recorder, result: result, retryAfter: retryAfter)
         case .permanent:
             return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
                                  reply: reply, fields: fields, recorder: recorder, result: result,
-                                 undeliverable: outcome.saysNoSuchUser)
+                                 undeliverable: job.channel == .email && outcome.saysNoSuchUser)
         case .unknown:
             return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: false,
                                  reply: reply, fields: fields, recorder: recorder, result: result)
         }
     }
 
+    /// One attempt at `job`, repeatable with the same bytes: the rendered mail, or the event's
+    /// body (its signature is made anew for each attempt's timestamp).
+    private func sender(for job: DeliveryJob, claim: Claim, transports: WorkerTransports,
+                        template: WebhookBodyTemplate?) -> () -> (SendOutcome, TimeInterval?) {
+        switch job.channel {
+        case .email:
+            let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
+            return { (transports.mail.send(from: composer.from.address, to: job.email.address, message: bytes), nil) }
+        case .webhook:
+            let event: WebhookEvent
+            let transport: WebhookTransport
+            do {
+                event = try webhookEvent(for: job, claim: claim)
+                guard let made = try transports.webhook() else {
+                    return { (.transient(reason: "the webhook channel is off (WEBHOOK_URL unset)", serverUnavailable: true), nil) }
+                }
+                transport = made
+            } catch {
+                return { (.transient(reason: "webhook: \(error)", serverUnavailable: true), nil) }
+            }
+            let body = event.body(using: template)
+            return { Self.post(transport, id: event.id, body: body) }
+        }
+    }
+
     private func recordFailure(_ job: DeliveryJob, claim: Claim, attempts: Int, permanent: Bool, serverDown: Bool,
                                reply: String, fields: Logger.Metadata, recorder: ResultRecorder,
-                               result: Locked<DeliveryResult>, undeliverable: Bool = false) -> JobOutcome {
+                               result: Locked<DeliveryResult>, undeliverable: Bool = false,
+                               retryAfter: TimeInterval? = nil) -> JobOutcome {
+        // A later pass, not before the endpoint's `Retry-After`.
         let nextAttempt = permanent
-            ? nil : Date().addingTimeInterval(Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
-                                                                base: configuration.retryLaterSeconds))
+            ? nil : Date().addingTimeInterval(max(retryAfter ?? 0, Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
+                                                                                     base: configuration.retryLaterSeconds)))
         recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
                                         text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: undeliverable))
-        result.withLock { $0.consecutiveUnavailable = serverDown ? $0.consecutiveUnavailable + 1 : 0 }
-        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(job.email.masked): \(reply)",
+        result.withLock { $0.consecutiveUnavailable[job.channel] = serverDown ? $0.consecutiveUnavailable[job.channel, default: 0] + 1 : 0 }
+        let destination = job.channel == .email ? job.email.masked : "the webhook"
+        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(destination): \(reply)",
                      metadata: fields.merging(NotifierEvent.notificationFailed.metadata) { $1 }.merging([
                                                "permanent": "\(permanent)", "error": "\(reply)",
                                                "undeliverable": "\(undeliverable)"]) { $1 })
-        return permanent ? .failedPermanently : (serverDown ? .serverUnavailable : .failedTransiently)
+        // An unreachable webhook endpoint is a failed event, not the mail server's unavailability
+        // (which sets the run's exit status).
+        return permanent ? .failedPermanently : (serverDown && job.channel == .email ? .serverUnavailable : .failedTransiently)
     }
 
-    /// The delivery key of `job` on `runDate`: (user, date, kind, contact).
+    /// The delivery key of `job` on `runDate`: (user, date, kind, channel, contact).
     package static func key(_ job: DeliveryJob, runDate: CalendarDate) -> String {
-        "\(job.userID)|\(job.date(runDate: runDate))|\(job.kind.rawValue)|\(job.contactKey)"
+        "\(job.userID)|\(job.date(runDate: runDate))|\(job.kind.rawValue)|\(job.channel.rawValue)|\(job.contactKey)"
     }
 
-    /// "alert (3 days missed)", "all_clear", … for log lines.
+    /// "notification (3 days missed)", "all_clear", "webhook checkin.alert", … for log lines.
     private static func describe(_ job: DeliveryJob) -> String {
-        job.kind == .alert ? "notification (\(job.missedDays) days missed)" : job.kind.rawValue
+        if job.channel == .webhook { return "webhook \(job.kind.webhookEventType.rawValue)" }
+        return job.kind == .alert ? "notification (\(job.missedDays) days missed)" : job.kind.rawValue
     }
 
     /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`

@@ -20,27 +20,40 @@ package struct Lifecycle: Sendable {
 
     /// The jobs of `kinds` due now (only of `onlyUsers` when given), each validated: a row whose
     /// name or address is no longer usable is left out and logged (and an introduction to such an
-    /// address is marked `not_introduced`).
+    /// address is marked `not_introduced`). A webhook event lists the user's valid contacts as
+    /// they are now; one about a user with no valid contact left is left out and logged. Each
+    /// delivery key comes once (a webhook retry may be found by two queries).
     package func jobs(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil) throws -> [DeliveryJob] {
         let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
         let due = try store.due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) })
+        let hooked = due.filter { $0.channel == .webhook }.map(\.userID)
+        let contacts = try store.contacts(db, of: hooked).mapValues { MissRule.validate($0).valid }
         var jobs: [DeliveryJob] = []
+        var keys = Set<String>()
         var unusable: [(user: String, contact: String)] = []
         for row in due {
             let name = try? DisplayName(cleaning: row.rawName ?? "")
-            let address = try? EmailAddress(validating: row.contact)
+            let known = contacts[row.userID] ?? []
+            let address = row.channel == .webhook && row.kind != .introduction
+                ? known.first?.address : try? EmailAddress(validating: row.contact)
             guard let name, let address else {
-                logger.warning("\(row.kind.rawValue) for user \(row.userID) not sent: \(name == nil ? "the name is empty after cleaning" : "the contact is not a valid address")",
+                let why = name == nil ? "the name is empty after cleaning"
+                    : row.channel == .webhook && row.kind != .introduction ? "the user has no valid contact" : "the contact is not a valid address"
+                logger.warning("\(row.kind.rawValue) (\(row.channel.rawValue)) for user \(row.userID) not sent: \(why)",
                                metadata: NotifierEvent.notificationSkipped.metadata.merging([
                                 "run_date": "\(runDate)", "user_id": "\(row.userID)", "notification_kind": "\(row.kind.rawValue)",
+                                "notification_channel": "\(row.channel.rawValue)",
                                 "skip_reason": "\(name == nil ? "invalid_name" : "invalid_email")",
                                ]) { $1 })
-                if row.kind == .introduction { unusable.append((row.userID, row.contact.lowercased())) }
+                if row.kind == .introduction && row.channel == .email { unusable.append((row.userID, row.contact.lowercased())) }
                 continue
             }
-            jobs.append(DeliveryJob(kind: row.kind, userID: row.userID, name: name, email: address, position: row.position,
-                                    notificationDate: row.notificationDate, missedDays: row.missedDays,
-                                    lastCheckIn: row.lastCheckIn, inReplyTo: row.inReplyTo, checkedIn: row.checkedIn))
+            let job = DeliveryJob(kind: row.kind, channel: row.channel, userID: row.userID, name: name, email: address,
+                                  position: row.position, contacts: row.channel == .webhook ? known : [],
+                                  notificationDate: row.notificationDate, missedDays: row.missedDays,
+                                  lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
+                                  checkedIn: row.checkedIn)
+            if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
         try store.markNotIntroduced(db, unusable)
         return jobs

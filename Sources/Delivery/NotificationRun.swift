@@ -61,10 +61,7 @@ public struct NotificationRun: Sendable {
             "notifier_version": "\(NotifierVersion.current)",
         ]) { $1 })
 
-        if configuration.webhook != nil {
-            logger.warning("WEBHOOK_URL is set, but this version does not send webhook events yet: only e-mail is sent",
-                           metadata: base)
-        }
+        let hooksAlerts = configuration.webhookSends(.alert)
         var counts = RunCounts()
         var jobs: [DeliveryJob] = []
         var skips: [SkippedUser] = []
@@ -86,6 +83,8 @@ public struct NotificationRun: Sendable {
                     let alerts = onlyKinds?.contains(.alert) == false ? [] : configuration.rule.jobs(for: candidate, evaluation)
                     if !alerts.isEmpty {
                         jobs += alerts
+                        // The alert's webhook event: one per user, listing the contacts.
+                        if hooksAlerts { jobs.append(alerts[0].onWebhook(contacts: evaluation.contacts)) }
                         // A contact that is not a valid address beside valid ones: its own skipped row.
                         for bad in evaluation.invalidContacts {
                             skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
@@ -131,7 +130,10 @@ public struct NotificationRun: Sendable {
                 control: control)
             delivery = dispatcher.deliver(jobs)
             try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
-            _ = try? db.perform { try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue($0) }
+            _ = try? db.perform {
+                try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+                    .settleAllClearQueue($0, channels: configuration.channels(for: .allClear))
+            }
         } catch {
             delivery.errors.append(error)
         }
@@ -161,7 +163,8 @@ public struct NotificationRun: Sendable {
         let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
             delivery.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
         }
-        let lifecycleText = others.isEmpty ? "" : " (alerts \(delivery.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
+        let lifecycleText = (others.isEmpty ? "" : " (alerts \(delivery.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")")
+            + (configuration.webhook == nil ? "" : "; webhook events \(delivery.webhookSent) delivered, \(delivery.webhookFailed) failed")
         let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent\(lifecycleText), \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(errorText)"
         logger.log(level: level, message,
                    metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
@@ -184,6 +187,8 @@ public struct NotificationRun: Sendable {
             fields["sent_\(kind.rawValue)"] = "\(delivery.sentByKind[kind] ?? 0)"
             fields["failed_\(kind.rawValue)"] = "\(delivery.failedByKind[kind] ?? 0)"
         }
+        fields["sent_webhook"] = "\(delivery.webhookSent)"
+        fields["failed_webhook"] = "\(delivery.webhookFailed)"
         return fields
     }
 
@@ -199,7 +204,8 @@ public struct NotificationRun: Sendable {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
         let jobs = try lifecycle.jobs(db, kinds: [.allClear])
         guard !jobs.isEmpty else {
-            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue(db)
+            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+                .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
             return (0, 0)
         }
         let composer = try MailComposer(sending: configuration)
@@ -211,7 +217,8 @@ public struct NotificationRun: Sendable {
             control: control)
         let delivery = dispatcher.deliver(jobs)
         try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
-        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds).settleAllClearQueue(db)
+        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+            .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
         if let error = delivery.errors.first { throw error }
         return (delivery.sent, delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable)
     }

@@ -51,7 +51,7 @@ public struct MailComposer: Sendable {
         var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
                                           runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
         switch job.kind {
-        case .alert: break
+        case .alert, .reminder: break  // a reminder is never mailed (webhook only)
         case .allClear, .followUp:
             variables.alertDate = job.notificationDate
             if let checkedIn = job.checkedIn {

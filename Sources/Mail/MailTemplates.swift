@@ -95,7 +95,7 @@ public struct MailTemplates: Sendable {
     /// Loads the templates from `directory`, or the built-in defaults when nil.
     public init(directory: String?) throws(ConfigurationError) {
         var sets: [DeliveryJob.Kind: Set] = [:]
-        for kind in DeliveryJob.Kind.allCases {
+        for kind in DeliveryJob.Kind.mailed {
             sets[kind] = try Self.load(kind, directory: directory)
         }
         self.sets = sets
@@ -135,7 +135,8 @@ public struct MailTemplates: Sendable {
                    })
     }
 
-    /// Renders the three parts for `variables`. The subject comes back as one line
+    /// Renders the three parts of `kind` (one of `DeliveryJob.Kind.mailed`: a reminder is never
+    /// mailed) for `variables`. The subject comes back as one line
     /// (line breaks and runs of white space folded to single spaces).
     ///
     /// The HTML body gets every value HTML-escaped here, one Unicode scalar at a time, and its

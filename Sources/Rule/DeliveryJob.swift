@@ -15,21 +15,52 @@ public struct DeliveryJob: Sendable {
         case followUp = "follow_up"
         /// The contact was named for the first time: who named them, what will come.
         case introduction
+        /// The first missed day (`USER_REMINDER`): for the app to remind the user. Webhook only.
+        case reminder
 
         /// The order kinds are listed in.
         public static func < (lhs: Kind, rhs: Kind) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
+
+        /// The kinds sent by mail (every kind but the reminder, which only the webhook carries).
+        public static let mailed: [Kind] = allCases.filter { $0 != .reminder }
+
+        /// The webhook event of this kind (its `type`).
+        public var webhookEventType: WebhookEventType {
+            switch self {
+            case .alert: .alert
+            case .allClear: .allClear
+            case .followUp: .followUp
+            case .introduction: .introduction
+            case .reminder: .reminder
+            }
+        }
+    }
+
+    /// How a message travels (`notification_logs.channel`): each channel has its own delivery
+    /// rows, so a failure on one never resends on the other.
+    public enum Channel: String, Sendable, CaseIterable {
+        /// A mail to one contact (SMTP or the outbox).
+        case email
+        /// A signed POST to `WEBHOOK_URL`, one per event about the user.
+        case webhook
     }
 
     /// What the message says.
     public let kind: Kind
+    /// How it travels.
+    public let channel: Channel
     /// `users.id`.
     public let userID: String
     /// The cleaned name.
     public let name: DisplayName
-    /// The validated contact address.
+    /// The validated contact address: the mail's recipient; on the webhook, the contact an
+    /// introduction is about, else the user's first contact.
     public let email: EmailAddress
+    /// Every valid contact of the user in serving order (a webhook event's `contacts`; empty on
+    /// mail jobs, which name their one contact).
+    public let contacts: [Evaluation.Contact]
     /// The contact's position (1 for `users.emergency_email`).
     public let position: Int
     /// The row's `notification_date`: the run date for an alert and an introduction, the alert's
@@ -51,17 +82,27 @@ public struct DeliveryJob: Sendable {
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     public var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
 
-    /// The contact as the delivery key holds it: the address, lower-cased.
-    public var contactKey: String { email.address.lowercased() }
+    /// The contact as the delivery key holds it: the address, lower-cased; '' for a webhook event
+    /// about the user (one per event, whatever the contacts), the contact's address for a webhook
+    /// introduction (one per contact).
+    public var contactKey: String {
+        channel == .webhook && kind != .introduction ? "" : email.address.lowercased()
+    }
+
+    /// Who the row names as its recipient (`recipient_masked`): the masked address, or `webhook`.
+    public var recipientMasked: String { channel == .email ? email.masked : "webhook" }
 
     /// The row's date on `runDate`.
     public func date(runDate: CalendarDate) -> CalendarDate { notificationDate ?? runDate }
 
     /// Creates the value.
-    package init(kind: Kind = .alert, userID: String, name: DisplayName, email: EmailAddress, position: Int = 1,
+    package init(kind: Kind = .alert, channel: Channel = .email, userID: String, name: DisplayName, email: EmailAddress,
+                 position: Int = 1, contacts: [Evaluation.Contact] = [],
                  notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
                  pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil) {
         self.kind = kind
+        self.channel = channel
+        self.contacts = contacts
         self.userID = userID
         self.name = name
         self.email = email
@@ -72,5 +113,12 @@ public struct DeliveryJob: Sendable {
         self.pausedUntil = pausedUntil
         self.inReplyTo = inReplyTo
         self.checkedIn = checkedIn
+    }
+
+    /// This event's twin on the webhook: the same facts, with the user's `contacts`.
+    public func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
+        DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
+                    contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
+                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn)
     }
 }

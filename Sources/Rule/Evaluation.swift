@@ -28,6 +28,12 @@ public struct Evaluation: Sendable {
         public let address: EmailAddress
         /// `emergency_contacts.position` (1 for `users.emergency_email`).
         public let position: Int
+
+        /// Creates the value.
+        public init(address: EmailAddress, position: Int) {
+            self.address = address
+            self.position = position
+        }
     }
 
     /// A contact in force that is not a valid address.

@@ -98,22 +98,28 @@ public struct MissRule: Sendable, Equatable {
         return evaluation.with(effectiveLastCheckIn: since, supersededBy: evaluation.supersededBy)
     }
 
-    /// The decision once `m` (counted from `since = L'`) reached the threshold.
-    private func decide(_ candidate: Candidate, missedDays m: Int, since: CalendarDate) -> Evaluation {
-        if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
-        if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
-        var contacts: [Evaluation.Contact] = []
+    /// `contacts` split into the valid addresses (in order, each address once) and the invalid ones.
+    public static func validate(_ contacts: [Candidate.RawContact]) -> (valid: [Evaluation.Contact], invalid: [Evaluation.InvalidContact]) {
+        var valid: [Evaluation.Contact] = []
         var invalid: [Evaluation.InvalidContact] = []
-        for contact in candidate.contactsInForce {
+        for contact in contacts {
             do {
                 let address = try EmailAddress(validating: contact.email ?? "")
-                if !contacts.contains(where: { $0.address.address.lowercased() == address.address.lowercased() }) {
-                    contacts.append(Evaluation.Contact(address: address, position: contact.position))
+                if !valid.contains(where: { $0.address.address.lowercased() == address.address.lowercased() }) {
+                    valid.append(Evaluation.Contact(address: address, position: contact.position))
                 }
             } catch {
                 invalid.append(Evaluation.InvalidContact(raw: contact.email ?? "", position: contact.position, reason: error.reason))
             }
         }
+        return (valid, invalid)
+    }
+
+    /// The decision once `m` (counted from `since = L'`) reached the threshold.
+    private func decide(_ candidate: Candidate, missedDays m: Int, since: CalendarDate) -> Evaluation {
+        if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
+        if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
+        let (contacts, invalid) = Self.validate(candidate.contactsInForce)
         guard !contacts.isEmpty else {
             let reason = invalid.count == 1 ? "emergency email: \(invalid[0].reason)"
                 : "no valid emergency email: " + invalid.map { "#\($0.position): \($0.reason)" }.joined(separator: "; ")

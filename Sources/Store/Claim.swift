@@ -1,3 +1,5 @@
+import Foundation
+
 /// A `notification_logs` row this session owns and may send for.
 public struct Claim: Sendable, Equatable {
     /// `notification_logs.id`.
@@ -8,4 +10,7 @@ public struct Claim: Sendable, Equatable {
     public let previousAttempts: Int
     /// True when the row existed (a retry, or a crashed run's claim) rather than being inserted now.
     public let tookOver: Bool
+    /// `event_at`: when the event happened — the check-in of an all-clear, else the row's first
+    /// claim — kept across takeovers (a webhook event's `timestamp`, the same on every attempt).
+    public var eventAt: Date?
 }

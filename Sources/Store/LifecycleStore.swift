@@ -30,6 +30,16 @@ public struct LifecycleStore: Sendable {
         public var lastCheckIn: CalendarDate
         /// The check-in that ended the streak (all-clear).
         public var checkedIn: (at: Date, date: CalendarDate)?
+        /// The channel: a webhook row's `contact` is '' (or, for an introduction, the contact).
+        public var channel: DeliveryJob.Channel = .email
+        /// The end of a pause the alert's days were counted from (a webhook alert finished later).
+        public var pausedUntil: CalendarDate?
+
+        /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
+        public static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
+            Due(kind: .alert, userID: userID, rawName: rawName, contact: "", position: 1, notificationDate: nil, inReplyTo: nil,
+                missedDays: missedDays, lastCheckIn: lastCheckIn, channel: .webhook)
+        }
     }
 
     /// When claims may be taken over (`CLAIM_LEASE_SECONDS`).
@@ -38,13 +48,13 @@ public struct LifecycleStore: Sendable {
     /// Creates the store.
     public init(claimLeaseSeconds: Double) { claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds) }
 
-    /// SQL: no row of the key (`user`, `date`, `kind`, e-mail, `contact`) exists that this pass
+    /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
     /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
-    private func noSettledRow(user: String, date: String, kind: String, contact: String) -> String {
+    private func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
         """
         NOT EXISTS (SELECT 1 FROM notification_logs x
                     WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'
-                      AND x.channel = 'email' AND x.contact = \(contact)
+                      AND x.channel = \(channel) AND x.contact = \(contact)
                       AND NOT (NOT x.email_sent AND (x.status = 'skipped'
                                OR (x.status = 'retry' AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= now()))
                                OR \(claimSQL.abandoned("x")))))
@@ -59,8 +69,10 @@ public struct LifecycleStore: Sendable {
     /// streak, unless its all-clear is sent, failed for good, in flight or waiting for its retry.
     /// An all-clear whose row waits for a retry (or was left claimed by a crash) is due again when
     /// its time comes, whether or not its queue entry is still there. `onlyUsers` limits it (`retry`).
+    /// Each channel of `channels` answers its own alerts (a webhook all-clear follows a delivered
+    /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
     public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
-                             onlyUsers: [String]? = nil) throws -> [Due] {
+                             channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute("""
             -- MATERIALIZED: with statistics that have not seen today's alerts yet, the planner
             -- estimated one row and ran the whole union once per alert (4 million check-in
@@ -83,24 +95,27 @@ public struct LifecycleStore: Sendable {
                                     ORDER BY c.check_in_date LIMIT 1) c
                 WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $1::date
             )
-            SELECT DISTINCT ON (a.user_id, a.notification_date, a.contact)
+            SELECT DISTINCT ON (a.user_id, a.notification_date, a.channel, a.contact)
                    a.user_id::text, u.name, a.contact, a.notification_date, a.message_id, a.consecutive_miss_days,
-                   a.last_check_in_date, q.check_in_date, extract(epoch FROM q.checked_in_at)
+                   a.last_check_in_date, q.check_in_date, extract(epoch FROM q.checked_in_at), a.channel
             FROM q
-            JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = 'email'
-                                    AND a.email_sent AND a.notification_date > q.streak_after AND a.contact <> ''
-                                    AND (q.only_date IS NULL OR a.notification_date = q.only_date)
+            JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($4::text[])
+                                    AND a.email_sent AND a.notification_date > q.streak_after
+                                    AND (a.contact <> '' OR a.channel = 'webhook')
+                                    AND (q.only_date IS NULL OR (a.notification_date = q.only_date AND a.channel = 'email'))
             JOIN users u ON u.id = a.user_id
             WHERE ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
-              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact"))
-            ORDER BY a.user_id, a.notification_date, a.contact, q.checked_in_at
-            """, [windowStart.description, latestTrusted.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
+                                 channel: "a.channel"))
+            ORDER BY a.user_id, a.notification_date, a.channel, a.contact, q.checked_in_at
+            """, [windowStart.description, latestTrusted.description, onlyUsers.map { PGArray.literal($0) },
+                  PGArray.literal(channels.map(\.rawValue))]).rows.compactMap { row in
             guard let user = row.string(0), let contact = row.string(2), let date = row.date(3),
                   let last = row.date(6), let checkInDate = row.date(7) else { return nil }
             let at = Date(timeIntervalSince1970: row.string(8).flatMap(Double.init) ?? Date().timeIntervalSince1970)
             return Due(kind: .allClear, userID: user, rawName: row.string(1), contact: contact, position: 1,
                        notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
-                       checkedIn: (at, checkInDate))
+                       checkedIn: (at, checkInDate), channel: DeliveryJob.Channel(rawValue: row.string(9) ?? "") ?? .email)
         }
     }
 
@@ -131,51 +146,54 @@ public struct LifecycleStore: Sendable {
         }
     }
 
-    /// Removes the queue entries whose every all-clear has a settled row (sent or failed for good),
-    /// or that have no accepted alert to answer. Returns how many.
+    /// Removes the queue entries whose every all-clear — on each of `channels` — has a settled row
+    /// (sent or failed for good), or that have no accepted alert to answer. Returns how many.
     @discardableResult
-    public func settleAllClearQueue(_ db: PGConnection) throws -> Int {
+    public func settleAllClearQueue(_ db: PGConnection, channels: [DeliveryJob.Channel] = [.email]) throws -> Int {
         try db.execute("""
             WITH gone AS (
                 DELETE FROM pending_all_clears q
                 WHERE NOT EXISTS (
                     SELECT 1 FROM notification_logs a
-                    WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = 'email' AND a.email_sent
-                      AND a.notification_date > q.streak_after AND a.contact <> ''
+                    WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($1::text[]) AND a.email_sent
+                      AND a.notification_date > q.streak_after AND (a.contact <> '' OR a.channel = 'webhook')
                       AND NOT EXISTS (SELECT 1 FROM notification_logs x
                                       WHERE x.user_id = a.user_id AND x.notification_date = a.notification_date
-                                        AND x.kind = 'all_clear' AND x.channel = 'email' AND x.contact = a.contact
+                                        AND x.kind = 'all_clear' AND x.channel = a.channel AND x.contact = a.contact
                                         AND (x.email_sent OR x.status = 'failed')))
                 RETURNING 1
             )
             SELECT count(*) FROM gone
-            """)[0].int(0) ?? 0
+            """, [PGArray.literal(channels.map(\.rawValue))])[0].int(0) ?? 0
     }
 
     /// The follow-ups due on `runDate` with `FOLLOW_UP_DAYS = days`: every contact whose alert was
     /// accepted `days` days ago (or up to `catchUpDays` more, after downtime) while the streak is
     /// still open — no check-in after the alert's `L` dated at most `D + 1`, not paused now.
-    /// One per alert and contact (the row's date is the alert's).
+    /// One per alert and contact (the row's date is the alert's), on the alert's channel (of `channels`).
     public func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
-                             onlyUsers: [String]? = nil) throws -> [Due] {
+                             channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
         guard days > 0 else { return [] }
         return try db.execute("""
             SELECT a.user_id::text, u.name, a.contact, a.notification_date, a.message_id,
-                   a.consecutive_miss_days + ($1::date - a.notification_date), a.last_check_in_date
+                   a.consecutive_miss_days + ($1::date - a.notification_date), a.last_check_in_date, a.channel
             FROM notification_logs a
             JOIN users u ON u.id = a.user_id
-            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = 'email' AND a.contact <> ''
+            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = ANY($5::text[]) AND (a.contact <> '' OR a.channel = 'webhook')
               AND a.notification_date BETWEEN $1::date - $2::int - $3::int AND $1::date - $2::int
               AND (u.paused_until IS NULL OR u.paused_until < $1::date)
               AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
                               AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $1::date + 1)
               AND ($4::uuid[] IS NULL OR a.user_id = ANY($4::uuid[]))
-              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact"))
-            ORDER BY a.notification_date, a.user_id, a.contact
-            """, [runDate.description, String(days), String(catchUpDays), onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
+                                 channel: "a.channel"))
+            ORDER BY a.notification_date, a.user_id, a.channel, a.contact
+            """, [runDate.description, String(days), String(catchUpDays), onlyUsers.map { PGArray.literal($0) },
+                  PGArray.literal(channels.map(\.rawValue))]).rows.compactMap { row in
             guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(6) else { return nil }
             return Due(kind: .followUp, userID: user, rawName: row.string(1), contact: contact, position: 1,
-                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last)
+                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
+                       channel: DeliveryJob.Channel(rawValue: row.string(7) ?? "") ?? .email)
         }
     }
 
@@ -184,15 +202,19 @@ public struct LifecycleStore: Sendable {
     /// `emergency_contacts`, or `users.emergency_email` for a user without any) and whose user
     /// has checked in at least once (the first check-in is the user's consent), oldest first,
     /// at most `limit`. Pairs no longer in force are marked `not_introduced` (unless `readOnly`:
-    /// the dry run).
-    public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000,
+    /// the dry run). With `webhook`, each such pair also gets its `contact.introduction` event,
+    /// once: unless the pair has a webhook introduction row of any day (an unfinished one is
+    /// `unfinishedWebhooks`' to finish).
+    public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
                                  onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
         if !readOnly { try db.execute("""
             UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
             WHERE k.state = 'pending' AND NOT \(GuardSQL.contactInForce(user: "k.user_id", contact: "k.contact"))
             """) }
         return try db.execute("""
-            SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date
+            SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date,
+                   EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
+                           AND w.channel = 'webhook' AND w.contact = k.contact)
             FROM known_contacts k
             JOIN users u ON u.id = k.user_id
             JOIN user_last_check_in s ON s.user_id = k.user_id
@@ -208,11 +230,91 @@ public struct LifecycleStore: Sendable {
               AND \(noSettledRow(user: "k.user_id", date: "$1::date", kind: "introduction", contact: "k.contact"))
             ORDER BY k.first_seen, k.user_id, k.contact
             LIMIT $2
-            """, [runDate.description, String(limit), onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
-            guard let user = row.string(0), let contact = row.string(2), let last = row.date(4) else { return nil }
-            return Due(kind: .introduction, userID: user, rawName: row.string(1), contact: contact, position: row.int(3) ?? 1,
-                       notificationDate: nil, inReplyTo: nil, missedDays: 0, lastCheckIn: last)
+            """, [runDate.description, String(limit), onlyUsers.map { PGArray.literal($0) }]).rows.flatMap { row -> [Due] in
+            guard let user = row.string(0), let contact = row.string(2), let last = row.date(4) else { return [] }
+            let due = Due(kind: .introduction, userID: user, rawName: row.string(1), contact: contact, position: row.int(3) ?? 1,
+                          notificationDate: nil, inReplyTo: nil, missedDays: 0, lastCheckIn: last)
+            var hook = due
+            hook.channel = .webhook
+            return webhook && !row.bool(5) ? [due, hook] : [due]
         }
+    }
+
+    /// The reminders due on `runDate` (`USER_REMINDER`, webhook only): users on their first missed
+    /// day — `L' = D - 2`, counted from the last check-in or from the end of a pause — unless
+    /// their reminder of the day is settled. Two index range scans (the summary's date, the
+    /// pauses' end).
+    public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute("""
+            SELECT r.user_id::text, u.name, r.last
+            FROM (SELECT s.user_id, s.last_check_in_date AS last FROM user_last_check_in s
+                  WHERE s.last_check_in_date = $1::date - 2
+                  UNION ALL
+                  SELECT p.id, s.last_check_in_date FROM users p
+                  JOIN user_last_check_in s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
+                  WHERE p.paused_until = $1::date - 2) r
+            JOIN users u ON u.id = r.user_id
+            WHERE (u.paused_until IS NULL OR u.paused_until <= $1::date - 2)
+              AND ($2::uuid[] IS NULL OR r.user_id = ANY($2::uuid[]))
+              AND \(noSettledRow(user: "r.user_id", date: "$1::date", kind: "reminder", contact: "''", channel: "'webhook'"))
+            ORDER BY r.user_id
+            """, [runDate.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let last = row.date(2) else { return nil }
+            return Due(kind: .reminder, userID: user, rawName: row.string(1), contact: "", position: 1, notificationDate: nil,
+                       inReplyTo: nil, missedDays: 1, lastCheckIn: last, channel: .webhook)
+        }
+    }
+
+    /// The webhook events to finish, of `kinds`: rows waiting for their retry time that has come,
+    /// or claims a crashed process left — an alert dated within the due window (from `oldest`), a
+    /// reminder of `runDate` only (later it is moot), an all-clear, a follow-up or an introduction
+    /// of any date. Each comes back with its row's date, so the same row is claimed again with its
+    /// `webhook-id`. The open rows' partial index keeps this a small read.
+    public func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
+                                   kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil) throws -> [Due] {
+        guard !kinds.isEmpty else { return [] }
+        return try db.execute("""
+            SELECT x.user_id::text, u.name, x.contact, x.notification_date, x.in_reply_to, x.consecutive_miss_days,
+                   x.last_check_in_date, x.event_at::date, extract(epoch FROM x.event_at), x.kind,
+                   CASE WHEN x.kind = 'alert' AND u.paused_until > x.last_check_in_date AND u.paused_until < x.notification_date
+                        THEN u.paused_until END
+            FROM notification_logs x
+            JOIN users u ON u.id = x.user_id
+            WHERE x.status IN ('sending', 'retry') AND x.channel = 'webhook' AND NOT x.email_sent
+              AND x.kind = ANY($3::text[])
+              AND ((x.status = 'retry' AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= now())) OR \(claimSQL.abandoned("x")))
+              AND (x.kind <> 'alert' OR x.notification_date >= $2::date)
+              AND (x.kind <> 'reminder' OR x.notification_date = $1::date)
+              AND ($4::uuid[] IS NULL OR x.user_id = ANY($4::uuid[]))
+            ORDER BY x.notification_date, x.user_id, x.kind, x.contact
+            """, [runDate.description, oldest.description, PGArray.literal(kinds.map(\.rawValue).sorted()),
+                  onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
+            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(6),
+                  let kind = DeliveryJob.Kind(rawValue: row.string(9) ?? "") else { return nil }
+            let checkedIn = kind == .allClear
+                ? row.date(7).map { (Date(timeIntervalSince1970: row.string(8).flatMap(Double.init) ?? 0), $0) } : nil
+            return Due(kind: kind, userID: user, rawName: row.string(1), contact: contact, position: 1,
+                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
+                       checkedIn: checkedIn, channel: .webhook, pausedUntil: row.date(10))
+        }
+    }
+
+    /// The user's contacts in force of each of `userIDs` as stored: the rows of
+    /// `emergency_contacts` (at most 5, by position), else `users.emergency_email` — what a
+    /// webhook event lists as `contacts`. One statement.
+    public func contacts(_ db: PGConnection, of userIDs: [String]) throws -> [String: [Candidate.RawContact]] {
+        guard !userIDs.isEmpty else { return [:] }
+        var found: [String: [Candidate.RawContact]] = [:]
+        for row in try db.execute("""
+            SELECT u.id::text, u.emergency_email, c.contacts FROM users u
+            LEFT JOIN LATERAL (\(GuardSQL.contacts("u"))) c ON true
+            WHERE u.id = ANY($1::uuid[])
+            """, [PGArray.literal(Array(Set(userIDs)).sorted())]).rows {
+            guard let user = row.string(0) else { continue }
+            let listed = GuardSQL.contacts(row, at: 2)
+            found[user] = listed.isEmpty ? [Candidate.RawContact(email: row.string(1), position: 1)] : listed
+        }
+        return found
     }
 
     /// `INTRODUCE_CONTACTS=off`: pending pairs are marked `not_introduced` (turning it on later
@@ -255,16 +357,20 @@ public struct LifecycleStore: Sendable {
 
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
-    /// (`FOLLOW_UP_DAYS`). The one selection of the real run and of the dry run; only a run that
-    /// writes (`readOnly` false, everyone) settles pairs no longer in force, and with
-    /// `INTRODUCE_CONTACTS=off` marks the pending pairs `not_introduced`.
+    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), then the webhook events to finish — each
+    /// on e-mail and, for the event types the webhook sends, on the webhook. The one selection of
+    /// the real run and of the dry run; only a run that writes (`readOnly` false, everyone)
+    /// settles pairs no longer in force, and with `INTRODUCE_CONTACTS=off` marks the pending pairs
+    /// `not_introduced`.
     public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
         let rule = configuration.rule
+        let hooked = kinds.filter { configuration.webhookSends($0) }
         var due: [Due] = []
         if kinds.contains(.introduction) {
             if configuration.introduceContacts {
-                due += try dueIntroductions(db, runDate: runDate, onlyUsers: onlyUsers, readOnly: readOnly)
+                due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers,
+                                            readOnly: readOnly)
             } else if onlyUsers == nil && !readOnly {
                 try skipIntroductions(db)
             }
@@ -274,12 +380,17 @@ public struct LifecycleStore: Sendable {
         }
         if kinds.contains(.allClear) {
             due += try dueAllClears(db, windowStart: Self.sweepStart(runDate: runDate), latestTrusted: runDate.adding(days: 1),
-                                    onlyUsers: onlyUsers)
+                                    channels: configuration.channels(for: .allClear), onlyUsers: onlyUsers)
         }
         if kinds.contains(.followUp) {
             due += try dueFollowUps(db, runDate: runDate, days: configuration.followUpDays, catchUpDays: rule.catchUpDays,
-                                    onlyUsers: onlyUsers)
+                                    channels: configuration.channels(for: .followUp), onlyUsers: onlyUsers)
         }
+        if hooked.contains(.reminder) && configuration.userReminder && rule.thresholdDays >= 2 {
+            due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers)
+        }
+        due += try unfinishedWebhooks(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), kinds: hooked,
+                                      onlyUsers: onlyUsers)
         return due
     }
 }

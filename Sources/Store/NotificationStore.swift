@@ -161,7 +161,7 @@ public struct NotificationStore: Sendable {
 
     // MARK: Claim, send, record
 
-    /// Claims each job's row — `(user, date, kind, email, contact)` — in one statement: inserts
+    /// Claims each job's row — `(user, date, kind, channel, contact)` — in one statement: inserts
     /// the rows, or takes over rows that may be (re)sent now — skipped earlier, a transient failure
     /// whose retry time has come, this store's own earlier claim (a statement repeated after a
     /// broken connection), or an abandoned claim (`ClaimSQL`). Only the session whose statement
@@ -169,8 +169,8 @@ public struct NotificationStore: Sendable {
     /// pid is recorded only on a direct connection (`PGConnection.isDirect`); through a pooler the
     /// claim holds a lease. Results are keyed by the job's index in `jobs`.
     ///
-    /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out alerts and
-    /// follow-ups of users who are no longer due — a check-in, a pause or a newer account committed
+    /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out alerts,
+    /// follow-ups and reminders of users who are no longer due — a check-in, a pause or a newer account committed
     /// since the run evaluated them — and returns them as cancelled. A user the app deleted since
     /// the evaluation is left out too and returned as gone — never a foreign-key error that would
     /// stop the run: the statement leaves out users its snapshot no longer has, and should a
@@ -183,18 +183,18 @@ public struct NotificationStore: Sendable {
         let result = try Self.againAfterDeletion { try db.execute("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
-                       CASE WHEN j.kind IN ('alert', 'follow_up')
+                       CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
                             THEN \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) END AS cancelled
                 FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[],
-                            $13::text[], $14::date[], $15::text[], $16::text[], $17::float8[])
+                            $13::text[], $14::date[], $15::text[], $16::text[], $17::float8[], $18::text[])
                      WITH ORDINALITY AS j(user_id, miss, message_id, last, masked, since, name,
-                                          kind, day, contact, in_reply_to, event_epoch, ord)
+                                          kind, day, contact, in_reply_to, event_epoch, channel, ord)
             ), claimed AS (
                 INSERT INTO notification_logs AS n
                     (user_id, notification_date, kind, channel, contact, email_sent, consecutive_miss_days, status,
                      attempts, message_id, claimed_by, claim_backend_pid, claimed_at, last_check_in_date,
                      recipient_masked, run_id, in_reply_to, event_at, updated_at)
-                SELECT j.user_id, j.day, j.kind, 'email', j.contact, false, j.miss, 'sending', 0, j.message_id, $2,
+                SELECT j.user_id, j.day, j.kind, j.channel, j.contact, false, j.miss, 'sending', 0, j.message_id, $2,
                        CASE WHEN $12::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $3::bigint,
                        j.in_reply_to, to_timestamp(j.event_epoch), now()
                 FROM j WHERE j.live AND j.cancelled IS NULL
@@ -212,21 +212,26 @@ public struct NotificationStore: Sendable {
                         OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
                         OR (n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
                         OR \(claimSQL.abandoned("n")))
-                RETURNING n.user_id, n.notification_date, n.kind, n.contact, n.id::text AS id, n.message_id, n.attempts,
-                          (n.xmax <> 0) AS took_over
+                RETURNING n.user_id, n.notification_date, n.kind, n.channel, n.contact, n.id::text AS id, n.message_id, n.attempts,
+                          (n.xmax <> 0) AS took_over, extract(epoch FROM n.event_at) AS event_epoch
             )
-            SELECT j.ord, c.id, c.message_id, c.attempts, c.took_over, j.cancelled, NOT j.live
+            SELECT j.ord, c.id, c.message_id, c.attempts, c.took_over, j.cancelled, NOT j.live, c.event_epoch
             FROM j LEFT JOIN claimed c
-                 ON c.user_id = j.user_id AND c.notification_date = j.day AND c.kind = j.kind AND c.contact = j.contact
+                 ON c.user_id = j.user_id AND c.notification_date = j.day AND c.kind = j.kind AND c.channel = j.channel
+                    AND c.contact = j.contact
             WHERE c.id IS NOT NULL OR NOT j.live OR j.cancelled IS NOT NULL
             """, [runDate.description, owner, runID.map(String.init),
                   PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
                   PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
-                  PGArray.literal(jobs.map(\.email.masked)), PGArray.literal(jobs.map(\.countedFrom.description)),
+                  PGArray.literal(jobs.map(\.recipientMasked)), PGArray.literal(jobs.map(\.countedFrom.description)),
                   PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false", String(try db.isDirect),
                   PGArray.literal(jobs.map(\.kind.rawValue)), PGArray.literal(jobs.map { $0.date(runDate: runDate).description }),
                   PGArray.literal(jobs.map(\.contactKey)), PGArray.literal(jobs.map(\.inReplyTo)),
-                  PGArray.literal(jobs.map { $0.checkedIn.map { String($0.at.timeIntervalSince1970) } })]) }
+                  // `event_at`: the check-in of an all-clear; for any webhook event the first claim's time.
+                  PGArray.literal(jobs.map { job in
+                      (job.checkedIn?.at ?? (job.channel == .webhook ? Date() : nil)).map { String($0.timeIntervalSince1970) }
+                  }),
+                  PGArray.literal(jobs.map(\.channel.rawValue))]) }
         var batch = ClaimBatch()
         for row in result.rows {
             guard let ordinal = row.int(0), ordinal >= 1, ordinal <= jobs.count else { continue }
@@ -236,7 +241,8 @@ public struct NotificationStore: Sendable {
             } else if let reason = row.string(5) {
                 batch.cancelled[index] = reason
             } else if let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) {
-                batch.claims[index] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4))
+                batch.claims[index] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4),
+                                            eventAt: row.string(7).flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
             }
         }
         return batch
@@ -267,10 +273,11 @@ public struct NotificationStore: Sendable {
                     FROM r WHERE n.id = r.id AND NOT n.email_sent
                     RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply
                 ), introduced AS (
-                    -- An introduction accepted settles its pair in the same statement.
+                    -- An introduction mail accepted settles its pair in the same statement (the
+                    -- webhook's event tells the app, not the contact).
                     UPDATE known_contacts k SET state = 'introduced', updated_at = now()
-                    FROM done WHERE done.kind = 'introduction' AND k.user_id = done.user_id AND k.contact = done.contact
-                      AND k.state IN ('pending', 'existing')
+                    FROM done WHERE done.kind = 'introduction' AND done.channel = 'email'
+                      AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
                 )
                 SELECT count(*) FROM done
                 """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
@@ -291,7 +298,7 @@ public struct NotificationStore: Sendable {
                 ), refused AS (
                     -- An introduction refused for good is not tried again on later days.
                     UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
-                    FROM done WHERE done.kind = 'introduction' AND done.status = 'failed'
+                    FROM done WHERE done.kind = 'introduction' AND done.status = 'failed' AND done.channel = 'email'
                       AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
                 )
                 \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
@@ -368,7 +375,7 @@ public struct NotificationStore: Sendable {
         try db.execute("""
             SELECT n.user_id::text, n.status, n.attempts, n.last_error,
                    coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END), n.kind,
-                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
+                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")), n.channel
             FROM notification_logs n
             WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
               AND (n.status IN ('failed', 'retry')
@@ -381,6 +388,8 @@ public struct NotificationStore: Sendable {
                                              lastError: row.string(3), recipient: row.string(4).map(EmailMasking.mask))
                     target.kind = row.string(5) ?? "alert"
                     target.contactInForce = row.bool(6)
+                    target.channel = row.string(7) ?? "email"
+                    if target.channel == "webhook" { target.recipient = "webhook" }
                     return target
                 }
             }
@@ -395,8 +404,9 @@ public struct NotificationStore: Sendable {
             UPDATE notification_logs SET status = 'retry', next_attempt_at = now(), updated_at = now()
             WHERE notification_date = $1::date AND user_id = ANY($2::uuid[]) AND NOT email_sent
               AND status IN ('failed', 'retry') AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
-              -- A refused alert of a streak another contact was told of stays refused.
-              AND NOT (kind = 'alert' AND status = 'failed'
+              -- A refused alert mail of a streak another contact was told of stays refused (a
+              -- webhook event refused is sent again: the operator fixed the endpoint).
+              AND NOT (kind = 'alert' AND channel = 'email' AND status = 'failed'
                        AND EXISTS (SELECT 1 FROM user_last_check_in s WHERE s.user_id = notification_logs.user_id
                                    AND s.last_notified_date > notification_logs.last_check_in_date))
             """, [runDate.description, PGArray.literal(userIDs), kinds.map { PGArray.literal($0.map(\.rawValue)) }])

@@ -20,6 +20,10 @@ extension WebhookTransport {
         /// How much of a response body a reason quotes.
         public static let quotedBodyLength = 200
 
+        /// Whether a transient outcome's `reason` says the endpoint answered (an HTTP status) rather
+        /// than not at all (the connection, TLS, a timeout, the process stopping).
+        public static func answered(_ reason: String) -> Bool { reason.hasPrefix("HTTP ") || reason.hasPrefix("unexpected HTTP ") }
+
         /// The status or failure in words.
         public var reason: String {
             switch self {

@@ -28,14 +28,21 @@ public struct DryRun: Sendable {
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
             let store = NotificationStore(owner: "dry-run", claimLeaseSeconds: configuration.claimLeaseSeconds)
+            // With the webhook on, each new alert's event too (one per user).
+            var hooked: [LifecycleStore.Due] = []
+            let hooksAlerts = configuration.webhookSends(.alert)
             try store.evaluate(db, runDate: runDate, rule: configuration.rule) { candidate, evaluation in
                 counts.count(evaluation.decision)
                 try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
+                if hooksAlerts && evaluation.decision == .send {
+                    hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
+                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
+                }
             }
             counts.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
             // What a run would send now besides the new alerts (the run's own selection, read only).
             try report.lifecycle(try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-                .due(db, configuration: configuration, runDate: runDate, kinds: Set(DeliveryJob.Kind.allCases), readOnly: true))
+                .due(db, configuration: configuration, runDate: runDate, kinds: Set(DeliveryJob.Kind.allCases), readOnly: true) + hooked)
             try report.end(counts)
         }
         return counts

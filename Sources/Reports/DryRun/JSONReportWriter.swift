@@ -8,8 +8,9 @@ import Values
 /// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user, with
 /// `superseded_by`, `paused_until` and `ignored_future_check_in` where they apply, and the
 /// `contacts` a `send` goes to), `messages` (the all-clears, follow-ups, introductions and
-/// unfinished alerts a run would send now), `summary` (every decision, 0 included),
-/// `messages_summary` (messages per kind, the alerts counted per contact) and
+/// unfinished alerts a run would send now, and with the webhook on its events, the new alerts'
+/// included), `summary` (every decision, 0 included), `messages_summary` (mails per kind, the
+/// alerts counted per contact), `webhook_summary` (webhook events per kind) and
 /// `future_check_ins_ignored` (users with a check-in dated after `D + 1`).
 public final class JSONReportWriter: ReportSink {
     private let output: TextOutput
@@ -17,6 +18,7 @@ public final class JSONReportWriter: ReportSink {
     private var first = true
     private var alerts = 0
     private var messageCounts = "{}"
+    private var webhookCounts = "{}"
     private var lifecycleWritten = false
 
     /// Writes to `output`, masking emails unless `fullEmails`.
@@ -51,21 +53,26 @@ public final class JSONReportWriter: ReportSink {
         output.write(object + "}")
     }
 
-    /// The other messages: a `messages` array (kind, user, contact, date, threaded alert) and
-    /// their counts per kind in `messages_summary`, every kind present.
+    /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook
+    /// event about the user —, date, threaded alert) and their counts per kind in
+    /// `messages_summary` (mail) and `webhook_summary`, every kind present.
     public func lifecycle(_ messages: [LifecycleStore.Due]) throws {
         output.write("\n],\"messages\":[")
         output.write(messages.map { due in
-            var object = "{\"kind\":\(Escaping.json(due.kind.rawValue)),\"user_id\":\(Escaping.json(due.userID)),"
-                + "\"email\":\(Escaping.json(fullEmails ? due.contact : EmailMasking.mask(due.contact)))"
+            let email = due.contact.isEmpty ? "null" : Escaping.json(fullEmails ? due.contact : EmailMasking.mask(due.contact))
+            var object = "{\"kind\":\(Escaping.json(due.kind.rawValue)),\"channel\":\(Escaping.json(due.channel.rawValue)),"
+                + "\"user_id\":\(Escaping.json(due.userID)),\"email\":\(email)"
             if let date = due.notificationDate { object += ",\"notification_date\":\(Escaping.json(date.description))" }
             if let reply = due.inReplyTo { object += ",\"in_reply_to\":\(Escaping.json("<\(reply)>"))" }
             return object + "}"
         }.joined(separator: ",\n"))
-        var perKind = Dictionary(grouping: messages, by: \.kind).mapValues(\.count)
-        perKind[.alert, default: 0] += alerts
-        messageCounts = "{" + DeliveryJob.Kind.allCases.map { "\(Escaping.json($0.rawValue)):\(perKind[$0] ?? 0)" }
-            .joined(separator: ",") + "}"
+        func counts(_ channel: DeliveryJob.Channel, plus alerts: Int) -> String {
+            var perKind = Dictionary(grouping: messages.filter { $0.channel == channel }, by: \.kind).mapValues(\.count)
+            perKind[.alert, default: 0] += alerts
+            return "{" + DeliveryJob.Kind.allCases.map { "\(Escaping.json($0.rawValue)):\(perKind[$0] ?? 0)" }.joined(separator: ",") + "}"
+        }
+        messageCounts = counts(.email, plus: alerts)
+        webhookCounts = counts(.webhook, plus: 0)
         lifecycleWritten = true
     }
 
@@ -73,7 +80,7 @@ public final class JSONReportWriter: ReportSink {
         // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
         let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
         if !lifecycleWritten { try lifecycle([]) }
-        output.write("\n],\"summary\":{\(summary)},\"messages_summary\":\(messageCounts),"
+        output.write("\n],\"summary\":{\(summary)},\"messages_summary\":\(messageCounts),\"webhook_summary\":\(webhookCounts),"
                      + "\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
         output.flush()
     }

@@ -50,7 +50,9 @@ public final class TableReportWriter: ReportSink {
         output.write("Other messages a run would send now:\n")
         for due in messages {
             let date = due.notificationDate.map { " (alert of \($0))" } ?? ""
-            output.write("  \(due.kind.rawValue)  \(due.userID)  \(fullEmails ? Printable.text(due.contact) : EmailMasking.mask(due.contact))\(date)\n")
+            let contact = due.contact.isEmpty ? "" : "  " + (fullEmails ? Printable.text(due.contact) : EmailMasking.mask(due.contact))
+            let channel = due.channel == .webhook ? "webhook " : ""
+            output.write("  \(channel)\(due.kind.rawValue)  \(due.userID)\(contact)\(date)\n")
         }
     }
 

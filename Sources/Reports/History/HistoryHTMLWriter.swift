@@ -81,7 +81,7 @@ public final class HistoryHTMLWriter: HistorySink {
         write("<section id=\"summary\">\n<h2>Summary</h2>\n<dl class=\"cards\">\n\(cards)</dl>\n</section>\n")
         if !overview.byKind.isEmpty {
             write("<section id=\"kinds\">\n<h2>By kind</h2>\n<dl class=\"cards\">\n"
-                  + overview.byKind.map { card($0.kind, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending", bad: $0.failed > 0) }
+                  + overview.byKind.map { card($0.label, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending", bad: $0.failed > 0) }
                       .joined() + "</dl>\n</section>\n")
         }
         if !overview.undeliverable.isEmpty {

@@ -51,7 +51,11 @@ public final class HistoryJSONWriter: HistorySink {
         }
         head.append(("miss_days", "[" + missDays.joined(separator: ",") + "]"))
         head.append(("by_kind", "[" + overview.byKind.map {
-            Self.object([("kind", Self.string($0.kind)), ("sent", String($0.sent)), ("failed", String($0.failed)),
+            Self.object([("kind", Self.string($0.kind)), ("channel", Self.string($0.channel)), ("sent", String($0.sent)),
+                         ("failed", String($0.failed)), ("pending", String($0.pending))])
+        }.joined(separator: ",") + "]"))
+        head.append(("by_channel", "[" + overview.byChannel.map {
+            Self.object([("channel", Self.string($0.channel)), ("sent", String($0.sent)), ("failed", String($0.failed)),
                          ("pending", String($0.pending))])
         }.joined(separator: ",") + "]"))
         head.append(("undeliverable_contacts", "[" + overview.undeliverable.map {

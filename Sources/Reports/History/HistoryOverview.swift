@@ -11,23 +11,30 @@ public struct HistoryOverview: Sendable, Equatable {
     public var skips: [SkipCount]
     /// The distribution of `m` over the period's rows, by `m`.
     public var missDays: [MissDaysCount]
-    /// The period's messages by kind (`alert`, `all_clear`, `follow_up`, `introduction`): sent,
-    /// failed for good, and still to retry.
+    /// The period's messages by kind (`alert`, `all_clear`, `follow_up`, `introduction`,
+    /// `reminder`) and channel (`email`, `webhook`): sent, failed for good, and still to retry.
     public var byKind: [KindCount] = []
+    /// The same totals per channel (`kind` empty).
+    public var byChannel: [KindCount] = []
     /// Contacts the mail server refused as unknown ("no such user") and not accepted since
     /// (`contact_status`), for the operator to ask the user to fix — of the period's users.
     public var undeliverable: [UndeliverableContact] = []
 
-    /// One kind's messages in the period.
+    /// One kind's messages on one channel in the period.
     public struct KindCount: Sendable, Equatable {
         /// `notification_logs.kind`.
         public var kind: String
+        /// `notification_logs.channel`.
+        public var channel: String = "email"
         /// Accepted.
         public var sent: Int
         /// Refused for good.
         public var failed: Int
         /// Waiting for a retry, or in flight.
         public var pending: Int
+
+        /// `alert`, or `alert (webhook)` for the webhook's.
+        public var label: String { channel == "email" ? kind : "\(kind) (\(channel))" }
     }
 
     /// One undeliverable contact.

@@ -83,13 +83,18 @@ package struct HistoryStore {
         }
         var overview = HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
         overview.byKind = try db.execute("""
-            SELECT kind, count(*) FILTER (WHERE email_sent), count(*) FILTER (WHERE status = 'failed'),
+            SELECT kind, channel, count(*) FILTER (WHERE email_sent), count(*) FILTER (WHERE status = 'failed'),
                    count(*) FILTER (WHERE status IN ('retry', 'sending'))
             FROM notification_logs
             WHERE notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR user_id = $3::uuid)
-            GROUP BY kind ORDER BY kind
+            GROUP BY kind, channel ORDER BY channel, kind
             """, period + [request.userID]).rows.map {
-            HistoryOverview.KindCount(kind: $0.string(0) ?? "", sent: $0.int(1) ?? 0, failed: $0.int(2) ?? 0, pending: $0.int(3) ?? 0)
+            HistoryOverview.KindCount(kind: $0.string(0) ?? "", channel: $0.string(1) ?? "", sent: $0.int(2) ?? 0,
+                                      failed: $0.int(3) ?? 0, pending: $0.int(4) ?? 0)
+        }
+        overview.byChannel = Dictionary(grouping: overview.byKind, by: \.channel).sorted { $0.key < $1.key }.map { channel, counts in
+            HistoryOverview.KindCount(kind: "", channel: channel, sent: counts.map(\.sent).reduce(0, +),
+                                      failed: counts.map(\.failed).reduce(0, +), pending: counts.map(\.pending).reduce(0, +))
         }
         overview.undeliverable = try db.execute("""
             SELECT s.user_id::text, s.email, coalesce(s.last_reply, ''), extract(epoch FROM s.updated_at)

@@ -67,7 +67,7 @@ public final class HistoryTableWriter: HistorySink {
         if !overview.byKind.isEmpty {
             write("")
             for line in Self.joinWrapped("By kind:", overview.byKind.map {
-                "\($0.kind) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
+                "\($0.label) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
             }) { write(line) }
         }
         if !overview.undeliverable.isEmpty {

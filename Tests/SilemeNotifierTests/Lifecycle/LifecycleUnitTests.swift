@@ -49,7 +49,7 @@ struct LifecycleUnitTests {
         let shipped = try MailTemplates(directory: Self.templates)
         let english = try MailTemplates(directory: Self.templates + "/en")
         var subjects = Set<String>()
-        for kind in DeliveryJob.Kind.allCases {
+        for kind in DeliveryJob.Kind.mailed {
             let a = builtIn.render(variables, kind: kind), b = shipped.render(variables, kind: kind)
             #expect(a.subject == b.subject && a.text == b.text, "\(kind)")
             let en = english.render(variables, kind: kind)
