@@ -31,7 +31,8 @@ package struct DeliveryResult: Sendable {
     package var sentByKind: [DeliveryJob.Kind: Int] = [:]
     /// Messages failed (transiently, for good or with the server unavailable), by kind.
     package var failedByKind: [DeliveryJob.Kind: Int] = [:]
-    /// Webhook events delivered and failed (also counted in `sent`, `failed…` and by kind).
+    /// Webhook events delivered and failed (the other counts above are of mails; busy, gone,
+    /// cancelled and claim errors are of both channels).
     package var webhookSent = 0
     package var webhookFailed = 0
     /// Worker failures (database lost, transport could not be created).
@@ -40,6 +41,7 @@ package struct DeliveryResult: Sendable {
     /// Jobs handled so far, whatever the outcome.
     package var handled: Int {
         sent + failedTransiently + failedPermanently + serverUnavailable + busyElsewhere + gone + claimErrors + cancelled
+            + webhookSent + webhookFailed
     }
 
     package mutating func add(_ outcome: JobOutcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
@@ -47,8 +49,10 @@ package struct DeliveryResult: Sendable {
             switch outcome {
             case .sent: webhookSent += 1
             case .failedTransiently, .failedPermanently, .serverUnavailable: webhookFailed += 1
-            default: break
+            case .busyElsewhere: busyElsewhere += 1
+            case .cancelled: cancelled += 1
             }
+            return
         }
         switch outcome {
         case .sent: sentByKind[kind, default: 0] += 1

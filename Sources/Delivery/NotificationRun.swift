@@ -141,6 +141,8 @@ public struct NotificationRun: Sendable {
         counts.sent = delivery.sent
         counts.failed = delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable
         counts.failedPermanently = delivery.failedPermanently
+        counts.webhookSent = delivery.webhookSent
+        counts.webhookFailed = delivery.webhookFailed
         counts.busyElsewhere = delivery.busyElsewhere
         counts.gone = delivery.gone
         counts.claimErrors = delivery.claimErrors
@@ -220,7 +222,8 @@ public struct NotificationRun: Sendable {
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
             .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
         if let error = delivery.errors.first { throw error }
-        return (delivery.sent, delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable)
+        return (delivery.sent + delivery.webhookSent,
+                delivery.failedTransiently + delivery.failedPermanently + delivery.serverUnavailable + delivery.webhookFailed)
     }
 
     /// The candidates of the batch query through the rule (see `NotificationStore.evaluate`).

@@ -33,6 +33,9 @@ public struct RunCounts: Sendable, Equatable, Codable {
     public var cancelled = 0
     /// Users with a check-in dated after `D + 1`, ignored by the rule (a wrong device clock).
     public var futureIgnored = 0
+    /// Webhook events delivered and failed (`sent` and `failed` count mails).
+    public var webhookSent = 0
+    public var webhookFailed = 0
 
     /// Creates zero counts.
     public init() {}

@@ -199,14 +199,18 @@ struct SecretsIntegrationTests {
         let token = Self.token(), urlToken = Self.token(), userToken = Self.token()
         let key = Data("\(token)\(token)".utf8).base64EncodedString()  // 32 bytes
         let webhookSecret = "whsec_" + key
-        let url = "https://bot:pw\(userToken)@hooks.example.com/sileme?key=\(urlToken)"
+        // A real receiver (the events are sent), its URL holding a password and a bot's key.
+        let receiver = try WebhookReceiver(secret: webhookSecret)
+        let tlsURL = try #require(receiver.tlsURL)
+        let url = tlsURL.replacingOccurrences(of: "https://", with: "https://bot:pw\(userToken)@") + "?key=\(urlToken)"
         let secrets = [
             Secret("webhook secret", value: webhookSecret, token: token),
             Secret("webhook key", value: key, token: String(key.prefix(24))),
             Secret("key in WEBHOOK_URL", value: url, token: urlToken),
             Secret("password in WEBHOOK_URL", value: "pw\(userToken)", token: userToken),
         ]
-        let base = try NotifierProcess.environment(database: db, ["WEBHOOK_URL": url, "WEBHOOK_SECRET": webhookSecret])
+        let base = try NotifierProcess.environment(database: db, ["WEBHOOK_URL": url, "WEBHOOK_SECRET": webhookSecret,
+                                                                  "WEBHOOK_CA_FILE": environment.caFile])
         func with(_ changes: [String: String?]) -> [String: String] {
             var values = base
             for (key, value) in changes { values[key] = value }
@@ -233,7 +237,7 @@ struct SecretsIntegrationTests {
             (["check"], base, 0, "ok   mail server"),
             (["check"], fromCredential, 0, "ok   mail server"),
             (["--run-now", "--dry-run", "--format", "json"] + d, fromFile, 0, "\"decision\""),
-            (["--run-now"] + d, base, 0, "run finished for 2026-01-13: 1 sent"),
+            (["--run-now"] + d, base, 0, "run finished for 2026-01-13: 1 sent; webhook events 1 delivered"),
             (["report", "--from", "2026-01-10", "--to", "2026-01-13"], base, 0, "Totals"),
             (["retry", "--dry-run"] + d, base, 0, "would be sent again"),
             (["check"], with(["WEBHOOK_SECRET": "whsec_\(token)!"]), 78, "WEBHOOK_SECRET"),
@@ -257,6 +261,7 @@ struct SecretsIntegrationTests {
         }
         outputs += try Self.stored(db, mail)
         #expect(try mail.deliveries().count == 1, "the mail was sent")
+        #expect(try receiver.received().filter { $0.delivered && $0.verified }.count == 3, "two signed pings and the alert's event")
         let checks = Self.expectNoLeaks(outputs, secrets)
         print("Webhook secrets: \(runs.count) runs, \(outputs.count) outputs grepped for \(secrets.count) secrets (\(checks) checks)")
     }
