@@ -15,7 +15,9 @@ last check-in three days before the run date (threshold 2: every user is due). M
 
   bare     a bare load generator to a fresh receiver: `--connections` threads, each one
            keep-alive http.client connection POSTing N / C requests like the notifier's (a
-           ~400-byte JSON body, the webhook-* headers, signed): the receiver's ceiling here
+           ~400-byte JSON body, the webhook-* headers, signed): the ceiling of this receiver
+           with a Python client (one interpreter lock: with http.server's ThreadingHTTPServer
+           as the receiver it gets about as much)
   outbox   `sileme-notifier --run-now --date D` with WEBHOOK_URL at a fresh receiver,
            WEBHOOK_EVENTS=checkin.alert, the alert mails to MAIL_TRANSPORT=outbox in a folder
            of /dev/shm (`--outbox-parent`): on a tmpfs its two fsyncs per mail cost nothing, so
@@ -25,7 +27,7 @@ last check-in three days before the run date (threshold 2: every user is due). M
 Events per second are counted at the receiver: requests / (last arrival - first arrival), for the
 generator and the notifier alike. The notifier sends one mail and one webhook event per user
 through the same SMTP_CONNECTIONS (= --connections) workers, so its rate is of a run doing both.
-Before each notifier run the day's notification_logs and notifier_runs are emptied.
+Before each notifier run notification_logs and notifier_runs are emptied (and vacuumed).
 
 Checks (exit 1 when wrong): every run exits 0; the receiver got exactly N events, N distinct
 webhook-ids (no duplicate), all `checkin.alert`, over at most --connections connections;
@@ -258,7 +260,7 @@ def generate(url, users):
 
 
 def reset(url):
-    """The run date's deliveries and runs removed (the summary's triggers forget the alerts), vacuumed."""
+    """The deliveries and runs removed (the summary's triggers forget the alerts), vacuumed."""
     conn = psycopg2.connect(url)
     conn.autocommit = True
     cur = conn.cursor()
@@ -414,7 +416,8 @@ def main():
 
     bare = med("bare", "events_per_second")
     summary = {"users": args.users, "connections": args.connections, "repeat": args.repeat, "cores": os.cpu_count(),
-               "load_average": {"start": load_start, "end": os.getloadavg()}, "run_date": RUN_DATE, "bare_events_per_second": bare, "bare_generator_per_second": med("bare", "generator_per_second"),
+               "load_average": {"start": load_start, "end": os.getloadavg()}, "run_date": RUN_DATE,
+               "bare_events_per_second": bare, "bare_generator_per_second": med("bare", "generator_per_second"),
                "runs": results, "notifier": {}}
     print()
     print(f"webhook throughput: {args.users:,} due users (one alert mail and one checkin.alert event each), "
