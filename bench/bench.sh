@@ -3,6 +3,7 @@
 #   bench/bench.sh                       1,000,000 users (about 7–10 minutes on 2 cores)
 #   bench/bench.sh --users 100000        smaller, to see how each figure grows
 #   bench/bench.sh all-clear [--analyze] the all-clear latency (bench/all_clear.py, about 4 minutes)
+#   bench/bench.sh webhooks [--users N]  webhook events/s vs a bare generator (bench/webhooks.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh   # includes python3-psycopg2, time, pgbouncer
@@ -10,5 +11,9 @@ swift build -c release >&2
 if [ "${1:-}" = all-clear ]; then
   shift
   exec /usr/bin/python3 bench/all_clear.py "$@"
+fi
+if [ "${1:-}" = webhooks ]; then
+  shift
+  exec /usr/bin/python3 bench/webhooks.py "$@"
 fi
 exec /usr/bin/python3 bench/bench.py "$@"
