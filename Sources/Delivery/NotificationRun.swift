@@ -165,9 +165,9 @@ public struct NotificationRun: Sendable {
         let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
             delivery.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
         }
-        let lifecycleText = (others.isEmpty ? "" : " (alerts \(delivery.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")")
-            + (configuration.webhook == nil ? "" : "; webhook events \(delivery.webhookSent) delivered, \(delivery.webhookFailed) failed")
-        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent\(lifecycleText), \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(errorText)"
+        let lifecycleText = others.isEmpty ? "" : " (alerts \(delivery.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
+        let webhookText = configuration.webhook == nil ? "" : "; webhook events: \(delivery.webhookSent) delivered, \(delivery.webhookFailed) failed"
+        let message: Logger.Message = "run finished for \(runDate): \(counts.sent) sent\(lifecycleText), \(counts.failed) failed, \(skipped) skipped, \(counts.alreadyNotified) already notified, \(counts.stale) stale\(guards)\(gone)\(webhookText)\(errorText)"
         logger.log(level: level, message,
                    metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging([
                     "due": "\(counts.due)", "sent": "\(counts.sent)", "failed": "\(counts.failed)",

@@ -237,7 +237,7 @@ struct SecretsIntegrationTests {
             (["check"], base, 0, "ok   mail server"),
             (["check"], fromCredential, 0, "ok   mail server"),
             (["--run-now", "--dry-run", "--format", "json"] + d, fromFile, 0, "\"decision\""),
-            (["--run-now"] + d, base, 0, "run finished for 2026-01-13: 1 sent; webhook events 1 delivered"),
+            (["--run-now"] + d, base, 0, "webhook events: 1 delivered, 0 failed"),
             (["report", "--from", "2026-01-10", "--to", "2026-01-13"], base, 0, "Totals"),
             (["retry", "--dry-run"] + d, base, 0, "would be sent again"),
             (["check"], with(["WEBHOOK_SECRET": "whsec_\(token)!"]), 78, "WEBHOOK_SECRET"),
