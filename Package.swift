@@ -26,6 +26,9 @@ let package = Package(
         // OpenSSL's libcrypto (already loaded through libcurl): HMAC-SHA256 for the webhook signatures.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CShims", dependencies: ["CCurl"]),
+        // One libcurl handle with the process-wide setup, the error buffer and the stop-aware
+        // transfer loop that the SMTP and the webhook transports share.
+        .target(name: "Curl", dependencies: ["Values", "CShims"]),
 
         // Values without C: dates, times, secrets, addresses, names, exit codes, the stop signal.
         .target(name: "Values"),
@@ -42,13 +45,13 @@ let package = Package(
                 resources: [.copy("Migrations")]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
-            "Values", "Output", "Rule", "Config", "CShims",
+            "Values", "Output", "Rule", "Config", "CShims", "Curl",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // The webhook channel: the event and its JSON body, the body template, the Standard Webhooks
         // signature, and the transport that POSTs it (libcurl).
         .target(name: "Webhook", dependencies: [
-            "Values", "Output", "Config", "CShims", "CCrypto",
+            "Values", "Output", "Config", "CShims", "Curl", "CCrypto",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // systemd: sd_notify, the journal, the typed events.

@@ -16,7 +16,7 @@ package struct Heartbeat {
 
     package func report(success: Bool) {
         guard let url, !url.isEmpty else { return }
-        CurlRuntime.initializeOnce()
+        guard sileme_curl_runtime_init() == CURLE_OK else { return }
         guard let handle = curl_easy_init() else { return }
         defer { curl_easy_cleanup(handle) }
         let target = success ? url : (url.hasSuffix("/") ? url + "fail" : url + "/fail")

@@ -225,13 +225,12 @@ package struct Dispatcher {
         if let alert = job.inReplyTo { fields["in_reply_to"] = job.channel == .email ? "<\(alert)>" : "\(alert)" }
         if let date = job.notificationDate { fields["notification_date"] = "\(date)" }
         let reply = outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
-        let destination = job.channel == .email ? job.email.masked : "the webhook"
         switch outcome {
         case .accepted:
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
                                             nextAttempt: nil, at: Date()))
             result.withLock { $0.consecutiveUnavailable[job.channel] = 0; $0.acceptedLogIDs.append(claim.logID) }
-            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(destination)",
+            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(job.recipientMasked)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
                             job.channel == .email ? "smtp_reply" : "webhook_reply": "\(reply)"]) { $1 })
             return .sent
@@ -284,8 +283,7 @@ package struct Dispatcher {
         recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
                                         text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: undeliverable))
         result.withLock { $0.consecutiveUnavailable[job.channel] = serverDown ? $0.consecutiveUnavailable[job.channel, default: 0] + 1 : 0 }
-        let destination = job.channel == .email ? job.email.masked : "the webhook"
-        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(destination): \(reply)",
+        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(job.recipientMasked): \(reply)",
                      metadata: fields.merging(NotifierEvent.notificationFailed.metadata) { $1 }.merging([
                                                "permanent": "\(permanent)", "error": "\(reply)",
                                                "undeliverable": "\(undeliverable)"]) { $1 })

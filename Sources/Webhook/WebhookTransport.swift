@@ -1,6 +1,7 @@
 import CCurl
 import CShims
 import Config
+import Curl
 import Foundation
 import Values
 
@@ -15,89 +16,51 @@ import Values
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
 public final class WebhookTransport {
-    private let handle: UnsafeMutableRawPointer
-    /// The multi handle each request runs in (its connection cache keeps the connection between
-    /// requests), so that the transfer loop can look at the stop signal every 100 ms.
-    private let multi: UnsafeMutableRawPointer
+    private let curl: CurlHandle
     private let signer: WebhookSigner
     private let redactions: [String]
     private let response = ResponseCapture()
-    private let waiting = WaitHook()
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
     /// Called from inside a request about once a second while libcurl waits for the endpoint (the
     /// daemon can feed systemd's watchdog from it).
     public var onWait: (@Sendable () -> Void)? {
-        get { waiting.action }
-        set { waiting.action = newValue }
+        get { curl.onWait }
+        set { curl.onWait = newValue }
     }
 
     /// The process's stop signal: once raised, a request still waiting for the endpoint after
     /// `stopGrace` seconds is given up (a transient outcome: the receiver de-duplicates by
     /// `webhook-id`, so sending it again later is safe even if it had arrived).
     public var stop: StopSignal? {
-        get { waiting.stop }
-        set { waiting.stop = newValue }
+        get { curl.stop }
+        set { curl.stop = newValue }
     }
 
-    /// How long a request in flight may go on after a stop.
-    public static let stopGrace: TimeInterval = 1.2
+    /// How long a request in flight may go on after a stop (`CurlHandle.stopGrace`).
+    public static let stopGrace = CurlHandle.stopGrace
 
     /// The `User-Agent` header.
     public static let userAgent = "sileme-notifier/\(NotifierVersion.current)"
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
     public init(settings: WebhookSettings) throws(SetupError) {
-        guard sileme_curl_runtime_init() == CURLE_OK else { throw SetupError(message: "libcurl could not be initialised") }
-        guard let curl = curl_easy_init() else { throw SetupError(message: "libcurl could not create a handle") }
-        guard let multi = curl_multi_init() else {
-            curl_easy_cleanup(curl)
-            throw SetupError(message: "libcurl could not create a handle")
-        }
-        handle = curl
-        self.multi = multi
+        guard let curl = CurlHandle() else { throw SetupError(message: "libcurl could not create a handle") }
+        self.curl = curl
         signer = WebhookSigner(key: settings.signingKey)
         redactions = Self.sensitiveParts(of: settings.url.value)
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        var rc = CURLE_OK
-        func set(_ option: CURLoption, _ value: Int) { if rc == CURLE_OK { rc = sileme_curl_setopt_long(curl, option, value) } }
-        func set(_ option: CURLoption, _ value: String) { if rc == CURLE_OK { rc = sileme_curl_setopt_string(curl, option, value) } }
-        set(CURLOPT_URL, settings.url.value)
-        set(CURLOPT_PROTOCOLS_STR, "http,https")
-        set(CURLOPT_NOSIGNAL, 1)
-        set(CURLOPT_POST, 1)
-        set(CURLOPT_FOLLOWLOCATION, 0)
-        set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
-        set(CURLOPT_TIMEOUT, settings.timeoutSeconds)
-        set(CURLOPT_SSL_VERIFYPEER, 1)
-        set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = settings.caFile { set(CURLOPT_CAINFO, ca) }
-        set(CURLOPT_USERAGENT, Self.userAgent)
-        if rc == CURLE_OK { rc = sileme_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer) }
-        if rc == CURLE_OK { rc = sileme_curl_set_write_callback(curl, Capture.callback, Unmanaged.passUnretained(response.body).toOpaque()) }
-        if rc == CURLE_OK { rc = sileme_curl_set_header_callback(curl, Capture.callback, Unmanaged.passUnretained(response.headers).toOpaque()) }
-        if rc == CURLE_OK {
-            rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
-                guard let userdata else { return 0 }
-                let hook = Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue()
-                hook.action?()
-                // Non-zero gives the request up (CURLE_ABORTED_BY_CALLBACK).
-                return (hook.stop?.secondsSinceStop ?? 0) >= WebhookTransport.stopGrace ? 1 : 0
-            }, Unmanaged.passUnretained(waiting).toOpaque())
-        }
-        guard rc == CURLE_OK else {
-            let message = String(cString: curl_easy_strerror(rc))
-            curl_easy_cleanup(curl)
-            curl_multi_cleanup(multi)
-            errorBuffer.deallocate()
-            throw SetupError(message: "libcurl rejected an option: \(message)")
-        }
-    }
-
-    deinit {
-        curl_multi_cleanup(multi)
-        curl_easy_cleanup(handle)
-        errorBuffer.deallocate()
+        curl.set(CURLOPT_URL, settings.url.value)
+        curl.set(CURLOPT_PROTOCOLS_STR, "http,https")
+        curl.set(CURLOPT_POST, 1)
+        curl.set(CURLOPT_FOLLOWLOCATION, 0)
+        curl.set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        curl.set(CURLOPT_TIMEOUT, settings.timeoutSeconds)
+        curl.set(CURLOPT_SSL_VERIFYPEER, 1)
+        curl.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caFile { curl.set(CURLOPT_CAINFO, ca) }
+        curl.set(CURLOPT_USERAGENT, Self.userAgent)
+        curl.note(sileme_curl_set_write_callback(curl.easy, Capture.callback, Unmanaged.passUnretained(response.body).toOpaque()))
+        curl.note(sileme_curl_set_header_callback(curl.easy, Capture.callback, Unmanaged.passUnretained(response.headers).toOpaque()))
+        if let refusal = curl.refusal { throw SetupError(message: "libcurl rejected an option: \(refusal)") }
     }
 
     /// Sends `event` with its body (`WebhookEvent.body(using:)`), signed for the time `now`.
@@ -119,26 +82,21 @@ public final class WebhookTransport {
         }
         defer { curl_slist_free_all(headers) }
         response.reset()
-        errorBuffer[0] = 0
         let bytes = Array(body.utf8)
-        _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, headers)
-        _ = sileme_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+        _ = sileme_curl_setopt_pointer(curl.easy, CURLOPT_HTTPHEADER, headers)
+        _ = sileme_curl_setopt_off(curl.easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
         // Copied by libcurl: the bytes need not outlive this call. Never a null pointer (an empty
         // array has no address): libcurl would then read the body from standard input.
         if bytes.isEmpty {
-            _ = sileme_curl_setopt_string(handle, CURLOPT_COPYPOSTFIELDS, "")
+            _ = sileme_curl_setopt_string(curl.easy, CURLOPT_COPYPOSTFIELDS, "")
         } else {
-            _ = bytes.withUnsafeBufferPointer { sileme_curl_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
+            _ = bytes.withUnsafeBufferPointer { sileme_curl_setopt_pointer(curl.easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress) }
         }
-        let code = sileme_curl_multi_run(multi, handle, 100)
-        _ = sileme_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, nil)
-        var status = 0
-        _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        let detail = code == CURLE_ABORTED_BY_CALLBACK
-            ? "given up: the process was stopped before the endpoint answered" : String(cString: errorBuffer)
+        let code = curl.perform()
+        _ = sileme_curl_setopt_pointer(curl.easy, CURLOPT_HTTPHEADER, nil)
         let outcome = Outcome.classify(
-            curlCode: Int(code.rawValue), curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
-            status: status, retryAfter: response.headers.value("Retry-After"), body: response.body.bytes, now: now)
+            curlCode: Int(code.rawValue), curlMessage: curl.detail(code, whenStopped: "given up: the process was stopped before the endpoint answered"),
+            status: curl.responseCode, retryAfter: response.headers.value("Retry-After"), body: response.body.bytes, now: now)
         return redacted(outcome)
     }
 
@@ -179,12 +137,6 @@ public final class WebhookTransport {
 extension WebhookEvent {
     /// The body to send: `template`'s rendering when there is one, else `jsonBody`.
     public func body(using template: WebhookBodyTemplate?) -> String { template?.render(self) ?? jsonBody }
-}
-
-/// What the progress callback calls and hears (set by the owner of the transport, read on its thread).
-private final class WaitHook {
-    var action: (@Sendable () -> Void)?
-    var stop: StopSignal?
 }
 
 /// What libcurl hands over of a response, one piece at a time (the body in chunks, the headers a

@@ -1,6 +1,7 @@
 import CCurl
 import CShims
 import Config
+import Curl
 import Foundation
 import Values
 
@@ -9,117 +10,55 @@ import Values
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
 public final class SMTPTransport {
-    private let handle: UnsafeMutableRawPointer
-    /// The multi handle each transfer runs in (and whose connection cache keeps the connection
-    /// between messages), so that the transfer loop can look at the stop signal every 100 ms.
-    private let multi: UnsafeMutableRawPointer
-    fileprivate var rawHandle: UnsafeMutableRawPointer { handle }
+    private let curl: CurlHandle
     private let settings: SMTPSettings
     private let replies = ReplyCapture()
-    private let waiting = WaitHook()
 
     /// Called from inside a transfer about once a second while libcurl waits for the server
     /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
     public var onWait: (@Sendable () -> Void)? {
-        get { waiting.action }
-        set { waiting.action = newValue }
+        get { curl.onWait }
+        set { curl.onWait = newValue }
     }
 
     /// The process's stop signal: once raised, a transfer still waiting for the server after
     /// `stopGrace` seconds is given up (a message not yet handed over is a transient failure; one
     /// whose final reply never came is `.unknown` and resent later with the same `Message-ID`).
     public var stop: StopSignal? {
-        get { waiting.stop }
-        set { waiting.stop = newValue }
+        get { curl.stop }
+        set { curl.stop = newValue }
     }
 
-    /// How long a transfer in flight may go on after a stop: long enough for a normal send (or a
-    /// slow server's second) to finish, short enough for the process to exit within two seconds.
-    public static let stopGrace: TimeInterval = 1.2
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    /// How long a transfer in flight may go on after a stop (`CurlHandle.stopGrace`).
+    public static let stopGrace = CurlHandle.stopGrace
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
     public init(settings: SMTPSettings) throws(MailError) {
-        CurlRuntime.initializeOnce()
-        guard let curl = curl_easy_init() else { throw MailError(message: "libcurl could not create a handle") }
-        guard let multi = curl_multi_init() else {
-            curl_easy_cleanup(curl)
-            throw MailError(message: "libcurl could not create a handle")
-        }
-        handle = curl
-        self.multi = multi
+        guard let curl = CurlHandle() else { throw MailError(message: "libcurl could not create a handle") }
+        self.curl = curl
         self.settings = settings
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
-        var rc = CURLE_OK
-        func set(_ option: CURLoption, _ value: Int) { if rc == CURLE_OK { rc = sileme_curl_setopt_long(curl, option, value) } }
-        func set(_ option: CURLoption, _ value: String) { if rc == CURLE_OK { rc = sileme_curl_setopt_string(curl, option, value) } }
-        set(CURLOPT_URL, settings.transferURL)
-        set(CURLOPT_NOSIGNAL, 1)
-        set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
-        set(CURLOPT_SERVER_RESPONSE_TIMEOUT, settings.timeoutSeconds)
+        curl.set(CURLOPT_URL, settings.transferURL)
+        curl.set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        curl.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, settings.timeoutSeconds)
         // A whole transfer may take a few server responses; bound it so a silent server cannot hang a run.
-        set(CURLOPT_TIMEOUT, settings.timeoutSeconds * 4)
-        set(CURLOPT_UPLOAD, 1)
-        set(CURLOPT_USE_SSL, settings.tls == .none ? 0 : sileme_curl_usessl_all())
-        set(CURLOPT_SSL_VERIFYPEER, 1)
-        set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = settings.caFile { set(CURLOPT_CAINFO, ca) }
+        curl.set(CURLOPT_TIMEOUT, settings.timeoutSeconds * 4)
+        curl.set(CURLOPT_UPLOAD, 1)
+        curl.set(CURLOPT_USE_SSL, settings.tls == .none ? 0 : sileme_curl_usessl_all())
+        curl.set(CURLOPT_SSL_VERIFYPEER, 1)
+        curl.set(CURLOPT_SSL_VERIFYHOST, 2)
+        if let ca = settings.caFile { curl.set(CURLOPT_CAINFO, ca) }
         if let user = settings.user {
-            set(CURLOPT_USERNAME, user)
-            if let password = settings.password { set(CURLOPT_PASSWORD, password.value) }
+            curl.set(CURLOPT_USERNAME, user)
+            if let password = settings.password { curl.set(CURLOPT_PASSWORD, password.value) }
         }
-        if rc == CURLE_OK { rc = sileme_curl_setopt_pointer(curl, CURLOPT_ERRORBUFFER, errorBuffer) }
-        if rc == CURLE_OK {
-            rc = sileme_curl_set_debug_callback(curl, { _, type, data, size, userdata in
-                if type == CURLINFO_HEADER_IN, let data, let userdata {
-                    let capture = Unmanaged<ReplyCapture>.fromOpaque(userdata).takeUnretainedValue()
-                    capture.append(UnsafeRawBufferPointer(start: data, count: size))
-                }
-                return 0
-            }, Unmanaged.passUnretained(replies).toOpaque())
-        }
-        if rc == CURLE_OK {
-            rc = sileme_curl_set_progress_callback(curl, { userdata, _, _, _, _ in
-                guard let userdata else { return 0 }
-                let hook = Unmanaged<WaitHook>.fromOpaque(userdata).takeUnretainedValue()
-                hook.action?()
-                // Non-zero gives the transfer up (CURLE_ABORTED_BY_CALLBACK).
-                return (hook.stop?.secondsSinceStop ?? 0) >= SMTPTransport.stopGrace ? 1 : 0
-            }, Unmanaged.passUnretained(waiting).toOpaque())
-        }
-        guard rc == CURLE_OK else {
-            let message = String(cString: curl_easy_strerror(rc))
-            curl_easy_cleanup(curl)
-            curl_multi_cleanup(multi)
-            errorBuffer.deallocate()
-            throw MailError(message: "libcurl rejected an option: \(message)")
-        }
-    }
-
-    deinit {
-        curl_multi_cleanup(multi)
-        curl_easy_cleanup(handle)
-        errorBuffer.deallocate()
-    }
-
-    /// Runs the prepared transfer in the multi handle, driving it at least every 100 ms so that
-    /// the progress callback looks at the stop signal that often (it gives the transfer up
-    /// `stopGrace` seconds after a stop: `CURLE_ABORTED_BY_CALLBACK`, the connection closed).
-    private func perform() -> CURLcode {
-        guard curl_multi_add_handle(multi, handle) == CURLM_OK else { return CURLE_FAILED_INIT }
-        defer { curl_multi_remove_handle(multi, handle) }
-        var running: Int32 = 1
-        while running > 0 {
-            guard curl_multi_perform(multi, &running) == CURLM_OK else { return CURLE_FAILED_INIT }
-            if running == 0 { break }
-            guard curl_multi_poll(multi, nil, 0, 100, nil) == CURLM_OK else { return CURLE_FAILED_INIT }
-        }
-        var queued: Int32 = 0
-        var result = CURLE_OK
-        while let message = curl_multi_info_read(multi, &queued) {
-            if message.pointee.msg == CURLMSG_DONE { result = message.pointee.data.result }
-        }
-        return result
+        curl.note(sileme_curl_set_debug_callback(curl.easy, { _, type, data, size, userdata in
+            if type == CURLINFO_HEADER_IN, let data, let userdata {
+                let capture = Unmanaged<ReplyCapture>.fromOpaque(userdata).takeUnretainedValue()
+                capture.append(UnsafeRawBufferPointer(start: data, count: size))
+            }
+            return 0
+        }, Unmanaged.passUnretained(replies).toOpaque()))
+        if let refusal = curl.refusal { throw MailError(message: "libcurl rejected an option: \(refusal)") }
     }
 
     /// Sends `message` (a complete RFC 5322 message with CRLF line ends) from `sender` to `recipient`.
@@ -128,24 +67,20 @@ public final class SMTPTransport {
         let recipients = curl_slist_append(nil, "<\(recipient)>")
         defer { curl_slist_free_all(recipients) }
         replies.reset()
-        errorBuffer[0] = 0
-        _ = sileme_curl_setopt_string(handle, CURLOPT_MAIL_FROM, "<\(sender)>")
-        _ = sileme_curl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, recipients)
-        _ = sileme_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(message.count))
-        _ = sileme_curl_set_read_callback(handle, { buffer, size, count, userdata in
+        _ = sileme_curl_setopt_string(curl.easy, CURLOPT_MAIL_FROM, "<\(sender)>")
+        _ = sileme_curl_setopt_pointer(curl.easy, CURLOPT_MAIL_RCPT, recipients)
+        _ = sileme_curl_setopt_off(curl.easy, CURLOPT_INFILESIZE_LARGE, curl_off_t(message.count))
+        _ = sileme_curl_set_read_callback(curl.easy, { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
             let source = Unmanaged<UploadSource>.fromOpaque(userdata).takeUnretainedValue()
             return source.read(into: buffer, capacity: size * count)
         }, Unmanaged.passUnretained(source).toOpaque())
-        let code = withExtendedLifetime(source) { perform() }
-        _ = sileme_curl_setopt_pointer(handle, CURLOPT_MAIL_RCPT, nil)
-        var response = 0
-        _ = sileme_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &response)
-        let detail = code == CURLE_ABORTED_BY_CALLBACK
-            ? "given up: the process was stopped before the server answered" : String(cString: errorBuffer)
+        let code = withExtendedLifetime(source) { curl.perform() }
+        _ = sileme_curl_setopt_pointer(curl.easy, CURLOPT_MAIL_RCPT, nil)
+        let response = curl.responseCode
         return SendOutcome.classify(
             curlCode: Int(code.rawValue), responseCode: response, reply: replies.reply(code: response),
-            curlMessage: detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail,
+            curlMessage: curl.detail(code, whenStopped: "given up: the process was stopped before the server answered"),
             messageHandedOver: source.isExhausted)
     }
 }
@@ -154,7 +89,7 @@ extension SMTPTransport {
     /// Connects, negotiates TLS, authenticates and sends `NOOP` (no mail), for `check`.
     /// Returns `.accepted` when the server is usable.
     public func verify() -> SendOutcome {
-        let handle = curl_easy_duphandle(self.rawHandle)!
+        let handle = curl_easy_duphandle(curl.easy)!
         defer { curl_easy_cleanup(handle) }
         _ = sileme_curl_setopt_long(handle, CURLOPT_UPLOAD, 0)
         _ = sileme_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, "NOOP")
@@ -193,12 +128,6 @@ private final class UploadSource {
         offset += count
         return count
     }
-}
-
-/// What the progress callback calls and hears (set by the owner of the transport, read on its thread).
-private final class WaitHook {
-    var action: (@Sendable () -> Void)?
-    var stop: StopSignal?
 }
 
 /// The server's reply lines of the current transfer, as libcurl's debug callback sees them.
