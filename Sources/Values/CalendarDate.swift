@@ -24,13 +24,28 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         self.dayNumber = era * 146097 + doe - 719468
     }
 
-    /// Parses `YYYY-MM-DD`; nil when malformed or not a real date.
+    /// Parses `YYYY-MM-DD` (ASCII digits only); nil when malformed or not a real date.
     public init?(parsing text: some StringProtocol) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]) else { return nil }
-        self.init(year: y, month: m, day: d)
+        // One pass over the bytes: every date of every listed user goes through here.
+        var fields = (year: 0, month: 0, day: 0)
+        var length = 0
+        for byte in text.utf8 {
+            guard length < 10 else { return nil }
+            if length == 4 || length == 7 {
+                guard byte == UInt8(ascii: "-") else { return nil }
+            } else {
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                let digit = Int(byte - UInt8(ascii: "0"))
+                switch length {
+                case ..<4: fields.year = fields.year * 10 + digit
+                case ..<7: fields.month = fields.month * 10 + digit
+                default: fields.day = fields.day * 10 + digit
+                }
+            }
+            length += 1
+        }
+        guard length == 10 else { return nil }
+        self.init(year: fields.year, month: fields.month, day: fields.day)
     }
 
     /// The calendar date in `zone` at the instant `date`.
@@ -64,11 +79,29 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// `YYYY-MM-DD`.
     public var description: String {
         let (y, m, d) = components
-        func pad(_ n: Int, _ width: Int) -> String {
-            let digits = String(n)
-            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        guard (0...9999).contains(y) else {
+            func pad(_ n: Int, _ width: Int) -> String {
+                let digits = String(n)
+                return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+            }
+            return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
         }
-        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2)
+        // Ten ASCII bytes written in place (the reports print a date or two per row).
+        return String(unsafeUninitializedCapacity: 10) { buffer in
+            func put(_ value: Int, at start: Int, width: Int) {
+                var rest = value
+                for position in (start..<start + width).reversed() {
+                    buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+            }
+            put(y, at: 0, width: 4)
+            buffer[4] = UInt8(ascii: "-")
+            put(m, at: 5, width: 2)
+            buffer[7] = UInt8(ascii: "-")
+            put(d, at: 8, width: 2)
+            return 10
+        }
     }
 
     /// `YYYYMMDD`, for identifiers.

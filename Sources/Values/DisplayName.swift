@@ -23,6 +23,14 @@ public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in raw.unicodeScalars {
+            // Printable ASCII and the CJK and Hangul blocks (most names) need no property lookup:
+            // none of them is whitespace, a control or a format character.
+            if Self.isPlainVisible(scalar.value) {
+                if pendingSpace { scalars.append(" ") }
+                pendingSpace = false
+                scalars.append(scalar)
+                continue
+            }
             if scalar.properties.isWhitespace {
                 pendingSpace = !scalars.isEmpty
                 continue
@@ -41,11 +49,17 @@ public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
         // A name of nothing but joiners is as empty as no name.
         guard scalars.contains(where: { $0 != "\u{200D}" && $0 != "\u{200C}" }) else { throw .empty }
         var name = String(scalars)
-        if name.count > Self.maxLength {
+        // Grapheme clusters are never more than scalars: most names need no counting.
+        if scalars.count > Self.maxLength && name.count > Self.maxLength {
             var kept = name.prefix(Self.maxLength - 1)
             while kept.last == " " { kept.removeLast() }
             name = kept + "…"
         }
         value = name
+    }
+
+    /// U+0021–U+007E, U+3400–U+9FFF (CJK ideographs, Yijing symbols), U+AC00–U+D7A3 (Hangul).
+    private static func isPlainVisible(_ value: UInt32) -> Bool {
+        (0x21...0x7E).contains(value) || (0x3400...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
     }
 }

@@ -38,11 +38,17 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
         guard !trimmed.isEmpty else { throw .empty }
         guard trimmed.utf8.count <= 1024 else { throw .tooLong }  // bound all later work
-        if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        // Plain ASCII (nearly every address) needs no Unicode property lookups: its controls are
+        // U+0000–U+001F and U+007F, its whitespace U+0009–U+000D (controls too) and the space.
+        let ascii = trimmed.utf8.allSatisfy { $0 < 0x80 }
+        if ascii ? trimmed.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F })
+                 : trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw .controlCharacter
         }
         if trimmed.hasPrefix("\"") { throw .quotedLocalPart }
-        if trimmed.unicodeScalars.contains(where: \.properties.isWhitespace) { throw .whitespace }
+        if ascii ? trimmed.utf8.contains(0x20) : trimmed.unicodeScalars.contains(where: \.properties.isWhitespace) {
+            throw .whitespace
+        }
 
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count > 1 else { throw .missingAt }
@@ -57,7 +63,9 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         guard !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else {
             throw .misplacedDot
         }
-        if let start = local.range(of: "=?"), local[start.upperBound...].contains("?=") { throw .encodedWordLookAlike }
+        if local.utf8.contains(UInt8(ascii: "=")), let start = local.range(of: "=?"), local[start.upperBound...].contains("?=") {
+            throw .encodedWordLookAlike
+        }
         guard local.utf8.count <= 64 else { throw .localPartTooLong }
 
         let domain = try Self.normalizedDomain(String(parts[1]))

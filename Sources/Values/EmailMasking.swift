@@ -12,6 +12,12 @@ public enum EmailMasking {
         let plainEnds = raw.utf8.first.map { $0 > 0x20 && $0 < 0x7F } == true
             && raw.utf8.last.map { $0 > 0x20 && $0 < 0x7F } == true
         let cleaned = Printable.text(plainEnds ? raw : raw.trimmingCharacters(in: .whitespaces))
+        // Printable ASCII (nearly every address): each byte is a character.
+        if let first = cleaned.utf8.first, cleaned.utf8.allSatisfy({ $0 < 0x80 }) {
+            let head = String(decoding: CollectionOfOne(first), as: UTF8.self) + "***"
+            guard let at = cleaned.utf8.lastIndex(of: UInt8(ascii: "@")) else { return head }
+            return head + cleaned[at...]
+        }
         guard let first = cleaned.first else { return "" }
         guard let at = cleaned.lastIndex(of: "@") else { return "\(first)***" }
         return "\(first)***\(cleaned[at...])"

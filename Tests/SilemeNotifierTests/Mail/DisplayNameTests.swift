@@ -15,6 +15,9 @@ struct DisplayNameTests {
         ("王 \u{202E} 五", "王 五"),
         ("  王\u{3000}五  ", "王 五"),
         ("مهرداد\u{200C}ی", "مهرداد\u{200C}ی"),  // ZWNJ kept
+        ("김\u{3000}민준", "김 민준"),
+        ("\u{4DC0}䷀ ~!", "\u{4DC0}䷀ ~!"),
+        (String(repeating: "e\u{301}", count: 100), String(repeating: "e\u{301}", count: 100)),  // 200 scalars, 100 characters
     ])
     func cleaning(raw: String, expected: String) throws {
         let name = try DisplayName(cleaning: raw)

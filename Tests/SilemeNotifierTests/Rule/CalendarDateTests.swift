@@ -12,7 +12,8 @@ struct CalendarDateTests {
     }
 
     @Test("rejects malformed or impossible dates",
-          arguments: ["2026-02-29", "1900-02-29", "2026-13-01", "2026-00-10", "2026-1-13", "20260113", "2026-01-32", "２０２６-01-01", ""])
+          arguments: ["2026-02-29", "1900-02-29", "2026-13-01", "2026-00-10", "2026-1-13", "20260113", "2026-01-32", "２０２６-01-01", "",
+                     "2026-01-131", "2026-01-13 ", " 2026-01-13", "+026-01-13", "2026/01/13", "2026-01-1x", "2026-01-٣١"])
     func rejects(text: String) {
         #expect(CalendarDate(parsing: text) == nil)
     }
@@ -26,6 +27,9 @@ struct CalendarDateTests {
         #expect(leap.adding(days: 2).description == "2024-03-01")
         #expect(try #require(CalendarDate(parsing: "2026-03-01")).days(since: try #require(CalendarDate(parsing: "2026-02-27"))) == 2)
         #expect(CalendarDate(dayNumber: 0).description == "1970-01-01")
+        #expect(CalendarDate(year: 5, month: 3, day: 9)?.description == "0005-03-09")
+        #expect(CalendarDate(parsing: "0005-03-09") == CalendarDate(year: 5, month: 3, day: 9))
+        #expect(CalendarDate(parsing: "x2026-01-13y".dropFirst().dropLast())?.description == "2026-01-13")
         // Every day of four years round-trips through components.
         for n in 20000..<21461 {
             let d = CalendarDate(dayNumber: n)
