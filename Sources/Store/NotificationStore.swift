@@ -180,7 +180,7 @@ public struct NotificationStore: Sendable {
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
                       newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
         guard !jobs.isEmpty else { return ClaimBatch() }
-        let result = try Self.againAfterDeletion { try db.execute("""
+        let result = try Self.againAfterDeletion { try db.executePrepared("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
                        CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
@@ -264,7 +264,7 @@ public struct NotificationStore: Sendable {
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
-            try db.execute("""
+            try db.executePrepared("""
                 WITH r AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)),
                 done AS (
                     UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
@@ -286,7 +286,7 @@ public struct NotificationStore: Sendable {
         }
         let failed = outcomes.filter { $0.status != .sent }
         if !failed.isEmpty {
-            try db.execute("""
+            try db.executePrepared("""
                 WITH r AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::bool[])
                                          AS r(id, status, attempts, error, next_epoch, undeliverable)),
                 done AS (

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Values
 
 /// A swift-log handler writing one readable line per record to standard error.
 ///
@@ -33,8 +34,8 @@ public struct StderrLogHandler: LogHandler {
         }
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
         let fields = merged.sorted { $0.key < $1.key }.map { "\(JournalLogHandler.fieldName($0.key) ?? $0.key)=\(Self.quoted("\($0.value)"))" }
-        let stamp = ISO8601DateFormatter.string(from: Date(), timeZone: .current,
-                                                formatOptions: [.withInternetDateTime])
+        let now = Date()
+        let stamp = CalendarDate.rfc3339(now, utcOffset: TimeZone.current.secondsFromGMT(for: now))
         let line = "\(stamp) sileme-notifier[\(ProcessInfo.processInfo.processIdentifier)] <\(event.level)> \(event.message)"
             + (fields.isEmpty ? "" : " " + fields.joined(separator: " ")) + "\n"
         FileHandle.standardError.write(Data(line.utf8))

@@ -104,6 +104,20 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         }
     }
 
+    /// The instant `date` in RFC 3339 to the second (the fraction truncated) at `utcOffset`
+    /// seconds east of UTC: `2026-01-13T01:00:00Z`, or `2026-01-13T09:00:00+08:00`. Plain
+    /// arithmetic: the log writes one per line, and a Foundation date formatter per call cost a
+    /// quarter of a run's CPU.
+    public static func rfc3339(_ date: Date, utcOffset: Int = 0) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down)) + utcOffset
+        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86400)
+        let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86400) : (days, secondOfDay)
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let zone = utcOffset == 0
+            ? "Z" : (utcOffset < 0 ? "-" : "+") + two(abs(utcOffset) / 3600) + ":" + two(abs(utcOffset) / 60 % 60)
+        return "\(CalendarDate(dayNumber: day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))" + zone
+    }
+
     /// `YYYYMMDD`, for identifiers.
     public var compact: String { description.replacingOccurrences(of: "-", with: "") }
 

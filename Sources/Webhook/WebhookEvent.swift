@@ -150,11 +150,5 @@ extension WebhookEvent {
     }
 
     /// `date` in RFC 3339 UTC to the second, e.g. `2026-01-13T01:00:00Z` (the fraction truncated).
-    public static func rfc3339(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
-        let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86400)
-        let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86400) : (days, secondOfDay)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(CalendarDate(dayNumber: day))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
-    }
+    public static func rfc3339(_ date: Date) -> String { CalendarDate.rfc3339(date) }
 }

@@ -10,6 +10,8 @@ import Values
 public final class PGConnection {
     private let handle: OpaquePointer
     private var direct: Bool?
+    /// The statements `executePrepared` has prepared in this session: SQL text → name.
+    private var prepared: [String: String] = [:]
 
     /// Connects with a libpq connection string or URI (`""` uses the `PG*` variables and defaults).
     public init(_ conninfo: Secret, applicationName: String = "sileme-notifier") throws(DatabaseError) {
@@ -60,6 +62,38 @@ public final class PGConnection {
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
         let result = withParameters(parameters) { count, values in
             PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+        }
+        return try check(result)
+    }
+
+    /// Runs one statement as `execute` does, prepared once per session and then run by name, so
+    /// the server parses and plans it once rather than at every call (a claim statement per few
+    /// messages: about half of its server time). Only on a direct session: a pooler in
+    /// transaction mode may run the next call on another server session, which never saw the
+    /// statement; there it is `execute`. Should a change of the schema since make the plan unusable
+    /// ("cached plan must not change result type", 0A000), it is prepared anew.
+    @discardableResult
+    public func executePrepared(_ sql: String, _ parameters: [String?]) throws(DatabaseError) -> PGResult {
+        guard try isDirect else { return try execute(sql, parameters) }
+        do {
+            return try runPrepared(sql, parameters)
+        } catch where error.sqlState == "0A000" && PQtransactionStatus(handle) == PQTRANS_IDLE {
+            if let name = prepared.removeValue(forKey: sql) { _ = try? execute("DEALLOCATE \(name)") }
+            return try runPrepared(sql, parameters)
+        }
+    }
+
+    private func runPrepared(_ sql: String, _ parameters: [String?]) throws(DatabaseError) -> PGResult {
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "sileme_prepared_\(prepared.count + 1)"
+            _ = try check(PQprepare(handle, name, sql, Int32(parameters.count), nil))
+            prepared[sql] = name
+        }
+        let result = withParameters(parameters) { count, values in
+            PQexecPrepared(handle, name, count, values, nil, nil, 0)
         }
         return try check(result)
     }
