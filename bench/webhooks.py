@@ -2,7 +2,7 @@
 """Webhook throughput: the notifier's signed events per second to a local receiver, against the
 rate a bare load generator gets from the same receiver.
 
-    bench/bench.sh webhooks [--users 20000] [--repeat 3] [--connections 4] [--mail outbox,smtp]
+    bench/bench.sh webhooks [--users 20000] [--repeat 3] [--connections 4] [--mail reminders,outbox,smtp]
                             [--outbox-parent /dev/shm] [--json FILE] [--binary .build/release/sileme-notifier]
 
 A throwaway PostgreSQL and, for `--mail smtp`, the SMTP sink (bench.py's), and a local HTTP/1.1
@@ -18,6 +18,10 @@ last check-in three days before the run date (threshold 2: every user is due). M
            ~400-byte JSON body, the webhook-* headers, signed): the ceiling of this receiver
            with a Python client (one interpreter lock: with http.server's ThreadingHTTPServer
            as the receiver it gets about as much)
+  reminders  `sileme-notifier --run-now --date D-1` with WEBHOOK_URL at a fresh receiver,
+           USER_REMINDER=on and WEBHOOK_EVENTS=checkin.reminder: every user has missed one day,
+           so the run sends one `checkin.reminder` per user and no mail — the webhook channel
+           alone
   outbox   `sileme-notifier --run-now --date D` with WEBHOOK_URL at a fresh receiver,
            WEBHOOK_EVENTS=checkin.alert, the alert mails to MAIL_TRANSPORT=outbox in a folder
            of /dev/shm (`--outbox-parent`): on a tmpfs its two fsyncs per mail cost nothing, so
@@ -30,9 +34,9 @@ through the same SMTP_CONNECTIONS (= --connections) workers, so its rate is of a
 Before each notifier run notification_logs and notifier_runs are emptied (and vacuumed).
 
 Checks (exit 1 when wrong): every run exits 0; the receiver got exactly N events, N distinct
-webhook-ids (no duplicate), all `checkin.alert`, over at most --connections connections;
-notification_logs holds N webhook rows, all `sent`, and N sent alert mails; the outbox or the
-sink holds N messages; the generator's N requests arrive once each. The ratio to the bare rate
+webhook-ids (no duplicate), all `checkin.alert` (`checkin.reminder` for reminders), over at most --connections connections;
+notification_logs holds N webhook rows, all `sent`, and N sent alert mails (none for reminders);
+the outbox or the sink holds as many messages; the generator's N requests arrive once each. The ratio to the bare rate
 (goal >= 40%) is printed, not gated. `--receiver-fail-every K` makes the notifier's receiver answer
 503 (`Retry-After: 0`) to every K-th request: the notifier retries those with the same
 `webhook-id`, which the receiver does not count as duplicates (it counts a duplicate only when an
@@ -42,6 +46,7 @@ delivered once each.
 import argparse
 import asyncio
 import base64
+import datetime
 import hashlib
 import hmac
 import http.client
@@ -278,15 +283,15 @@ def reset(url):
     conn.close()
 
 
-def logged(url):
-    """(webhook rows, of them sent, alert mails sent) of the run date."""
+def logged(url, date=RUN_DATE, kind="alert"):
+    """(webhook rows of `kind`, of them sent, alert mails sent, rows of any other kind) of `date`."""
     conn = psycopg2.connect(url)
     cur = conn.cursor()
-    cur.execute("""SELECT count(*) FILTER (WHERE channel = 'webhook'),
-                          count(*) FILTER (WHERE channel = 'webhook' AND status = 'sent'),
+    cur.execute("""SELECT count(*) FILTER (WHERE channel = 'webhook' AND kind = %(kind)s),
+                          count(*) FILTER (WHERE channel = 'webhook' AND kind = %(kind)s AND status = 'sent'),
                           count(*) FILTER (WHERE channel = 'email' AND kind = 'alert' AND status = 'sent' AND email_sent),
-                          count(*) FILTER (WHERE NOT (channel IN ('webhook', 'email') AND kind = 'alert'))
-                   FROM notification_logs WHERE notification_date = %s""", (RUN_DATE,))
+                          count(*) FILTER (WHERE NOT (channel IN ('webhook', 'email') AND kind IN ('alert', %(kind)s)))
+                   FROM notification_logs WHERE notification_date = %(date)s""", {"date": date, "kind": kind})
     row = cur.fetchone()
     conn.close()
     return row
@@ -303,7 +308,13 @@ def notifier_run(mail, args, env, url, base, sink, key_secret):
     outbox = None
     try:
         run_env = dict(env, WEBHOOK_URL=receiver.url, WEBHOOK_SECRET=key_secret, WEBHOOK_EVENTS="checkin.alert")
-        if mail == "outbox":
+        run_date = RUN_DATE
+        if mail == "reminders":
+            # The day before: every user has missed one day (m = 1), so the run sends each one
+            # reminder event and no mail at all.
+            run_date = (datetime.date.fromisoformat(RUN_DATE) - datetime.timedelta(days=1)).isoformat()
+            run_env.update(USER_REMINDER="on", WEBHOOK_EVENTS="checkin.reminder")
+        if mail in ("outbox", "reminders"):
             outbox = os.path.join(args.outbox_parent or base, f"sileme-webhooks-outbox-{os.getpid()}")
             shutil.rmtree(outbox, ignore_errors=True)
             os.makedirs(outbox)
@@ -311,31 +322,34 @@ def notifier_run(mail, args, env, url, base, sink, key_secret):
         else:
             run_env.update(MAIL_TRANSPORT="smtp", SMTP_HOST="127.0.0.1", SMTP_PORT=str(sink.port), SMTP_TLS="none")
             mails_before = len(sink.deliveries())
-        elapsed, rss, status, cpu = bench.run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], run_env)
+        elapsed, rss, status, cpu = bench.run_notifier(args.binary, ["--run-now", "--date", run_date], run_env)
         stats = receiver.stats()
-        mails = outbox_count(outbox) if mail == "outbox" else len(sink.deliveries()) - mails_before
+        mails = outbox_count(outbox) if outbox else len(sink.deliveries()) - mails_before
     finally:
         receiver.stop()
         if outbox:
             shutil.rmtree(outbox, ignore_errors=True)
-    hooks, hooks_sent, mails_logged, others = logged(url)
+    event = "checkin.reminder" if mail == "reminders" else "checkin.alert"
+    hooks, hooks_sent, mails_logged, others = logged(url, run_date, "reminder" if mail == "reminders" else "alert")
     n = args.users
+    mails_expected = 0 if mail == "reminders" else n
     bench.check(status == 0, f"{mail}: --run-now exited {status}")
     bench.check(stats["requests"] == n + stats["answered_503"] and stats["distinct_ids"] == n and stats["duplicates"] == 0
                 and stats["no_id"] == 0,
                 f"{mail}: the receiver got {stats['requests']} requests, {stats['distinct_ids']} distinct webhook-ids, "
                 f"{stats['duplicates']} duplicates, {stats['no_id']} without an id ({stats['answered_503']} answered 503); "
                 f"{n} users due")
-    bench.check(stats["types"] == {"checkin.alert": n}, f"{mail}: event types {stats['types']}")
+    bench.check(stats["types"] == {event: n}, f"{mail}: event types {stats['types']}")
     bench.check(0 < stats["connections"] <= args.connections,
                 f"{mail}: {stats['connections']} connections to the receiver for {args.connections} workers")
     bench.check(hooks == n and hooks_sent == n and others == 0,
                 f"{mail}: notification_logs holds {hooks} webhook rows, {hooks_sent} sent, {others} others; {n} expected")
-    bench.check(mails_logged == n and mails == n, f"{mail}: {mails_logged} alert mails logged sent, {mails} in the {mail}; {n} expected")
+    bench.check(mails_logged == mails_expected and mails == mails_expected,
+                f"{mail}: {mails_logged} alert mails logged sent, {mails} in the outbox or sink; {mails_expected} expected")
     span = stats["last"] - stats["first"]
     return {"mail": mail, "events": stats["requests"], "distinct_ids": stats["distinct_ids"], "duplicates": stats["duplicates"],
             "connections": stats["connections"], "span": span, "events_per_second": rate(stats), "wall": elapsed, "cpu": cpu,
-            "max_rss_kb": rss, "jobs_per_second": 2 * n / elapsed, "mails": mails}
+            "max_rss_kb": rss, "jobs_per_second": (n + mails_expected) / elapsed, "mails": mails}
 
 
 def bare_run(args, key):
@@ -364,7 +378,8 @@ def main():
     parser.add_argument("--users", type=int, default=20_000, help="due users: one alert mail and one webhook event each")
     parser.add_argument("--repeat", type=int, default=3, help="rounds (bare and each notifier variant once a round)")
     parser.add_argument("--connections", type=int, default=4, help="SMTP_CONNECTIONS, and the bare generator's threads")
-    parser.add_argument("--mail", default="outbox,smtp", help="where the notifier's mails go: outbox, smtp or both")
+    parser.add_argument("--mail", default="reminders,outbox,smtp",
+                        help="the notifier's variants: reminders (webhook events only), outbox, smtp (where the alert mails go)")
     parser.add_argument("--outbox-parent", default="/dev/shm" if os.path.isdir("/dev/shm") else None,
                         help="where the outbox folder is made (default /dev/shm, a tmpfs: the outbox's fsyncs cost nothing, "
                              "so that the mails weigh little; '' for the temporary folder on disk)")
@@ -374,7 +389,7 @@ def main():
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
     mails = [m.strip() for m in args.mail.split(",") if m.strip()]
-    bench.check(mails and all(m in ("outbox", "smtp") for m in mails), "--mail: outbox, smtp or both")
+    bench.check(mails and all(m in ("outbox", "smtp", "reminders") for m in mails), "--mail: outbox, smtp, reminders")
     bench.check(args.users > 0 and args.connections > 0 and args.repeat > 0, "--users, --connections and --repeat must be positive")
 
     load_start = os.getloadavg()
@@ -427,7 +442,7 @@ def main():
                "bare_events_per_second": bare, "bare_generator_per_second": med("bare", "generator_per_second"),
                "runs": results, "notifier": {}}
     print()
-    print(f"webhook throughput: {args.users:,} due users (one alert mail and one checkin.alert event each), "
+    print(f"webhook throughput: {args.users:,} users (alerts: one mail and one checkin.alert event each; reminders: one event each), "
           f"{args.connections} workers (SMTP_CONNECTIONS) / generator threads, medians of {args.repeat}, {os.cpu_count()} cores "
           f"(load average {load_start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end)")
     print(f"  bare generator -> receiver: {bare:,.0f} events/s at the receiver "
@@ -438,16 +453,17 @@ def main():
         ratio = eps / bare
         summary["notifier"][m] = {"events_per_second": eps, "ratio": ratio, "wall": med(m, "wall"), "cpu": med(m, "cpu"),
                                   "jobs_per_second": med(m, "jobs_per_second"), "max_rss_kb": max(x["max_rss_kb"] for x in results[m])}
-        where = (f"the outbox (MAIL_TRANSPORT=outbox, in {args.outbox_parent or base})" if m == "outbox"
-                 else "the SMTP sink (plain, counting only)")
-        print(f"  notifier, mail to {where}: {eps:,.0f} webhook events/s "
+        where = {"outbox": f"alerts, mail to the outbox (MAIL_TRANSPORT=outbox, in {args.outbox_parent or base})",
+                 "smtp": "alerts, mail to the SMTP sink (plain, counting only)",
+                 "reminders": "reminders only (USER_REMINDER=on, the day before: no mail)"}[m]
+        print(f"  notifier, {where}: {eps:,.0f} webhook events/s "
               f"(rounds {rounds(m)}) = {ratio * 100:.0f}% of bare "
               f"(goal >= 40%: {'met' if ratio >= 0.4 else 'NOT met'}); run wall {med(m, 'wall'):.2f} s, "
               f"notifier CPU {med(m, 'cpu'):.2f} s, {med(m, 'jobs_per_second'):,.0f} jobs/s (mails + events), "
               f"max RSS {summary['notifier'][m]['max_rss_kb'] / 1024:.1f} MB")
         print(f"    every run: {args.users:,} events, {args.users:,} distinct webhook-ids, 0 duplicates, "
               f"{', '.join(str(x['connections']) for x in results[m])} connection(s); notification_logs {args.users:,} webhook rows "
-              f"sent, {args.users:,} alert mails")
+              f"sent, {0 if m == 'reminders' else args.users:,} alert mails")
     if args.json:
         json.dump(summary, args.json, indent=2)
         args.json.write("\n")
