@@ -75,12 +75,13 @@ final class AllClearWatcher: @unchecked Sendable {
             let wait = max(0.05, min(nextSweep.timeIntervalSinceNow, 5))
             if let connection = listener {
                 do {
-                    let heard = try connection.waitForNotifications(timeout: wait, stop: stop)
+                    var heard = try connection.waitForNotifications(timeout: wait, stop: stop)
                     if !heard.isEmpty && !stop.isStopped {
-                        // A burst of check-ins: gather what comes within a moment into one pass.
+                        // A burst of check-ins: gather what comes within a moment into one pass,
+                        // for the users heard of (the sweep finds everything else).
                         _ = stop.sleep(0.05)
-                        _ = try? connection.waitForNotifications(timeout: 0, stop: stop)
-                        pass(config)
+                        heard += (try? connection.waitForNotifications(timeout: 0, stop: stop)) ?? []
+                        pass(config, users: Self.users(heard))
                     }
                 } catch {
                     logger.warning("all-clear listener lost its database connection: \(error); sweeping every \(Int(config.allClearPollSeconds)) s until it is back")
@@ -112,15 +113,26 @@ final class AllClearWatcher: @unchecked Sendable {
         }
     }
 
-    /// One all-clear pass for today (in the service zone).
-    private func pass(_ config: NotifierConfiguration) {
+    /// The users named by the notifications' payloads (the trigger sends the user id); nil —
+    /// a whole sweep — when one is not a user id (someone else's `NOTIFY` on the channel).
+    static func users(_ payloads: [String]) -> Set<String>? {
+        let ids = payloads.compactMap { UUID(uuidString: $0).map { $0.uuidString.lowercased() } }
+        return ids.count == payloads.count ? Set(ids) : nil
+    }
+
+    /// One all-clear pass for today (in the service zone): for `users` only when given (the
+    /// check-ins just heard of), else the whole sweep.
+    private func pass(_ config: NotifierConfiguration, users: Set<String>? = nil) {
         let today = DailySchedule(time: config.notifyTime, timeZone: config.timeZone).runDate(at: Date())
-        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host)
+        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
+                                  onlyUsers: users)
         do {
             let done = try run.executeAllClears(control: RunControl(stop: stop))
             if done.sent + done.failed > 0 {
                 logger.notice("all-clear pass: \(done.sent) sent, \(done.failed) failed")
             }
+        } catch where stop.isStopped {
+            logger.info("all-clear pass stopped: \(error)")
         } catch {
             logger.error("all-clear pass failed: \(error); trying again in \(Int(config.allClearPollSeconds)) s")
         }

@@ -204,7 +204,8 @@ public struct NotificationRun: Sendable {
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
-        let jobs = try lifecycle.jobs(db, kinds: [.allClear])
+        // A stop cancels the query at once (a pass at a million users reads the day's alerts).
+        let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
         guard !jobs.isEmpty else {
             try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))

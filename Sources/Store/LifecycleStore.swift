@@ -68,7 +68,8 @@ public struct LifecycleStore: Sendable {
     /// not fill), one per alert and contact: each contact that got an accepted alert of the
     /// streak, unless its all-clear is sent, failed for good, in flight or waiting for its retry.
     /// An all-clear whose row waits for a retry (or was left claimed by a crash) is due again when
-    /// its time comes, whether or not its queue entry is still there. `onlyUsers` limits it (`retry`).
+    /// its time comes, whether or not its queue entry is still there. `onlyUsers` limits it (`retry`,
+    /// and the daemon's pass for the check-ins it has just heard of).
     /// Each channel of `channels` answers its own alerts (a webhook all-clear follows a delivered
     /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
     public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
@@ -78,13 +79,17 @@ public struct LifecycleStore: Sendable {
             -- estimated one row and ran the whole union once per alert (4 million check-in
             -- probes at 2,016 alerts; no all-clear at all at 20,000 until an ANALYZE).
             WITH q AS MATERIALIZED (
+                -- `onlyUsers` ($3) limits each branch, so a pass for the check-ins just heard of
+                -- reads their rows only (no check-in probe for every recent alert).
                 SELECT user_id, streak_after, check_in_date, checked_in_at, NULL::date AS only_date FROM pending_all_clears
+                WHERE $3::uuid[] IS NULL OR user_id = ANY($3::uuid[])
                 UNION ALL
                 -- All-clears to finish: a retry or a crashed claim, answering its own alert only.
                 SELECT x.user_id, x.notification_date - 1, coalesce(x.event_at, now())::date, coalesce(x.event_at, now()),
                        x.notification_date
                 FROM notification_logs x
                 WHERE x.status IN ('retry', 'sending') AND x.kind = 'all_clear' AND x.channel = 'email' AND NOT x.email_sent
+                  AND ($3::uuid[] IS NULL OR x.user_id = ANY($3::uuid[]))
                 UNION ALL
                 SELECT a.user_id, a.last_check_in_date, c.check_in_date, c.at, NULL
                 FROM notification_logs a
@@ -94,6 +99,7 @@ public struct LifecycleStore: Sendable {
                                       AND c.check_in_date <= $2::date
                                     ORDER BY c.check_in_date LIMIT 1) c
                 WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $1::date
+                  AND ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
             )
             SELECT DISTINCT ON (a.user_id, a.notification_date, a.channel, a.contact)
                    a.user_id::text, u.name, a.contact, a.notification_date, a.message_id, a.consecutive_miss_days,

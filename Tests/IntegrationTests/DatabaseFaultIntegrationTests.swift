@@ -97,4 +97,24 @@ struct DatabaseFaultIntegrationTests {
         #expect(try mail.deliveries().count == 20)
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "20")
     }
+
+    @Test("a stop cancels the statement in progress at once, and the connection stays usable")
+    func stopCancelsStatement() throws {
+        let db = try TestDatabase()
+        let connection = try PGConnection(Secret(db.url))
+        let stop = StopSignal()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { stop.stop() }
+        let started = Date()
+        var state: String?
+        do {
+            _ = try connection.cancellable(on: stop) { try connection.execute("SELECT pg_sleep(30)") }
+        } catch let error as DatabaseError {
+            state = error.sqlState
+        }
+        #expect(state == "57014", "canceling statement due to user request")
+        #expect(Date().timeIntervalSince(started) < 10, "cancelled, not slept out")
+        #expect(try connection.execute("SELECT 1")[0].int(0) == 1)
+        // Without a stop the value comes back, and the helper thread ends with the body.
+        #expect(try connection.cancellable(on: StopSignal()) { try connection.execute("SELECT 42")[0].int(0) } == 42)
+    }
 }

@@ -124,6 +124,37 @@ struct LifecycleIntegrationTests {
         print("all-clear latency (check-in commit → both accepted, daemon listening): \(String(format: "%.2f", latency)) s")
     }
 
+    @Test("SIGTERM while an all-clear pass waits on the database: the pass is cancelled and the daemon ends at once")
+    func stopCancelsAllClearPass() throws {
+        let db = try TestDatabase()
+        let env = try NotifierProcess.environment(database: db, ["ALL_CLEAR_POLL_SECONDS": "1"])
+        // Another session holds the all-clear queue: the daemon's first pass waits for it.
+        let blocker = try PGConnection(Secret(db.url))
+        try blocker.execute("BEGIN")
+        try blocker.execute("LOCK TABLE pending_all_clears IN ACCESS EXCLUSIVE MODE")
+        defer { _ = try? blocker.execute("ROLLBACK") }
+        let daemon = try Self.startDaemonWithoutDailyRun(db, env)
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        #expect(try DaemonIntegrationTests.eventually(20) {
+            try db.query("""
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pending_all_clears%'
+                """).first?.first != "0"
+        }, "the pass waits for the lock")
+        let stopped = Date()
+        kill(daemon.0.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(20)
+        while daemon.0.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        let took = Date().timeIntervalSince(stopped)
+        #expect(!daemon.0.isRunning, "the daemon ended while the lock was still held")
+        if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
+        let result = NotifierProcess.finish(daemon.0, daemon.1, daemon.2)
+        #expect(result.status == 0, "\(result.stderr.suffix(1500))")
+        #expect(took < 8, "ended \(took) s after SIGTERM")
+        #expect(try db.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")
+            .first?.first == "0", "no statement of the daemon's left waiting")
+    }
+
     @Test("a check-in while the daemon is down: the all-clear goes out at its start; --run-now sends one too")
     func allClearAfterDowntime() throws {
         let db = try TestDatabase()

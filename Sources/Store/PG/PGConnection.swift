@@ -129,6 +129,42 @@ public final class PGConnection {
         }
     }
 
+    /// Runs `body`, whose statements run on this connection; should `stop` be raised meanwhile,
+    /// the statement in progress is cancelled (`PQcancel`), so that `body` ends at once with the
+    /// server's "canceling statement due to user request" (57014) instead of running on. A
+    /// helper thread waits for the stop or for `body`'s end.
+    public func cancellable<T>(on stop: StopSignal, _ body: () throws -> T) throws -> T {
+        guard let cancel = PQgetCancel(handle) else { return try body() }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else {
+            PQfreeCancel(cancel)
+            return try body()
+        }
+        let (stopFD, endFD) = (stop.descriptor, fds[0])
+        let request = Transfer(value: cancel)
+        let ended = DispatchSemaphore(value: 0)
+        let watcher = Thread {
+            var waits = [pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0), pollfd(fd: endFD, events: Int16(POLLIN), revents: 0)]
+            while poll(&waits, 2, -1) < 0 && errno == EINTR {}
+            if waits[0].revents != 0 && waits[1].revents == 0 {
+                var reason = [CChar](repeating: 0, count: 256)
+                _ = PQcancel(request.value, &reason, Int32(reason.count))
+            }
+            ended.signal()
+        }
+        watcher.name = "sileme-pg-cancel"
+        watcher.start()
+        defer {
+            var byte: UInt8 = 1
+            _ = write(fds[1], &byte, 1)
+            ended.wait()
+            close(fds[0])
+            close(fds[1])
+            PQfreeCancel(cancel)
+        }
+        return try body()
+    }
+
     /// Waits up to `timeout` seconds for `NOTIFY`s on the channels this session `LISTEN`s to, and
     /// returns their payloads (empty after the timeout, or at once when `stop` is raised). Throws
     /// when the connection is lost.
