@@ -50,17 +50,15 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
             throw .whitespace
         }
 
-        let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
-        guard parts.count > 1 else { throw .missingAt }
-        guard parts.count == 2 else { throw .multipleAt }
-        let local = String(parts[0])
+        let (local, domainText) = try Self.splitAtSign(trimmed, ascii: ascii)
         guard !local.isEmpty else { throw .missingLocalPart }
-        guard !parts[1].isEmpty else { throw .missingDomain }
+        guard !domainText.isEmpty else { throw .missingDomain }
         guard local.unicodeScalars.allSatisfy(\.isASCII) else { throw .nonASCIILocalPart }
         guard local.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || Self.isAtext($0) }) else {
             throw .invalidLocalCharacter
         }
-        guard !local.hasPrefix("."), !local.hasSuffix("."), !local.contains("..") else {
+        guard !local.hasPrefix("."), !local.hasSuffix("."),
+              !zip(local.utf8, local.utf8.dropFirst()).contains(where: { $0 == UInt8(ascii: ".") && $1 == UInt8(ascii: ".") }) else {
             throw .misplacedDot
         }
         if local.utf8.contains(UInt8(ascii: "=")), let start = local.range(of: "=?"), local[start.upperBound...].contains("?=") {
@@ -68,19 +66,35 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         }
         guard local.utf8.count <= 64 else { throw .localPartTooLong }
 
-        let domain = try Self.normalizedDomain(String(parts[1]))
+        let domain = try Self.normalizedDomain(domainText)
         guard local.utf8.count + 1 + domain.utf8.count <= 254 else { throw .tooLong }
         self.localPart = local
         self.domain = domain
     }
 
+    /// The text before and after the one `@` (a character of its own: in `a@\u{301}b` the `@`
+    /// carries a combining mark and is no separator). ASCII text, whose bytes are its characters,
+    /// is split on its bytes.
+    private static func splitAtSign(_ text: String, ascii: Bool) throws(AddressError) -> (String, String) {
+        guard ascii else {
+            let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count > 1 else { throw .missingAt }
+            guard parts.count == 2 else { throw .multipleAt }
+            return (String(parts[0]), String(parts[1]))
+        }
+        let bytes = text.utf8
+        guard let at = bytes.firstIndex(of: UInt8(ascii: "@")) else { throw .missingAt }
+        let rest = bytes[bytes.index(after: at)...]
+        guard !rest.contains(UInt8(ascii: "@")) else { throw .multipleAt }
+        return (String(decoding: bytes[..<at], as: UTF8.self), String(decoding: rest, as: UTF8.self))
+    }
+
     /// Lowercases the domain, converts non-ASCII labels to Punycode and checks the LDH rules.
     private static func normalizedDomain(_ raw: String) throws(AddressError) -> String {
+        // Plain ASCII (nearly every address) needs no folding: lower-casing is all.
+        if raw.utf8.allSatisfy({ $0 < 0x80 }) { return try asciiDomain(raw) }
         // NFKC folds full-width forms (`ｅｘａｍｐｌｅ．com`); U+3002 (。) separates labels as in UTS 46.
-        // Plain ASCII (nearly every address) needs neither: lower-casing is all.
-        let folded = raw.utf8.allSatisfy({ $0 < 0x80 })
-            ? raw.lowercased()
-            : raw.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
+        let folded = raw.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")
         let labels = folded.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard labels.count >= 2 else { throw .invalidDomain }
 
@@ -98,6 +112,30 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         }
         if asciiLabels.last!.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { throw .invalidDomain }
         return asciiLabels.joined(separator: ".")
+    }
+
+    /// `normalizedDomain` for plain ASCII (nearly every address), in one pass over the bytes:
+    /// lower-cased, at least two labels, each an LDH label, the last not all digits.
+    private static func asciiDomain(_ raw: String) throws(AddressError) -> String {
+        var bytes = Array(raw.utf8)
+        var labels = 0
+        var start = 0
+        for index in 0...bytes.count {
+            if index < bytes.count {
+                if (0x41...0x5A).contains(bytes[index]) { bytes[index] += 0x20 }
+                if bytes[index] != UInt8(ascii: ".") { continue }
+            }
+            let label = bytes[start..<index]
+            guard (1...63).contains(label.count), label.first != 0x2D, label.last != 0x2D,
+                  label.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }) else {
+                throw .invalidDomain
+            }
+            labels += 1
+            if index == bytes.count, label.allSatisfy({ (0x30...0x39).contains($0) }) { throw .invalidDomain }
+            start = index + 1
+        }
+        guard labels >= 2 else { throw .invalidDomain }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Letters, digits and hyphens (lowercase); 1–63 octets; no hyphen at either end. The one

@@ -34,23 +34,39 @@ public final class JSONReportWriter: ReportSink {
     }
 
     public func row(_ row: ReportRow) throws {
-        output.write(first ? "\n" : ",\n")
+        // One string appended in place (a million-user dry run writes tens of thousands of rows).
+        var object = first ? "\n{\"user_id\":" : ",\n{\"user_id\":"
         first = false
-        var object = "{\"user_id\":\(Escaping.json(row.userID)),\"name\":\(Escaping.json(row.name)),"
-            + "\"email\":\(Escaping.json(row.displayEmail(full: fullEmails))),"
-            + "\"last_check_in_date\":\(Escaping.json(row.lastCheckIn.description)),"
-            + "\"consecutive_miss_days\":\(row.missedDays),\"decision\":\(Escaping.json(row.decision.rawValue))"
-        if let reason = row.reason { object += ",\"reason\":\(Escaping.json(reason))" }
-        if let newer = row.newerAccount { object += ",\"superseded_by\":\(Escaping.json(newer))" }
-        if let paused = row.pausedUntil { object += ",\"paused_until\":\(Escaping.json(paused.description))" }
-        if let future = row.ignoredFutureCheckIn { object += ",\"ignored_future_check_in\":\(Escaping.json(future.description))" }
+        object.reserveCapacity(320)
+        object += Escaping.json(row.userID)
+        object += ",\"name\":"
+        object += Escaping.json(row.name)
+        object += ",\"email\":"
+        object += Escaping.json(row.displayEmail(full: fullEmails))
+        object += ",\"last_check_in_date\":\""
+        object += row.lastCheckIn.description
+        object += "\",\"consecutive_miss_days\":"
+        object += String(row.missedDays)
+        object += ",\"decision\":"
+        object += Escaping.json(row.decision.rawValue)
+        if let reason = row.reason { object += ",\"reason\":" + Escaping.json(reason) }
+        if let newer = row.newerAccount { object += ",\"superseded_by\":" + Escaping.json(newer) }
+        if let paused = row.pausedUntil { object += ",\"paused_until\":\"" + paused.description + "\"" }
+        if let future = row.ignoredFutureCheckIn { object += ",\"ignored_future_check_in\":\"" + future.description + "\"" }
         if row.decision == .send {
-            object += ",\"contacts\":[" + row.contacts.map {
-                "{\"email\":\(Escaping.json(fullEmails ? $0.address : EmailMasking.mask($0.address))),\"position\":\($0.position)}"
-            }.joined(separator: ",") + "]"
+            object += ",\"contacts\":["
+            for (index, contact) in row.contacts.enumerated() {
+                object += index == 0 ? "{\"email\":" : ",{\"email\":"
+                object += Escaping.json(fullEmails ? contact.address : EmailMasking.mask(contact.address))
+                object += ",\"position\":"
+                object += String(contact.position)
+                object += "}"
+            }
+            object += "]"
             alerts += row.contacts.count
         }
-        output.write(object + "}")
+        object += "}"
+        output.write(object)
     }
 
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook

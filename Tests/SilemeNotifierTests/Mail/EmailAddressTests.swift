@@ -17,6 +17,8 @@ struct EmailAddressTests {
         ("a@ｅｘａｍｐｌｅ．ｃｏｍ", "a@example.com"),  // full-width forms
         ("a@xn--bcher-kva.de", "a@xn--bcher-kva.de"),
         ("a@1.2.3.com", "a@1.2.3.com"),
+        ("X-Y@A-B.C0M", "X-Y@a-b.c0m"),
+        ("a@" + String(repeating: "b", count: 63) + ".com", "a@" + String(repeating: "b", count: 63) + ".com"),
     ]
 
     @Test("accepts and normalizes valid addresses", arguments: validCases)
@@ -41,6 +43,12 @@ struct EmailAddressTests {
         ("@x.com", .missingLocalPart),
         ("a@", .missingDomain),
         ("a@-x.com", .invalidDomain),
+        ("a@\u{301}example.com", .missingAt),  // the @ carries a combining mark: no separator
+        ("a@x.c@m", .multipleAt),
+        ("a@" + String(repeating: "b", count: 63) + "." + String(repeating: "c", count: 64), .invalidDomain),
+        ("a@x.-com", .invalidDomain),
+        ("a@x.com-", .invalidDomain),
+        ("a@1.2", .invalidDomain),
         ("a@x-.com", .invalidDomain),
         ("a@x", .invalidDomain),
         ("a@x.123", .invalidDomain),
