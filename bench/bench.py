@@ -353,19 +353,18 @@ def bare_smtp(port, messages, connections):
 # and, to see where the time goes (`--insert-diagnostics`), in place of ours:
 #   noop       a plpgsql AFTER INSERT trigger that returns at once (the call alone)
 #   noop-definer  the same, SECURITY DEFINER SET search_path as ours (what those two clauses cost)
-#   no-fill    ours, with the summary's BEFORE INSERT trigger sileme_fill_last_notified disabled
-#              (an INSERT … ON CONFLICT DO UPDATE runs it even when the row exists)
-#   pre-010    the trigger body of migration 004 (no cleared_after, no RETURNING): what 010 added
-#   update-first  ours rewritten to UPDATE the summary row first and upsert only when no row was
-#              updated (a user's first check-in, or a back-dated one): same effect, no speculative
-#              insertion and no BEFORE INSERT trigger on the common path
+#   pre-010    the trigger body of migration 004 (no cleared_after, no RETURNING), the upsert
+#   upsert-010 010's insert path, which 011 replaced: the upsert on every check-in (an INSERT …
+#              ON CONFLICT DO UPDATE runs the summary's BEFORE INSERT trigger
+#              sileme_fill_last_notified even when the row exists); ours updates first and
+#              upserts only a user's first row
 # Besides pgbench's tps, the server's own figures: the INSERT's mean execution time
 # (pg_stat_statements, triggers included) and the trigger functions' time per call
 # (track_functions), less disturbed by the other work on a shared machine than the client's rate.
 INSERT_VARIANTS = ["none", "common", "clearing"]
-INSERT_DIAGNOSTICS = ["noop", "noop-definer", "no-fill", "pre-010", "update-first"]
+INSERT_DIAGNOSTICS = ["noop", "noop-definer", "pre-010", "upsert-010"]
 BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "pre-010": "bench_pre010",
-                  "update-first": "bench_update_first"}
+                  "upsert-010": "bench_upsert_010"}
 INSERT_TRIGGER_SQL = """
     CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
     CREATE FUNCTION bench_noop_definer() RETURNS trigger
@@ -380,25 +379,18 @@ INSERT_TRIGGER_SQL = """
             WHERE s.last_check_in_date < EXCLUDED.last_check_in_date;
         RETURN NULL;
     END $$;
-    CREATE FUNCTION bench_update_first() RETURNS trigger
+    CREATE FUNCTION bench_upsert_010() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
     DECLARE
         cleared DATE;
     BEGIN
-        UPDATE user_last_check_in s
-           SET last_check_in_date = NEW.check_in_date,
-               cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
-         WHERE s.user_id = NEW.user_id AND s.last_check_in_date < NEW.check_in_date
+        INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+        VALUES (NEW.user_id, NEW.check_in_date)
+        ON CONFLICT (user_id) DO UPDATE
+            SET last_check_in_date = EXCLUDED.last_check_in_date,
+                cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+            WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
         RETURNING s.cleared_after INTO cleared;
-        IF NOT FOUND THEN
-            INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
-            VALUES (NEW.user_id, NEW.check_in_date)
-            ON CONFLICT (user_id) DO UPDATE
-                SET last_check_in_date = EXCLUDED.last_check_in_date,
-                    cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
-                WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
-            RETURNING s.cleared_after INTO cleared;
-        END IF;
         IF cleared IS NOT NULL THEN
             INSERT INTO pending_all_clears (user_id, streak_after, check_in_date)
             VALUES (NEW.user_id, cleared, NEW.check_in_date)
@@ -461,12 +453,11 @@ class InsertPath:
         return cur.fetchall()
 
     def set_triggers(self, variant):
-        ours = variant in ("common", "clearing", "no-fill")
+        ours = variant in ("common", "clearing")
         cur = self.conn.cursor()
         for v, name in list(BENCH_TRIGGERS.items()) + [(None, "sileme_track_last_check_in")]:
             enable = (v == variant) or (v is None and ours)
             cur.execute(f"ALTER TABLE check_ins {'ENABLE' if enable else 'DISABLE'} TRIGGER {name}")
-        cur.execute(f"ALTER TABLE user_last_check_in {'DISABLE' if variant == 'no-fill' else 'ENABLE'} TRIGGER sileme_fill_last_notified")
 
     def run(self, variant):
         """One pgbench run of `variant`; returns {tps, latency (s), server (s per insert), functions
@@ -542,8 +533,8 @@ def main():
     parser.add_argument("--sample", type=int, default=20_000)
     parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
     parser.add_argument("--insert-diagnostics", action=argparse.BooleanOptionalAction, default=True,
-                        help="also time the insert path with a no-op trigger, without the summary's fill trigger, "
-                             "and with migration 004's trigger body (where the trigger's time goes)")
+                        help="also time the insert path with a no-op trigger (plain and SECURITY DEFINER), "
+                             "migration 004's trigger body and 010's upsert (where the trigger's time goes)")
     parser.add_argument("--contact-share", type=float, default=0.3,
                         help="share of users with 1-3 rows in emergency_contacts (0: none)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
