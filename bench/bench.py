@@ -365,41 +365,25 @@ INSERT_VARIANTS = ["none", "common", "clearing"]
 INSERT_DIAGNOSTICS = ["noop", "noop-definer", "pre-010", "upsert-010"]
 BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "pre-010": "bench_pre010",
                   "upsert-010": "bench_upsert_010"}
-INSERT_TRIGGER_SQL = """
-    CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
-    CREATE FUNCTION bench_noop_definer() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;
-    CREATE FUNCTION bench_pre010() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-    BEGIN
-        INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
-        VALUES (NEW.user_id, NEW.check_in_date)
-        ON CONFLICT (user_id) DO UPDATE
-            SET last_check_in_date = EXCLUDED.last_check_in_date
-            WHERE s.last_check_in_date < EXCLUDED.last_check_in_date;
-        RETURN NULL;
-    END $$;
-    CREATE FUNCTION bench_upsert_010() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-    DECLARE
-        cleared DATE;
-    BEGIN
-        INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
-        VALUES (NEW.user_id, NEW.check_in_date)
-        ON CONFLICT (user_id) DO UPDATE
-            SET last_check_in_date = EXCLUDED.last_check_in_date,
-                cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
-            WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
-        RETURNING s.cleared_after INTO cleared;
-        IF cleared IS NOT NULL THEN
-            INSERT INTO pending_all_clears (user_id, streak_after, check_in_date)
-            VALUES (NEW.user_id, cleared, NEW.check_in_date)
-            ON CONFLICT (user_id) DO NOTHING;
-            PERFORM pg_notify('sileme_check_in', NEW.user_id::text);
-        END IF;
-        RETURN NULL;
-    END $$;
-    """
+
+
+def migration_function(migration, name, renamed):
+    """The trigger function `name` as `migration` (a file of Sources/Store/Migrations) defines it,
+    renamed: the body a later migration replaced, timed as it was."""
+    with open(os.path.join(ROOT, "Sources/Store/Migrations", migration)) as f:
+        text = f.read()
+    start = text.index(f"CREATE OR REPLACE FUNCTION {name}()")
+    end = text.index("END $$;", start) + len("END $$;")
+    return text[start:end].replace(f"FUNCTION {name}()", f"FUNCTION {renamed}()", 1)
+
+
+INSERT_TRIGGER_SQL = "\n".join([
+    "CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;",
+    "CREATE FUNCTION bench_noop_definer() RETURNS trigger "
+    "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;",
+    migration_function("004_last_check_in.sql", "sileme_track_last_check_in", "bench_pre010"),
+    migration_function("010_lifecycle.sql", "sileme_track_last_check_in", "bench_upsert_010"),
+])
 
 
 class InsertPath:
