@@ -206,20 +206,18 @@ public struct NotificationRun: Sendable {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
-        guard !jobs.isEmpty else {
-            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-                .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
-            return (0, 0)
+        var delivery = DeliveryResult()
+        if !jobs.isEmpty {
+            let composer = try MailComposer(sending: configuration)
+            let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
+                                          claimLeaseSeconds: configuration.claimLeaseSeconds)
+            let dispatcher = Dispatcher(
+                configuration: configuration, composer: composer, store: store, runDate: runDate, runID: nil,
+                logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
+                control: control)
+            delivery = dispatcher.deliver(jobs)
+            try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         }
-        let composer = try MailComposer(sending: configuration)
-        let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
-                                      claimLeaseSeconds: configuration.claimLeaseSeconds)
-        let dispatcher = Dispatcher(
-            configuration: configuration, composer: composer, store: store, runDate: runDate, runID: nil,
-            logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
-            control: control)
-        let delivery = dispatcher.deliver(jobs)
-        try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
             .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
         if let error = delivery.errors.first { throw error }

@@ -110,9 +110,8 @@ public struct LifecycleStore: Sendable {
                                     AND (a.contact <> '' OR a.channel = 'webhook')
                                     AND (q.only_date IS NULL OR (a.notification_date = q.only_date AND a.channel = 'email'))
             JOIN users u ON u.id = a.user_id
-            WHERE ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
-              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
-                                 channel: "a.channel"))
+            WHERE \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
+                               channel: "a.channel"))
             ORDER BY a.user_id, a.notification_date, a.channel, a.contact, q.checked_in_at
             """, [windowStart.description, latestTrusted.description, onlyUsers.map { PGArray.literal($0) },
                   PGArray.literal(channels.map(\.rawValue))]).rows.compactMap { row in

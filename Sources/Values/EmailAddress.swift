@@ -66,7 +66,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         }
         guard local.utf8.count <= 64 else { throw .localPartTooLong }
 
-        let domain = try Self.normalizedDomain(domainText)
+        let domain = try ascii ? Self.asciiDomain(domainText) : Self.normalizedDomain(domainText)
         guard local.utf8.count + 1 + domain.utf8.count <= 254 else { throw .tooLong }
         self.localPart = local
         self.domain = domain
@@ -91,7 +91,7 @@ public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Lowercases the domain, converts non-ASCII labels to Punycode and checks the LDH rules.
     private static func normalizedDomain(_ raw: String) throws(AddressError) -> String {
-        // Plain ASCII (nearly every address) needs no folding: lower-casing is all.
+        // Plain ASCII needs no folding: lower-casing is all.
         if raw.utf8.allSatisfy({ $0 < 0x80 }) { return try asciiDomain(raw) }
         // NFKC folds full-width forms (`ｅｘａｍｐｌｅ．com`); U+3002 (。) separates labels as in UTS 46.
         let folded = raw.precomposedStringWithCompatibilityMapping.lowercased().replacingOccurrences(of: "\u{3002}", with: ".")

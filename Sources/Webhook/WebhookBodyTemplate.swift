@@ -85,7 +85,7 @@ public struct WebhookBodyTemplate: Sendable {
         // mark or a joiner would lose it with the quote it clusters with.
         func text(_ value: String) -> String { String(String.UnicodeScalarView(Escaping.json(value).unicodeScalars.dropFirst().dropLast())) }
         var values: [String: Any] = [
-            "type": text(event.type.rawValue), "id": text(event.id), "timestamp": text(WebhookEvent.rfc3339(event.timestamp)),
+            "type": text(event.type.rawValue), "id": text(event.id), "timestamp": text(CalendarDate.rfc3339(event.timestamp)),
             "app_name": text(appName), "json": event.jsonBody, "data_json": event.dataJSON,
         ]
         let flags: [(String, WebhookEventType)] = [
@@ -112,7 +112,7 @@ public struct WebhookBodyTemplate: Sendable {
         values["paused_until"] = payload.pausedUntil?.description
         values["alert_date"] = payload.alertDate?.description
         values["alert_message_id"] = payload.alertMessageID.map(text)
-        values["checked_in_at"] = payload.checkedInAt.map { WebhookEvent.rfc3339($0) }
+        values["checked_in_at"] = payload.checkedInAt.map { CalendarDate.rfc3339($0) }
         values["contact"] = payload.contact.map(contact)
         return values
     }

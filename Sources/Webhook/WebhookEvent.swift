@@ -119,7 +119,7 @@ extension WebhookEvent {
     /// `Payload` lists them (absent optional facts left out, `last_check_in_date` `null` when
     /// there was none), strings escaped as `Escaping.json` does, no white space.
     public var jsonBody: String {
-        "{\"type\":\(Escaping.json(type.rawValue)),\"timestamp\":\(Escaping.json(Self.rfc3339(timestamp))),\"data\":\(dataJSON)}"
+        "{\"type\":\(Escaping.json(type.rawValue)),\"timestamp\":\(Escaping.json(CalendarDate.rfc3339(timestamp))),\"data\":\(dataJSON)}"
     }
 
     /// The body's `data` object as JSON.
@@ -136,7 +136,7 @@ extension WebhookEvent {
         if let date = payload.pausedUntil { fields.append(("paused_until", Escaping.json(date.description))) }
         if let date = payload.alertDate { fields.append(("alert_date", Escaping.json(date.description))) }
         if let id = payload.alertMessageID { fields.append(("alert_message_id", Escaping.json(id))) }
-        if let time = payload.checkedInAt { fields.append(("checked_in_at", Escaping.json(Self.rfc3339(time)))) }
+        if let time = payload.checkedInAt { fields.append(("checked_in_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -148,7 +148,4 @@ extension WebhookEvent {
     static func json(_ contact: Contact) -> String {
         "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)}"
     }
-
-    /// `date` in RFC 3339 UTC to the second, e.g. `2026-01-13T01:00:00Z` (the fraction truncated).
-    public static func rfc3339(_ date: Date) -> String { CalendarDate.rfc3339(date) }
 }

@@ -45,4 +45,17 @@ struct CalendarDateTests {
         #expect(CalendarDate(instant, in: try #require(TimeZone(identifier: "Asia/Shanghai"))).description == "2026-01-13")
         #expect(CalendarDate(instant, in: try #require(TimeZone(identifier: "America/New_York"))).description == "2026-01-12")
     }
+
+    @Test("RFC 3339 UTC to the second, before 1970 and on leap days too")
+    func rfc3339() {
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00Z")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: 1_614_265_330.999)) == "2021-02-25T15:02:10Z")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: 951_825_599)) == "2000-02-29T11:59:59Z")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: -86400)) == "1969-12-31T00:00:00Z")
+        // At an offset (the standard-error log's local time): the local date and time, and the offset.
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: 1_768_239_000), utcOffset: 8 * 3600) == "2026-01-13T01:30:00+08:00")
+        #expect(CalendarDate.rfc3339(Date(timeIntervalSince1970: 1_768_239_000), utcOffset: -(5 * 3600 + 1800)) == "2026-01-12T12:00:00-05:30")
+    }
 }
