@@ -358,13 +358,23 @@ def bare_smtp(port, messages, connections):
 #              ON CONFLICT DO UPDATE runs the summary's BEFORE INSERT trigger
 #              sileme_fill_last_notified even when the row exists); ours updates first and
 #              upserts only a user's first row
+#   hot        ours, against a copy of the summary (every row, fillfactor 70) that has only its
+#              primary key: without user_last_check_in_due_idx every update is HOT (the share is
+#              printed) — what the date's index costs the update
+#   append     a SECURITY DEFINER trigger that appends the check-in to an unindexed table: the
+#              least a trigger that records anything costs (the floor of any deferred design)
+# With `--insert-durable` the server is then restarted with PostgreSQL's durable defaults (fsync,
+# synchronous_commit, full_page_writes on; the bench's cluster runs without them) and none, ours
+# and append are timed again: what the app's real inserts, each waiting for its commit's flush,
+# see (on this machine's disk).
 # Besides pgbench's tps, the server's own figures: the INSERT's mean execution time
 # (pg_stat_statements, triggers included) and the trigger functions' time per call
 # (track_functions), less disturbed by the other work on a shared machine than the client's rate.
 INSERT_VARIANTS = ["none", "common", "clearing"]
-INSERT_DIAGNOSTICS = ["noop", "noop-definer", "pre-010", "upsert-010"]
+INSERT_DIAGNOSTICS = ["noop", "noop-definer", "pre-010", "upsert-010", "hot", "append"]
+INSERT_DURABLE = ["none", "common", "append"]
 BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "pre-010": "bench_pre010",
-                  "upsert-010": "bench_upsert_010"}
+                  "upsert-010": "bench_upsert_010", "hot": "bench_hot", "append": "bench_append"}
 
 
 def migration_function(migration, name, renamed):
@@ -383,6 +393,12 @@ INSERT_TRIGGER_SQL = "\n".join([
     "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;",
     migration_function("004_last_check_in.sql", "sileme_track_last_check_in", "bench_pre010"),
     migration_function("010_lifecycle.sql", "sileme_track_last_check_in", "bench_upsert_010"),
+    migration_function("011_trigger_costs.sql", "sileme_track_last_check_in", "bench_hot")
+    .replace("user_last_check_in", "bench_summary_hot"),
+    "CREATE TABLE bench_append_log (user_id uuid NOT NULL, check_in_date date NOT NULL);",
+    "CREATE FUNCTION bench_append() RETURNS trigger "
+    "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN "
+    "INSERT INTO bench_append_log (user_id, check_in_date) VALUES (NEW.user_id, NEW.check_in_date); RETURN NULL; END $$;",
 ])
 
 
@@ -422,12 +438,24 @@ class InsertPath:
                             (prefix, RUN_DATE, prefix, RUN_DATE, last, prefix, self.pool))
         cur.execute("SET session_replication_role = origin")
         cur.execute(f"CREATE SEQUENCE bench_insert_seq MAXVALUE {self.pool} NO CYCLE")
+        # The `hot` diagnostic's summary: every row, its primary key and no date index.
+        cur.execute("CREATE TABLE bench_summary_hot (LIKE user_last_check_in INCLUDING DEFAULTS) WITH (fillfactor = 70)")
+        cur.execute("INSERT INTO bench_summary_hot SELECT * FROM user_last_check_in")
+        cur.execute("ALTER TABLE bench_summary_hot ADD PRIMARY KEY (user_id)")
         cur.execute(INSERT_TRIGGER_SQL)
         for name in BENCH_TRIGGERS.values():
             cur.execute(f"CREATE TRIGGER {name} AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION {name}()")
             cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
-        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs")
+        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs, bench_summary_hot")
         self.run("common")  # the warm-up
+
+    def durable(self):
+        """Restarts the server with PostgreSQL's durable defaults and warms it up again."""
+        self.conn.close()
+        self.cluster.restart("fsync = on\nsynchronous_commit = on\nfull_page_writes = on\n")
+        self.conn = psycopg2.connect(self.cluster.database_url(self.db))
+        self.conn.autocommit = True
+        self.run("common")
 
     def triggers(self):
         """The triggers on check_ins and user_last_check_in (for the report): name, enabled."""
@@ -451,8 +479,9 @@ class InsertPath:
         self.set_triggers(variant)
         cur = self.conn.cursor()
         cur.execute("DELETE FROM pending_all_clears")
+        cur.execute("TRUNCATE bench_append_log")
         cur.execute("ALTER SEQUENCE bench_insert_seq RESTART")
-        cur.execute("VACUUM user_last_check_in, pending_all_clears")
+        cur.execute("VACUUM user_last_check_in, pending_all_clears, bench_summary_hot")
         cur.execute("CHECKPOINT")
         cur.execute("SELECT pg_stat_statements_reset(), pg_stat_reset()")
         script = os.path.join(os.path.dirname(self.cluster.dir), "insert.sql")
@@ -488,8 +517,23 @@ class InsertPath:
                 functions = {r[0]: (r[2], r[3]) for r in rows}
                 break
             time.sleep(0.1)
+        hot = None
+        if variant == "hot":
+            # The copy's updates: every one a check-in's, and HOT without the date's index.
+            deadline = time.time() + 5
+            while time.time() < deadline:
+                cur.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'bench_summary_hot'")
+                updated, hot_updated = cur.fetchone()
+                if updated >= done:
+                    hot = hot_updated / updated
+                    break
+                time.sleep(0.1)
+            check(hot is not None, f"pgbench (hot): the copy of the summary reports fewer updates than {done} check-ins")
+        if variant == "append":
+            cur.execute("SELECT count(*) FROM bench_append_log")
+            check(cur.fetchone()[0] == done, "pgbench (append): not every check-in was appended")
         self.set_triggers("common")
-        return {"tps": tps, "latency": latency, "server": server, "functions": functions}
+        return {"tps": tps, "latency": latency, "server": server, "functions": functions, "hot": hot}
 
     def measure(self, rounds, variants):
         """`rounds` rounds, each running every variant once (the order rotated each round, so
@@ -509,6 +553,24 @@ class InsertPath:
         self.conn.close()
 
 
+def print_insert_results(results):
+    """One line per insert-path variant: medians of its rounds, each round's cost beside none's."""
+    for v, res in results.items():
+        cost = [(1 - r["ratio"]) * 100 for r in res]
+        server_cost = [(r["server_ratio"] - 1) * 100 for r in res]
+        names = sorted({n for r in res for n in r["functions"]})
+        functions = "; ".join(f"{n} {statistics.median(r['functions'][n][0] for r in res if n in r['functions']) * 1e6:.1f} us"
+                              + (f" (self {statistics.median(r['functions'][n][1] for r in res if n in r['functions']) * 1e6:.1f})"
+                                 if any(abs(r['functions'][n][0] - r['functions'][n][1]) > 1e-7 for r in res if n in r['functions']) else "")
+                              for n in names)
+        hot = [r["hot"] for r in res if r.get("hot") is not None]
+        print(f"  {v:<13} {statistics.median(r['tps'] for r in res):>7,.0f} tps {statistics.median(cost):>5.1f}% "
+              f"(rounds {', '.join(f'{c:.0f}%' for c in cost)}); latency {statistics.median(r['latency'] for r in res) * 1e6:.0f} us; "
+              f"server {statistics.median(r['server'] for r in res) * 1e6:.1f} us {statistics.median(server_cost):+.0f}%"
+              + (f"; trigger: {functions}" if functions else "")
+              + (f"; HOT updates {min(hot) * 100:.0f}%" if hot else ""))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--users", type=int, default=1_000_000)
@@ -518,7 +580,10 @@ def main():
     parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
     parser.add_argument("--insert-diagnostics", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the insert path with a no-op trigger (plain and SECURITY DEFINER), "
-                             "migration 004's trigger body and 010's upsert (where the trigger's time goes)")
+                             "migration 004's trigger body, 010's upsert, ours against a summary without its date "
+                             "index (hot) and a trigger that only appends (where the trigger's time goes)")
+    parser.add_argument("--insert-durable", action=argparse.BooleanOptionalAction, default=True,
+                        help="then time none, ours and append again with fsync, synchronous_commit and full_page_writes on")
     parser.add_argument("--contact-share", type=float, default=0.3,
                         help="share of users with 1-3 rows in emergency_contacts (0: none)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
@@ -715,6 +780,10 @@ def main():
         insert_variants = INSERT_VARIANTS + (INSERT_DIAGNOSTICS if args.insert_diagnostics else [])
         insert_results = inserts.measure(args.repeat, insert_variants)
         insert_triggers = inserts.triggers()
+        durable_results = None
+        if args.insert_durable:
+            inserts.durable()
+            durable_results = inserts.measure(args.repeat, INSERT_DURABLE)
         inserts.close()
 
         print()
@@ -755,20 +824,12 @@ def main():
         print(f"insert path (pgbench, 1 client, single-row check-ins, each a user's first of a new day; {args.repeat} rounds "
               f"of {args.pgbench_seconds} s, order rotated; medians; % = 1 - tps / none's tps of the same round; server = "
               f"the INSERT's mean execution time, triggers included, and its % over none's; trigger = the functions' time per call):")
-        for v in insert_variants:
-            res = insert_results[v]
-            cost = [(1 - r["ratio"]) * 100 for r in res]
-            server_cost = [(r["server_ratio"] - 1) * 100 for r in res]
-            names = sorted({n for r in res for n in r["functions"]})
-            functions = "; ".join(f"{n} {statistics.median(r['functions'][n][0] for r in res if n in r['functions']) * 1e6:.1f} us"
-                                  + (f" (self {statistics.median(r['functions'][n][1] for r in res if n in r['functions']) * 1e6:.1f})"
-                                     if any(abs(r['functions'][n][0] - r['functions'][n][1]) > 1e-7 for r in res if n in r['functions']) else "")
-                                  for n in names)
-            print(f"  {v:<13} {statistics.median(r['tps'] for r in res):>7,.0f} tps {statistics.median(cost):>5.1f}% "
-                  f"(rounds {', '.join(f'{c:.0f}%' for c in cost)}); latency {statistics.median(r['latency'] for r in res) * 1e6:.0f} us; "
-                  f"server {statistics.median(r['server'] for r in res) * 1e6:.1f} us {statistics.median(server_cost):+.0f}%"
-                  + (f"; trigger: {functions}" if functions else ""))
+        print_insert_results(insert_results)
         print(f"  triggers: {', '.join(n for n, _ in insert_triggers if not n.startswith('check_ins.bench_'))}")
+        if durable_results:
+            print("the same with PostgreSQL's durable defaults (fsync, synchronous_commit, full_page_writes on; each insert "
+                  "waits for its commit's flush to this machine's disk):")
+            print_insert_results(durable_results)
         print(f"guards in the dry run: {', '.join(f'{k} {v:,}' for k, v in summary.items())}; "
               f"users with future-dated check-ins ignored: {dry_report['future_check_ins_ignored']:,}")
         print()
