@@ -507,33 +507,35 @@ class InsertPath:
         cur.execute("SELECT calls, mean_exec_time / 1000 FROM pg_stat_statements WHERE query LIKE 'INSERT INTO check_ins%%'")
         calls, server = cur.fetchone()
         check(calls == done, f"pg_stat_statements saw {calls} inserts of {done}")
-        functions = {}
-        deadline = time.time() + 5  # pgbench's backend reports its function times as it exits
-        while time.time() < deadline:
-            cur.execute("""SELECT funcname, calls, total_time / calls / 1000, self_time / calls / 1000 FROM pg_stat_user_functions
-                           WHERE calls > 0""")
-            rows = cur.fetchall()
-            if variant == "none" or (rows and all(r[1] == done for r in rows)):
-                functions = {r[0]: (r[2], r[3]) for r in rows}
-                break
-            time.sleep(0.1)
+        # pgbench's backend reports its function and table statistics as it exits.
+        rows = self.poll(cur, """SELECT funcname, calls, total_time / calls / 1000, self_time / calls / 1000
+                                 FROM pg_stat_user_functions WHERE calls > 0""",
+                         lambda rows: variant == "none" or (rows and all(r[1] == done for r in rows)))
+        functions = {r[0]: (r[2], r[3]) for r in rows or []}
         hot = None
         if variant == "hot":
             # The copy's updates: every one a check-in's, and HOT without the date's index.
-            deadline = time.time() + 5
-            while time.time() < deadline:
-                cur.execute("SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'bench_summary_hot'")
-                updated, hot_updated = cur.fetchone()
-                if updated >= done:
-                    hot = hot_updated / updated
-                    break
-                time.sleep(0.1)
-            check(hot is not None, f"pgbench (hot): the copy of the summary reports fewer updates than {done} check-ins")
+            rows = self.poll(cur, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'bench_summary_hot'",
+                             lambda rows: rows[0][0] >= done)
+            check(rows is not None, f"pgbench (hot): the copy of the summary reports fewer updates than {done} check-ins")
+            hot = rows[0][1] / rows[0][0]
         if variant == "append":
             cur.execute("SELECT count(*) FROM bench_append_log")
             check(cur.fetchone()[0] == done, "pgbench (append): not every check-in was appended")
         self.set_triggers("common")
         return {"tps": tps, "latency": latency, "server": server, "functions": functions, "hot": hot}
+
+    @staticmethod
+    def poll(cur, sql, ready, seconds=5):
+        """The rows of `sql` once `ready(rows)` holds, polled for up to `seconds`; None if never."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            cur.execute(sql)
+            rows = cur.fetchall()
+            if ready(rows):
+                return rows
+            time.sleep(0.1)
+        return None
 
     def measure(self, rounds, variants):
         """`rounds` rounds, each running every variant once (the order rotated each round, so
