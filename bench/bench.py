@@ -26,7 +26,8 @@ rows in `emergency_contacts` — and measures in one run, with medians of R repe
                  same sink, for the ceiling the sink allows
   insert path    what the triggers cost the app: pgbench single-row check-in inserts without
                  the trigger, with it (the common case), and with it ending an alerted streak
-                 (the all-clear queue and NOTIFY); see InsertPath
+                 (the fold then queues the all-clear and NOTIFYs), each run's check-ins then
+                 folded into the summary as the daemon does; see InsertPath
 
 and the peak memory (max RSS) of the notifier process. Prints a table with ratios. It also checks
 its results (the dry run lists the due set; every real run sends exactly the mails the dry run
@@ -346,35 +347,32 @@ def bare_smtp(port, messages, connections):
 # numbers them; each pgbench run uses a later date than the last, so each insert moves the user's
 # latest check-in forward, as a real one does). Variants:
 #   none       no trigger on check_ins (ours disabled; the foreign key's check stays)
-#   common     sileme_track_last_check_in, the user not in an alerted streak (the common case)
-#   clearing   the same, each check-in ending an alerted streak: the summary row says so, the
-#              trigger queues the user in pending_all_clears and NOTIFYs (the queue is emptied
-#              before each run, so that each insert is a real one, not a conflict)
-# and, to see where the time goes (`--insert-diagnostics`), in place of ours:
+#   common     ours, sileme_queue_check_in: the check-in appended to check_in_queue; the user not in
+#              an alerted streak (the common case)
+#   clearing   the same, each check-in ending an alerted streak (the fold queues the user in
+#              pending_all_clears and NOTIFYs; the queue is emptied before each run, so that each
+#              fold's queueing is a real one, not a conflict)
+# After each run of ours, the run's check-ins are folded into the summary as the daemon does
+# (sileme_fold_check_ins(), one statement; timed per check-in: the work 012 moved off the app's
+# transaction) and checked: every user's summary moved, and for `clearing` every user queued.
+# And, to see where the time goes (`--insert-diagnostics`), in place of ours:
 #   noop       a plpgsql AFTER INSERT trigger that returns at once (the call alone)
 #   noop-definer  the same, SECURITY DEFINER SET search_path as ours (what those two clauses cost)
-#   pre-010    the trigger body of migration 004 (no cleared_after, no RETURNING), the upsert
-#   upsert-010 010's insert path, which 011 replaced: the upsert on every check-in (an INSERT …
-#              ON CONFLICT DO UPDATE runs the summary's BEFORE INSERT trigger
-#              sileme_fill_last_notified even when the row exists); ours updates first and
-#              upserts only a user's first row
-#   hot        ours, against a copy of the summary (every row, fillfactor 70) that has only its
-#              primary key: without user_last_check_in_due_idx every update is HOT (the share is
-#              printed) — what the date's index costs the update
-#   append     a SECURITY DEFINER trigger that appends the check-in to an unindexed table: the
-#              least a trigger that records anything costs (the floor of any deferred design)
+#   sync-011   the trigger body of migration 011, which 012 replaced: the summary row updated in
+#              the app's transaction (what the summary cost the insert before the queue)
+#   append     ours without the queue's index on user_id: what that index costs the append
 # With `--insert-durable` the server is then restarted with PostgreSQL's durable defaults (fsync,
 # synchronous_commit, full_page_writes on; the bench's cluster runs without them) and none, ours
-# and append are timed again: what the app's real inserts, each waiting for its commit's flush,
+# and sync-011 are timed again: what the app's real inserts, each waiting for its commit's flush,
 # see (on this machine's disk).
 # Besides pgbench's tps, the server's own figures: the INSERT's mean execution time
 # (pg_stat_statements, triggers included) and the trigger functions' time per call
 # (track_functions), less disturbed by the other work on a shared machine than the client's rate.
 INSERT_VARIANTS = ["none", "common", "clearing"]
-INSERT_DIAGNOSTICS = ["noop", "noop-definer", "pre-010", "upsert-010", "hot", "append"]
-INSERT_DURABLE = ["none", "common", "append"]
-BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "pre-010": "bench_pre010",
-                  "upsert-010": "bench_upsert_010", "hot": "bench_hot", "append": "bench_append"}
+INSERT_DIAGNOSTICS = ["noop", "noop-definer", "sync-011", "append"]
+INSERT_DURABLE = ["none", "common", "sync-011"]
+BENCH_TRIGGERS = {"noop": "bench_noop", "noop-definer": "bench_noop_definer", "sync-011": "bench_sync011",
+                  "append": "bench_append"}
 
 
 def migration_function(migration, name, renamed):
@@ -391,10 +389,7 @@ INSERT_TRIGGER_SQL = "\n".join([
     "CREATE FUNCTION bench_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;",
     "CREATE FUNCTION bench_noop_definer() RETURNS trigger "
     "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN RETURN NULL; END $$;",
-    migration_function("004_last_check_in.sql", "sileme_track_last_check_in", "bench_pre010"),
-    migration_function("010_lifecycle.sql", "sileme_track_last_check_in", "bench_upsert_010"),
-    migration_function("011_trigger_costs.sql", "sileme_track_last_check_in", "bench_hot")
-    .replace("user_last_check_in", "bench_summary_hot"),
+    migration_function("011_trigger_costs.sql", "sileme_track_last_check_in", "bench_sync011"),
     "CREATE TABLE bench_append_log (user_id uuid NOT NULL, check_in_date date NOT NULL);",
     "CREATE FUNCTION bench_append() RETURNS trigger "
     "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$ BEGIN "
@@ -438,15 +433,11 @@ class InsertPath:
                             (prefix, RUN_DATE, prefix, RUN_DATE, last, prefix, self.pool))
         cur.execute("SET session_replication_role = origin")
         cur.execute(f"CREATE SEQUENCE bench_insert_seq MAXVALUE {self.pool} NO CYCLE")
-        # The `hot` diagnostic's summary: every row, its primary key and no date index.
-        cur.execute("CREATE TABLE bench_summary_hot (LIKE user_last_check_in INCLUDING DEFAULTS) WITH (fillfactor = 70)")
-        cur.execute("INSERT INTO bench_summary_hot SELECT * FROM user_last_check_in")
-        cur.execute("ALTER TABLE bench_summary_hot ADD PRIMARY KEY (user_id)")
         cur.execute(INSERT_TRIGGER_SQL)
         for name in BENCH_TRIGGERS.values():
             cur.execute(f"CREATE TRIGGER {name} AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION {name}()")
             cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
-        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs, bench_summary_hot")
+        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs")
         self.run("common")  # the warm-up
 
     def durable(self):
@@ -467,7 +458,7 @@ class InsertPath:
     def set_triggers(self, variant):
         ours = variant in ("common", "clearing")
         cur = self.conn.cursor()
-        for v, name in list(BENCH_TRIGGERS.items()) + [(None, "sileme_track_last_check_in")]:
+        for v, name in list(BENCH_TRIGGERS.items()) + [(None, "sileme_queue_check_in")]:
             enable = (v == variant) or (v is None and ours)
             cur.execute(f"ALTER TABLE check_ins {'ENABLE' if enable else 'DISABLE'} TRIGGER {name}")
 
@@ -481,7 +472,7 @@ class InsertPath:
         cur.execute("DELETE FROM pending_all_clears")
         cur.execute("TRUNCATE bench_append_log")
         cur.execute("ALTER SEQUENCE bench_insert_seq RESTART")
-        cur.execute("VACUUM user_last_check_in, pending_all_clears, bench_summary_hot")
+        cur.execute("VACUUM user_last_check_in, pending_all_clears, check_in_queue")
         cur.execute("CHECKPOINT")
         cur.execute("SELECT pg_stat_statements_reset(), pg_stat_reset()")
         script = os.path.join(os.path.dirname(self.cluster.dir), "insert.sql")
@@ -497,33 +488,40 @@ class InsertPath:
         tps = float(next(l for l in lines if l.startswith("tps")).split()[2])
         latency = float(next(l for l in lines if l.startswith("latency average")).split()[3]) / 1000
         done = int(next(l for l in lines if "number of transactions actually processed" in l).split(":")[1].split("/")[0])
-        # Every insert was what the variant says: a new check-in; for `clearing`, a queued user each.
+        # Every insert was what the variant says: a new check-in.
         cur.execute("SELECT count(*) FROM check_ins WHERE check_in_date = %s::date + %s", (RUN_DATE, self.day))
         inserted = cur.fetchone()[0]
         check(inserted == done, f"pgbench ({variant}) processed {done} transactions but inserted {inserted} check-ins")
-        cur.execute("SELECT count(*) FROM pending_all_clears")
-        queued = cur.fetchone()[0]
-        check(queued == (done if variant in ("clearing",) else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
         cur.execute("SELECT calls, mean_exec_time / 1000 FROM pg_stat_statements WHERE query LIKE 'INSERT INTO check_ins%%'")
         calls, server = cur.fetchone()
         check(calls == done, f"pg_stat_statements saw {calls} inserts of {done}")
-        # pgbench's backend reports its function and table statistics as it exits.
+        # pgbench's backend reports its function statistics as it exits (the fold below is ours).
         rows = self.poll(cur, """SELECT funcname, calls, total_time / calls / 1000, self_time / calls / 1000
-                                 FROM pg_stat_user_functions WHERE calls > 0""",
+                                 FROM pg_stat_user_functions WHERE calls > 0 AND funcname <> 'sileme_fold_check_ins'""",
                          lambda rows: variant == "none" or (rows and all(r[1] == done for r in rows)))
         functions = {r[0]: (r[2], r[3]) for r in rows or []}
-        hot = None
-        if variant == "hot":
-            # The copy's updates: every one a check-in's, and HOT without the date's index.
-            rows = self.poll(cur, "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'bench_summary_hot'",
-                             lambda rows: rows[0][0] >= done)
-            check(rows is not None, f"pgbench (hot): the copy of the summary reports fewer updates than {done} check-ins")
-            hot = rows[0][1] / rows[0][0]
+        fold = None
+        if variant in ("common", "clearing"):
+            # The daemon's share: the run's check-ins folded into the summary in one statement.
+            start = time.perf_counter()
+            cur.execute("SELECT count(*) FROM sileme_fold_check_ins()")
+            cleared = cur.fetchone()[0]
+            fold = (time.perf_counter() - start) / done
+            cur.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date = %s::date + %s", (RUN_DATE, self.day))
+            moved = cur.fetchone()[0]
+            check(moved == done, f"pgbench ({variant}): the fold moved {moved} users' summary of {done} check-ins")
+            cur.execute("SELECT count(*) FROM check_in_queue")
+            check(cur.fetchone()[0] == 0, f"pgbench ({variant}): the fold left rows in the queue")
+            check(cleared == (done if variant == "clearing" else 0), f"pgbench ({variant}): the fold cleared {cleared} streaks of {done}")
+        # For `clearing`, a queued user each.
+        cur.execute("SELECT count(*) FROM pending_all_clears")
+        queued = cur.fetchone()[0]
+        check(queued == (done if variant == "clearing" else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
         if variant == "append":
             cur.execute("SELECT count(*) FROM bench_append_log")
             check(cur.fetchone()[0] == done, "pgbench (append): not every check-in was appended")
         self.set_triggers("common")
-        return {"tps": tps, "latency": latency, "server": server, "functions": functions, "hot": hot}
+        return {"tps": tps, "latency": latency, "server": server, "functions": functions, "fold": fold}
 
     @staticmethod
     def poll(cur, sql, ready, seconds=5):
@@ -565,12 +563,12 @@ def print_insert_results(results):
                               + (f" (self {statistics.median(r['functions'][n][1] for r in res if n in r['functions']) * 1e6:.1f})"
                                  if any(abs(r['functions'][n][0] - r['functions'][n][1]) > 1e-7 for r in res if n in r['functions']) else "")
                               for n in names)
-        hot = [r["hot"] for r in res if r.get("hot") is not None]
+        fold = [r["fold"] for r in res if r.get("fold") is not None]
         print(f"  {v:<13} {statistics.median(r['tps'] for r in res):>7,.0f} tps {statistics.median(cost):>5.1f}% "
               f"(rounds {', '.join(f'{c:.0f}%' for c in cost)}); latency {statistics.median(r['latency'] for r in res) * 1e6:.0f} us; "
               f"server {statistics.median(r['server'] for r in res) * 1e6:.1f} us {statistics.median(server_cost):+.0f}%"
               + (f"; trigger: {functions}" if functions else "")
-              + (f"; HOT updates {min(hot) * 100:.0f}%" if hot else ""))
+              + (f"; then folded at {statistics.median(fold) * 1e6:.1f} us per check-in" if fold else ""))
 
 
 def main():
@@ -582,10 +580,10 @@ def main():
     parser.add_argument("--pgbench-seconds", type=int, default=5, help="length of each insert-path measurement")
     parser.add_argument("--insert-diagnostics", action=argparse.BooleanOptionalAction, default=True,
                         help="also time the insert path with a no-op trigger (plain and SECURITY DEFINER), "
-                             "migration 004's trigger body, 010's upsert, ours against a summary without its date "
-                             "index (hot) and a trigger that only appends (where the trigger's time goes)")
+                             "migration 011's synchronous summary update, and ours without the queue's index "
+                             "(where the trigger's time goes)")
     parser.add_argument("--insert-durable", action=argparse.BooleanOptionalAction, default=True,
-                        help="then time none, ours and append again with fsync, synchronous_commit and full_page_writes on")
+                        help="then time none, ours and sync-011 again with fsync, synchronous_commit and full_page_writes on")
     parser.add_argument("--contact-share", type=float, default=0.3,
                         help="share of users with 1-3 rows in emergency_contacts (0: none)")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")

@@ -26,6 +26,11 @@ GRANT USAGE ON SEQUENCE notification_logs_id_seq, notifier_runs_id_seq TO sileme
 -- all-clear queue the check-in trigger fills (entries are deleted once answered).
 GRANT SELECT, INSERT, UPDATE ON contact_status, known_contacts TO sileme_notifier;
 GRANT SELECT, DELETE ON pending_all_clears TO sileme_notifier;
+-- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
+-- (the function runs as its owner; the role only reads the queue to say what a standby has not
+-- folded).
+GRANT SELECT ON check_in_queue TO sileme_notifier;
+GRANT EXECUTE ON FUNCTION sileme_fold_check_ins() TO sileme_notifier;
 
 -- Row-level security (the app may turn it on, as the design doc does for users and check_ins):
 -- the role reads every row through a policy of its own, and writes its own table's rows. Harmless

@@ -32,6 +32,7 @@ public struct RetryPlan: Sendable {
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration.databaseURL)
         try RowSecurity.verify(db)
+        if let note = try CheckInQueue.prepareToRead(db) { logger.warning("\(note)") }
         return try db.transaction(readOnly: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)

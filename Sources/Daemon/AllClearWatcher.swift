@@ -9,19 +9,24 @@ import Values
 /// The daemon's all-clear thread (docs/lifecycle.md): a check-in that ends a streak whose alert
 /// was accepted is answered within seconds with an all-clear to every contact that got the alert.
 ///
-/// The check-in trigger queues the user and sends `NOTIFY sileme_check_in`. The watcher
-/// `LISTEN`s on a direct session — `DATABASE_LISTEN_URL`, or `DATABASE_URL` when that is not a
-/// pooler (`PGConnection.isDirect`) — and runs an all-clear pass when it hears one; it also runs a
+/// The watcher also folds the check-in queue every second (`CheckInQueue.foldInterval`): the app's
+/// check-ins reach the summary that way, and a fold that finds a check-in ending an alerted streak
+/// queues the user for an all-clear, returns them (the watcher runs a pass for them at once) and
+/// sends `NOTIFY sileme_check_in`. The watcher `LISTEN`s on a direct session —
+/// `DATABASE_LISTEN_URL`, or `DATABASE_URL` when that is not a pooler (`PGConnection.isDirect`) —
+/// and runs a pass when it hears one (a fold by another daemon, a run or a dry run); it also runs a
 /// pass every `ALL_CLEAR_POLL_SECONDS` (the sweep: what was queued while the daemon was down or the
 /// connection was broken, retries of earlier all-clears, alerts accepted after the check-in), and
-/// once at start. Through a pooler with no listen URL it only sweeps. A failed pass is logged and
-/// tried again at the next poll; the daily run never waits for it (claims keep the two apart).
+/// once at start. Through a pooler with no listen URL it folds and sweeps. A failed fold or pass is
+/// logged and tried again; the daily run never waits for it (claims keep the two apart).
 final class AllClearWatcher: @unchecked Sendable {
     private let configuration: @Sendable () -> NotifierConfiguration
     private let logger: Logger
     private let host: String
     private let stop: StopSignal
     private let done = DispatchSemaphore(value: 0)
+    /// Whether the last fold failed (its warning is logged once, until a fold succeeds again).
+    private var foldFailing = false
 
     /// The notification channel of the check-in trigger (migration 010).
     static let channel = "sileme_check_in"
@@ -53,8 +58,15 @@ final class AllClearWatcher: @unchecked Sendable {
         var listenBackoff: TimeInterval = 1
         var nextListenAttempt = Date.distantPast
         var nextSweep = Date.distantPast
+        var folder: PGConnection?
+        var nextFold = Date.distantPast
         while !stop.isStopped {
             let config = configuration()
+            if Date() >= nextFold {
+                let cleared = fold(config, on: &folder)
+                nextFold = Date().addingTimeInterval(CheckInQueue.foldInterval)
+                if !cleared.isEmpty && !stop.isStopped { pass(config, users: cleared) }
+            }
             if listener == nil && Date() >= nextListenAttempt {
                 let opened = openListener(config)
                 listener = opened.connection
@@ -72,7 +84,7 @@ final class AllClearWatcher: @unchecked Sendable {
                 pass(config)
                 nextSweep = Date().addingTimeInterval(config.allClearPollSeconds)
             }
-            let wait = max(0.05, min(nextSweep.timeIntervalSinceNow, 5))
+            let wait = max(0.05, min(nextSweep.timeIntervalSinceNow, nextFold.timeIntervalSinceNow, 5))
             if let connection = listener {
                 do {
                     var heard = try connection.waitForNotifications(timeout: wait, stop: stop)
@@ -90,6 +102,29 @@ final class AllClearWatcher: @unchecked Sendable {
             } else {
                 _ = stop.sleep(wait)
             }
+        }
+    }
+
+    /// Folds the check-in queue on `connection` (opened on `DATABASE_URL` when nil, dropped when it
+    /// fails); returns the users the fold queued for an all-clear.
+    private func fold(_ config: NotifierConfiguration, on connection: inout PGConnection?) -> Set<String> {
+        do {
+            let db = try connection ?? PGConnection(config.databaseURL, applicationName: "sileme-notifier (fold)")
+            connection = db
+            // A stop cancels it (after downtime the queue holds every check-in since).
+            let cleared = try db.cancellable(on: stop) { try CheckInQueue.fold(db) }
+            if foldFailing {
+                logger.notice("folding the check-in queue again")
+                foldFailing = false
+            }
+            return cleared
+        } catch {
+            connection = nil
+            if !foldFailing && !stop.isStopped {
+                logger.warning("cannot fold the check-in queue: \(error); trying again every second (each run folds for itself)")
+                foldFailing = true
+            }
+            return []
         }
     }
 

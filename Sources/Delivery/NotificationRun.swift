@@ -68,9 +68,11 @@ public struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             try db.perform { db in
-                // Evaluated afresh if the connection broke half-way (a read-only pass, then two
-                // idempotent statements).
+                // Evaluated afresh if the connection broke half-way (a fold, a read-only pass,
+                // then two idempotent statements).
                 (counts, jobs, skips) = (RunCounts(), [], [])
+                // The check-ins the daemon has not folded yet (all of them when it is not running).
+                try CheckInQueue.fold(db)
                 var evaluated = 0
                 if onlyUsers == nil {
                     counts.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule)
@@ -205,7 +207,10 @@ public struct NotificationRun: Sendable {
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
-        let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
+        let jobs = try db.cancellable(on: control.stop) {
+            try CheckInQueue.fold(db)
+            return try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers)
+        }
         var delivery = DeliveryResult()
         if !jobs.isEmpty {
             let composer = try MailComposer(sending: configuration)

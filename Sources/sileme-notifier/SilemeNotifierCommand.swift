@@ -111,7 +111,8 @@ struct RunCommand: ParsableCommand {
                 case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
                 case .table: TableReportWriter(output: output, fullEmails: fullEmails)
                 }
-                let counts = try DryRun(configuration: configuration, runDate: runDate).write(into: sink)
+                let counts = try DryRun(configuration: configuration, runDate: runDate, note: { Console.error("sileme-notifier: \($0)") })
+                    .write(into: sink)
                 Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"
                               + (counts.guardsText.map { ", " + $0 } ?? ""))

@@ -111,6 +111,7 @@ struct BadInputIntegrationTests {
         let skipped = byID.compactMapValues { if case .skipped(let decision, let reason) = $0.outcome { (decision, reason) } else { nil } }
 
         // The dry run lists every due user with the right decision, in every format, and writes nothing.
+        try db.foldCheckIns()  // the daemon's every second: nothing left for the reader to fold
         let before = try db.dump()
         let json = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"], environment: env)
         #expect(json.status == 0)

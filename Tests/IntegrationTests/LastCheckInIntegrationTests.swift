@@ -4,12 +4,14 @@ import Testing
 @testable import Store
 @testable import Delivery
 
-/// Migration 004's `user_last_check_in`: it must always equal `max(check_in_date)` per user.
+/// Migration 004's `user_last_check_in`: once the check-in queue (migration 012) is folded, it
+/// must always equal `max(check_in_date)` per user.
 @Suite("Last check-in summary on real PostgreSQL", .enabled(if: TestEnvironment.enabled))
 struct LastCheckInIntegrationTests {
-    /// Rows where the summary and the aggregate disagree (empty when they agree).
+    /// Rows where the summary and the aggregate disagree after a fold (empty when they agree).
     static func disagreements(_ db: TestDatabase) throws -> [[String?]] {
-        try db.query("""
+        try CheckInQueue.fold(db.connection)
+        return try db.query("""
             SELECT coalesce(s.user_id, a.user_id)::text, s.last_check_in_date::text, a.last::text
             FROM user_last_check_in s
             FULL JOIN (SELECT user_id, max(check_in_date) AS last FROM check_ins GROUP BY user_id) a ON a.user_id = s.user_id
@@ -38,6 +40,8 @@ struct LastCheckInIntegrationTests {
                 let other = users.randomElement(using: &generator)!
                 _ = try? db.query("UPDATE check_ins SET user_id = $2 WHERE id = (SELECT max(id) FROM check_ins WHERE user_id = $1)", [user, other])
             }
+            // Folds between the steps: a deletion or a move finds its user's check-ins queued or folded.
+            if step % 7 == 6 { try CheckInQueue.fold(db.connection) }
             if step % 50 == 49 { #expect(try Self.disagreements(db).isEmpty, "after step \(step)") }
         }
         #expect(try Self.disagreements(db).isEmpty)
@@ -48,14 +52,23 @@ struct LastCheckInIntegrationTests {
         #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first == "0")
     }
 
-    @Test("concurrent inserts and deletes for the same users from two sessions stay consistent")
+    @Test("concurrent inserts, deletes and folds for the same users from three sessions stay consistent")
     func concurrentSessions() throws {
         let db = try TestDatabase()
         let users = try (0..<5).map { try db.addUser(name: "C\($0)", email: "c\($0)@example.com") }
         let url = db.url
         let failures = Locked(0)
-        WorkerPool.run(count: 2, name: "checkins") { worker in
+        let writing = Locked(2)
+        WorkerPool.run(count: 3, name: "checkins") { worker in
             guard let connection = try? PGConnection(Secret(url)) else { failures.withLock { $0 += 1 }; return }
+            if worker == 2 {
+                // A daemon folding as fast as it can while the two sessions insert and delete.
+                while writing.withLock({ $0 }) > 0 {
+                    do { try CheckInQueue.fold(connection) } catch { failures.withLock { $0 += 1 } }
+                }
+                return
+            }
+            defer { writing.withLock { $0 -= 1 } }
             for step in 0..<300 {
                 let user = users[(step + worker) % users.count]
                 let day = "2026-02-\(String(format: "%02d", (step * 7 + worker * 3) % 28 + 1))"
@@ -94,6 +107,7 @@ struct LastCheckInIntegrationTests {
                 try db.query("DELETE FROM notification_logs WHERE id = (SELECT id FROM notification_logs WHERE user_id = $1 ORDER BY notification_date DESC LIMIT 1)", [user])
             }
         }
+        try CheckInQueue.fold(db.connection)
         let wrong = try db.query("""
             SELECT s.user_id::text FROM user_last_check_in s
             WHERE s.last_notified_date IS DISTINCT FROM
@@ -101,6 +115,41 @@ struct LastCheckInIntegrationTests {
             """)
         #expect(wrong.isEmpty)
         #expect(try db.query("SELECT last_notified_date::text FROM user_last_check_in WHERE user_id = $1", [late]).first?.first == "2026-01-05")
+    }
+
+    @Test("a check-in waits in the queue until a fold; a check-in deleted or a user deleted before the fold is not brought back")
+    func queueAndFold() throws {
+        let db = try TestDatabase()
+        let last = { (user: String) in try db.query("SELECT last_check_in_date::text FROM user_last_check_in WHERE user_id = $1", [user]).first?.first }
+        let queued = { try db.query("SELECT count(*) FROM check_in_queue").first?.first }
+        let kept = try db.addUser(name: "Kept", email: "kept@example.com", checkIns: ["2026-01-01"])
+        let first = try db.addUser(name: "First", email: "first@example.com")
+        let gone = try db.addUser(name: "Gone", email: "gone@example.com", checkIns: ["2026-01-01"])
+        try CheckInQueue.fold(db.connection)
+        #expect(try last(kept) == "2026-01-01")
+        #expect(try queued() == "0")
+        // Appended only: the summary moves at the fold.
+        try db.checkIn(kept, "2026-01-05")
+        try db.checkIn(first, "2026-01-03")
+        try db.checkIn(gone, "2026-01-06")
+        #expect(try queued() == "3")
+        #expect(try last(kept) == "2026-01-01")
+        #expect(try last(first) == nil)
+        // A back-dated check-in and the deletion of the newest one, both before the fold.
+        try db.checkIn(kept, "2026-01-04")
+        try db.query("DELETE FROM check_ins WHERE user_id = $1 AND check_in_date = '2026-01-05'", [kept])
+        #expect(try last(kept) == "2026-01-04", "the deletion recomputes the summary from check_ins at once")
+        try db.query("DELETE FROM users WHERE id = $1", [gone])
+        #expect(try CheckInQueue.fold(db.connection).isEmpty, "nobody was alerted")
+        #expect(try queued() == "0")
+        #expect(try last(kept) == "2026-01-04")
+        #expect(try last(first) == "2026-01-03")
+        #expect(try db.query("SELECT count(*) FROM user_last_check_in WHERE user_id = $1", [gone]).first?.first == "0")
+        #expect(try Self.disagreements(db).isEmpty)
+        // TRUNCATE empties the queue with the summary.
+        try db.checkIn(kept, "2026-01-09")
+        try db.query("TRUNCATE check_ins")
+        #expect(try queued() == "0")
     }
 
     @Test("migrating a database that already has check-ins backfills the summary")

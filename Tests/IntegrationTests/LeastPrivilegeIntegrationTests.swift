@@ -32,7 +32,9 @@ struct LeastPrivilegeIntegrationTests {
         let restricted = try PGConnection(Secret(url))
         for statement in ["UPDATE users SET name = 'x'", "DELETE FROM check_ins", "DELETE FROM notification_logs",
                           "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
-                          "UPDATE user_last_check_in SET last_check_in_date = '2026-01-13'", "CREATE TABLE x (i int)"] {
+                          "UPDATE user_last_check_in SET last_check_in_date = '2026-01-13'", "DELETE FROM check_in_queue",
+                          "INSERT INTO check_in_queue (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
+                          "CREATE TABLE x (i int)"] {
             #expect(throws: DatabaseError.self, "\(statement)") { try restricted.execute(statement) }
         }
         #expect(try NotifierProcess.run(["migrate"], environment: run).status != 0, "migrations need the owner")

@@ -124,11 +124,12 @@ struct LifecycleIntegrationTests {
         print("all-clear latency (check-in commit → both accepted, daemon listening): \(String(format: "%.2f", latency)) s")
     }
 
-    @Test("SIGTERM while an all-clear pass waits on the database: the pass is cancelled and the daemon ends at once")
+    @Test("SIGTERM while the watcher's fold or all-clear pass waits on the database: it is cancelled and the daemon ends at once")
     func stopCancelsAllClearPass() throws {
         let db = try TestDatabase()
         let env = try NotifierProcess.environment(database: db, ["ALL_CLEAR_POLL_SECONDS": "1"])
-        // Another session holds the all-clear queue: the daemon's first pass waits for it.
+        // Another session holds the all-clear queue: the daemon's first fold (which may queue
+        // users in it) waits for it.
         let blocker = try PGConnection(Secret(db.url))
         try blocker.execute("BEGIN")
         try blocker.execute("LOCK TABLE pending_all_clears IN ACCESS EXCLUSIVE MODE")
@@ -138,9 +139,10 @@ struct LifecycleIntegrationTests {
         #expect(try DaemonIntegrationTests.eventually(20) {
             try db.query("""
                 SELECT count(*) FROM pg_stat_activity
-                WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%pending_all_clears%'
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                  AND (query LIKE '%pending_all_clears%' OR query LIKE '%sileme_fold_check_ins%')
                 """).first?.first != "0"
-        }, "the pass waits for the lock")
+        }, "the fold waits for the lock")
         let stopped = Date()
         kill(daemon.0.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(20)
@@ -165,7 +167,9 @@ struct LifecycleIntegrationTests {
         #expect(try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env).status == 0)
         try db.checkIn(down, "2026-01-15")
         try db.checkIn(byHand, "2026-01-15")
-        #expect(try db.query("SELECT count(*) FROM pending_all_clears").first?.first == "2", "the trigger queued both")
+        #expect(try db.query("SELECT count(*) FROM check_in_queue").first?.first == "2", "appended, not folded: no daemon runs")
+        try db.foldCheckIns()
+        #expect(try db.query("SELECT count(*) FROM pending_all_clears").first?.first == "2", "the fold queued both")
         // The dry run shows them, per kind and contact, and writes nothing.
         let before = try db.dump()
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-16", "--format", "json"], environment: env)

@@ -125,22 +125,28 @@ struct OperationsDataIntegrationTests {
         let primary = try PostgresCluster()
         let db = try TestDatabase(cluster: primary)
         let mail = try Mailbox()
-        for index in 0..<6 { try db.addUser(name: "备用\(index)", email: mail.address("standby\(index)"), checkIns: ["2026-01-\(9 + index % 3)"]) }
+        let users = try (0..<6).map { index in
+            try db.addUser(name: "备用\(index)", email: mail.address("standby\(index)"), checkIns: ["2026-01-\(9 + index % 3)"])
+        }
         let standby = try PostgresCluster(standbyOf: primary)
         let readURL = standby.url(db.name)
         let replica = try PGConnection(Secret(readURL))
         #expect(try replica.execute("SELECT pg_is_in_recovery()")[0].bool(0))
         func caughtUp() throws -> Bool {
-            let lsn = try db.query("SELECT pg_current_wal_lsn()::text").first?.first ?? nil
+            // The insert position: with synchronous_commit off a commit may not be written yet.
+            let lsn = try db.query("SELECT pg_current_wal_insert_lsn()::text").first?.first ?? nil
             return try replica.execute("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", [lsn])[0].bool(0)
         }
         #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
         let dry = ["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"]
         let onPrimary = try NotifierProcess.run(dry, environment: try NotifierProcess.environment(database: db))
+        // The primary's dry run folded the queued check-ins; the standby replays that fold.
+        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
         let env = try NotifierProcess.environment(database: db, ["DATABASE_READ_URL": readURL])
         let onStandby = try NotifierProcess.run(dry, environment: env)
         #expect(onStandby.status == 0, "\(onStandby.stderr)")
-        #expect(onStandby.stdout == onPrimary.stdout && onStandby.stdout.contains("\"send\""))
+        #expect(onStandby.stdout == onPrimary.stdout && onStandby.stdout.contains("\"send\""),
+                "primary: \(onPrimary.stdout) \(onPrimary.stderr); standby: \(onStandby.stdout) \(onStandby.stderr)")
         #expect(try NotifierProcess.run(["check"], environment: env).stderr.contains("ok   read database: a hot standby answers"))
         // The run writes to the primary (a standby would refuse), and the standby follows.
         let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
@@ -154,5 +160,13 @@ struct OperationsDataIntegrationTests {
         let report = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13", "--format", "json"], environment: env)
         #expect(report.status == 0, "\(report.stderr)")
         #expect((try? JSONSerialization.jsonObject(with: Data(report.stdout.utf8))) is [String: Any], "the history report read the standby")
+        // A check-in nobody has folded yet: the standby cannot fold it, and the dry run says so.
+        try db.checkIn(users[0], "2026-01-14")
+        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
+        let unfolded = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-15", "--format", "json"], environment: env)
+        #expect(unfolded.status == 0)
+        let queued = try replica.execute("SELECT count(*) FROM check_in_queue")[0].int(0)
+        #expect(unfolded.stderr.contains("1 check-in(s) of the last") && unfolded.stderr.contains("this is a standby"),
+                "\(unfolded.stderr); queued on the standby: \(queued ?? -1)")
     }
 }

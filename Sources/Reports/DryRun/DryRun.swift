@@ -5,17 +5,22 @@ import Store
 import Values
 
 /// The dry run (`--run-now --dry-run`): evaluates every candidate exactly as a real run would, in
-/// a read-only transaction, and hands each listed user to a report. Writes nothing, sends nothing.
+/// a read-only transaction, and hands each listed user to a report. Sends nothing and writes no
+/// delivery state; like a run, it first folds the queued check-ins into the summary (what the
+/// daemon does every second, `CheckInQueue`), or on a standby says how many it cannot see.
 public struct DryRun: Sendable {
     /// The configuration in force.
     public let configuration: NotifierConfiguration
     /// `D`.
     public let runDate: CalendarDate
+    /// Where a note for the operator goes (check-ins a standby has not folded).
+    public let note: @Sendable (String) -> Void
 
     /// Creates the dry run for `runDate`.
-    public init(configuration: NotifierConfiguration, runDate: CalendarDate) {
+    public init(configuration: NotifierConfiguration, runDate: CalendarDate, note: @escaping @Sendable (String) -> Void = { _ in }) {
         self.configuration = configuration
         self.runDate = runDate
+        self.note = note
     }
 
     /// Evaluates and writes every listed user to `report`; returns the counts per decision.
@@ -27,6 +32,7 @@ public struct DryRun: Sendable {
     public func write(into report: any ReportSink) throws -> RunCounts {
         let db = try PGConnection(configuration.readDatabaseURL)
         try RowSecurity.verify(db)
+        if let waiting = try CheckInQueue.prepareToRead(db) { note(waiting) }
         let lifecycle = otherMessages()
         var counts = RunCounts()
         try db.transaction(readOnly: true) {

@@ -84,6 +84,12 @@ final class TestDatabase {
             """, [String(count), domain, lastCheckIn])
     }
 
+    /// Folds the queued check-ins into the summary, as the daemon does every second (before a
+    /// dump that a reader must leave unchanged: the reader then has nothing to fold).
+    func foldCheckIns() throws {
+        try CheckInQueue.fold(connection)
+    }
+
     /// Records a check-in of `user` on `day`.
     func checkIn(_ user: String, _ day: String) throws {
         try execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2)", [user, day])
