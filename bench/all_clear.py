@@ -17,10 +17,12 @@ an all-clear to every contact that got the alert; the latency of each is the sin
 time minus its user's commit time (both `time.time()` on this machine).
 
 Variants:
-  listen   DATABASE_URL direct: the daemon LISTENs (the trigger's NOTIFY wakes it); it also sweeps
+  listen   DATABASE_URL direct: the daemon folds the check-in queue every second and passes the
+           users a fold cleared; it LISTENs (others' folds' NOTIFY wakes it); it also sweeps
            every ALL_CLEAR_POLL_SECONDS (30)
   pooled   DATABASE_URL through PgBouncer in transaction mode and no DATABASE_LISTEN_URL: LISTEN
-           is impossible (a pooler does not pass NOTIFY on), the daemon only sweeps every 30 s
+           is impossible (a pooler does not pass NOTIFY on): the daemon's own folds each second
+           (and a sweep every 30 s)
 
 Checks (exit 1 when wrong): every alerted contact of a checked-in user gets exactly one all-clear,
 threaded (`In-Reply-To` = its own alert's Message-ID), nothing else is sent, within the deadline;
@@ -360,7 +362,7 @@ def main():
     for r in results:
         lat = r["latencies"]
         how = ("listening (LISTEN/NOTIFY, direct DATABASE_URL)" if r["variant"] == "listen"
-               else "through PgBouncer (transaction mode), no LISTEN: sweeps only")
+               else "through PgBouncer (transaction mode), no LISTEN: its own folds each second")
         how += "; ANALYZE after the alerts" if args.analyze else "; no ANALYZE after the alerts (autovacuum's, when it comes)"
         print(f"{r['variant']}: {how}")
         print(f"  {r['check_ins']:,} check-ins committed over {r['spread']:.1f} s (commit p50 {r['commit_p50'] * 1000:.2f} ms, "

@@ -137,7 +137,7 @@ final class AllClearWatcher: @unchecked Sendable {
                                               applicationName: "sileme-notifier (listen)")
             let direct = try connection.isDirect
             guard config.databaseListenURL != nil || direct else {
-                logger.notice("DATABASE_URL goes through a connection pooler and DATABASE_LISTEN_URL is not set: all-clears are found by a sweep every \(Int(config.allClearPollSeconds)) s")
+                logger.notice("DATABASE_URL goes through a connection pooler and DATABASE_LISTEN_URL is not set: the daemon's own folds answer check-ins each second; folds by others (runs, dry runs, other daemons) are found by a sweep every \(Int(config.allClearPollSeconds)) s")
                 return (nil, true)
             }
             try connection.execute("LISTEN \(Self.channel)")

@@ -208,8 +208,9 @@ public struct NotificationRun: Sendable {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let jobs = try db.cancellable(on: control.stop) {
-            try CheckInQueue.fold(db)
-            return try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers)
+            // Its own fold may end more streaks: a pass for some users answers those too.
+            let cleared = try CheckInQueue.fold(db)
+            return try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers.map { $0.union(cleared) })
         }
         var delivery = DeliveryResult()
         if !jobs.isEmpty {
