@@ -3,10 +3,10 @@ import Foundation
 /// The check-in queue of migration 012 (docs/data.md, "The check-in queue"): the app's insert
 /// trigger only appends each check-in to `check_in_queue`; a fold moves the queued check-ins into
 /// `user_last_check_in`, the summary every run reads. The daemon folds every second
-/// (`foldInterval`); every run and `retry` folds before it reads, and so do the readers (dry run,
-/// `--preview`, the retry plan) where they can write: the fold only writes down check-ins that
-/// are already committed, so it changes no decision — it makes the summary say what the
-/// check-ins say.
+/// (`foldInterval`); every run and `retry` folds before it reads, and so do the readers of the
+/// summary (the dry run, the retry plan) where they can write: the fold only writes down
+/// check-ins that are already committed, so it changes no decision — it makes the summary say
+/// what the check-ins say. (`--preview` and the history report read `check_ins` itself.)
 public enum CheckInQueue {
     /// How often the daemon folds (the all-clear's latency is at most this plus one pass).
     public static let foldInterval: TimeInterval = 1

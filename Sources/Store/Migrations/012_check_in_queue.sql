@@ -2,11 +2,11 @@
 --
 -- Until 011 the insert trigger updated the user's summary row inside the app's transaction: one
 -- PL/pgSQL UPDATE, ~11% of a durable single-row insert and ~23% of its CPU (bench/, "Check-in
--- insert cost"). Now the insert trigger only appends (user, date, when) to `check_in_queue`, a
--- table without indexes; `sileme_fold_check_ins()` moves the appended rows into the summary. The
--- daemon folds every second, and every run, `retry`, dry run, preview and report folds before it
--- reads (docs/data.md, "The check-in queue"). Updates and deletes of check-ins (rare: corrections,
--- account deletions) and TRUNCATE still change the summary at once, as before.
+-- insert cost"). Now the insert trigger only appends (user, date, when) to `check_in_queue`;
+-- `sileme_fold_check_ins()` moves the appended rows into the summary. The daemon folds every
+-- second, and every run, `retry`, dry run and retry plan folds before it reads (docs/data.md,
+-- "The check-in queue"). Updates and deletes of check-ins (rare: corrections, account deletions)
+-- and TRUNCATE still change the summary at once, as before.
 
 CREATE TABLE IF NOT EXISTS check_in_queue (
     user_id       UUID NOT NULL,
@@ -96,55 +96,30 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- Updates and deletes of check-ins keep the synchronous path of 011, which recomputes the
--- summary from check_ins; first they remove the user's queue rows (which that recomputation
--- covers), so that no fold brings back the date of a check-in deleted or moved away. (A streak
--- ended by a check-in whose queue row goes this way gets its all-clear from the sweep, which
--- reads check_ins.)
-CREATE OR REPLACE FUNCTION sileme_track_last_check_in() RETURNS trigger
+-- Updates and deletes of check-ins keep the synchronous path of 011 (sileme_track_last_check_in,
+-- unchanged), which recomputes the summary from check_ins. Before it — triggers on one event fire
+-- in name order, and `sileme_dequeue…` sorts first — this one removes the user's queue rows
+-- (which that recomputation covers), so that no fold brings back the date of a check-in deleted
+-- or moved away, and creates the user's summary row if no fold had yet (the queue rows that would
+-- have made it are gone; 011's function only updates an existing row). A streak ended by a
+-- check-in whose queue row goes this way gets its all-clear from the sweep, which reads check_ins.
+CREATE OR REPLACE FUNCTION sileme_dequeue_check_in() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, public AS $$
-DECLARE
-    cleared DATE;
 BEGIN
     DELETE FROM check_in_queue WHERE user_id = OLD.user_id;
-    PERFORM 1 FROM user_last_check_in WHERE user_id = OLD.user_id FOR UPDATE;
-    -- An upsert: the user's row may not exist yet (check-ins all queued, none folded), and the
-    -- queue rows that would have made it are gone.
-    INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+    INSERT INTO user_last_check_in (user_id, last_check_in_date)
     SELECT OLD.user_id, m.last FROM (SELECT max(check_in_date) AS last FROM check_ins WHERE user_id = OLD.user_id) m
     WHERE m.last IS NOT NULL
-    ON CONFLICT (user_id) DO UPDATE SET last_check_in_date = EXCLUDED.last_check_in_date
-        WHERE s.last_check_in_date IS DISTINCT FROM EXCLUDED.last_check_in_date;
-    DELETE FROM user_last_check_in s
-     WHERE s.user_id = OLD.user_id AND NOT EXISTS (SELECT 1 FROM check_ins WHERE user_id = OLD.user_id);
-    IF TG_OP = 'UPDATE' THEN
-        -- The check-in's new user and date, as 011 set them.
-        UPDATE user_last_check_in s
-           SET last_check_in_date = NEW.check_in_date,
-               cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
-         WHERE s.user_id = NEW.user_id AND s.last_check_in_date < NEW.check_in_date
-        RETURNING s.cleared_after INTO cleared;
-        IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM user_last_check_in WHERE user_id = NEW.user_id) THEN
-            INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
-            VALUES (NEW.user_id, NEW.check_in_date)
-            ON CONFLICT (user_id) DO UPDATE
-                SET last_check_in_date = EXCLUDED.last_check_in_date,
-                    cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
-                WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
-            RETURNING s.cleared_after INTO cleared;
-        END IF;
-        IF cleared IS NOT NULL THEN
-            INSERT INTO pending_all_clears (user_id, streak_after, check_in_date)
-            VALUES (NEW.user_id, cleared, NEW.check_in_date)
-            ON CONFLICT (user_id) DO NOTHING;
-            PERFORM pg_notify('sileme_check_in', NEW.user_id::text);
-        END IF;
-    END IF;
+    ON CONFLICT (user_id) DO NOTHING;
     RETURN NULL;
 END $$;
 
 -- Inserts append, updates and deletes recompute. The swap is atomic: the migration's
 -- transaction holds the table's trigger lock.
+DROP TRIGGER IF EXISTS sileme_dequeue_check_in ON check_ins;
+CREATE TRIGGER sileme_dequeue_check_in
+    AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
+    FOR EACH ROW EXECUTE FUNCTION sileme_dequeue_check_in();
 DROP TRIGGER IF EXISTS sileme_track_last_check_in ON check_ins;
 CREATE TRIGGER sileme_track_last_check_in
     AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
