@@ -202,16 +202,13 @@ public struct NotificationRun: Sendable {
     /// The daemon's all-clear pass (docs/lifecycle.md): sends the all-clears due now — a check-in
     /// ended a streak whose alert was accepted — and the retries of earlier ones, without a row in
     /// `notifier_runs` (it runs every `ALL_CLEAR_POLL_SECONDS` and on each check-in it hears of).
+    /// It does not fold the check-in queue: the daemon's watcher folds before every pass.
     /// Returns what it did; logs only when there was something to send.
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
         let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
-        let jobs = try db.cancellable(on: control.stop) {
-            // Its own fold may end more streaks: a pass for some users answers those too.
-            let cleared = try CheckInQueue.fold(db)
-            return try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers.map { $0.union(cleared) })
-        }
+        let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
         var delivery = DeliveryResult()
         if !jobs.isEmpty {
             let composer = try MailComposer(sending: configuration)
