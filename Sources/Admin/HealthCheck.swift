@@ -8,7 +8,9 @@ import Webhook
 /// What `sileme-notifier check` verifies: the configuration can send, the database answers and
 /// its schema is current, the templates render, and the mail server accepts a connection, TLS
 /// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`), and
-/// with `WEBHOOK_URL` set, that the endpoint answers a signed `ping` event with 2xx.
+/// with `WEBHOOK_URL` set, that the endpoint answers a signed `ping` event with 2xx. It also says
+/// how many check-ins wait to be folded into the summary, and warns when no notifier has folded
+/// them for over a minute (no daemon running: the summary and the all-clears wait for the next run).
 /// Each finding says what is wrong in words, never with a secret.
 public struct HealthCheck: Sendable {
     /// One line of the check's report.
@@ -17,6 +19,8 @@ public struct HealthCheck: Sendable {
         public let subject: String
         /// Whether it is usable.
         public let ok: Bool
+        /// Usable, but something the operator should look at (printed `warn`; no exit status).
+        public var warning = false
         /// Details.
         public let detail: String
     }
@@ -71,6 +75,14 @@ public struct HealthCheck: Sendable {
                 note("row security", true, "every row of \(RowSecurity.tables.joined(separator: ", ")) is readable", failure: .configuration)
             } catch let error as ConfigurationError {
                 note("row security", false, error.description, failure: .configuration)
+            }
+            if pending.isEmpty {
+                do {
+                    let backlog = try CheckInQueue.backlog(db)
+                    findings.append(Finding(subject: "check-in queue", ok: true, warning: backlog.isStale, detail: backlog.description))
+                } catch let error as DatabaseError {
+                    note("check-in queue", false, error.description, failure: .configuration)
+                }
             }
         } catch let error as DatabaseError {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)

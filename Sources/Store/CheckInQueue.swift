@@ -20,6 +20,38 @@ public enum CheckInQueue {
         Set(try db.execute("SELECT u::text FROM sileme_fold_check_ins() AS u").rows.compactMap { $0.string(0) })
     }
 
+    /// What waits in the queue: how many check-ins and how long the oldest has waited.
+    public struct Backlog: Sendable, CustomStringConvertible {
+        /// Longer than this and no notifier is folding: the daemon folds every second, so a
+        /// check-in older than a minute means none runs (its all-clears wait for the next run).
+        public static let staleAfterSeconds = 60
+
+        /// Queued check-ins not yet in the summary.
+        public let count: Int
+        /// Seconds since the oldest of them was queued (0 when the queue is empty).
+        public let oldestSeconds: Int
+
+        /// Whether no notifier seems to be folding.
+        public var isStale: Bool { count > 0 && oldestSeconds > Self.staleAfterSeconds }
+
+        public var description: String {
+            guard count > 0 else { return "empty: every check-in is in the summary" }
+            let waiting = "\(count) check-in(s) waiting, the oldest for \(oldestSeconds) s"
+            return isStale
+                ? waiting + ": no notifier has folded them for over a minute (is the daemon running?); "
+                    + "the summary and the all-clears they end wait for the daemon or the next run"
+                : waiting + " (the daemon folds every second)"
+        }
+    }
+
+    /// Counts the queue (`SELECT` on `check_in_queue`; works on a standby too).
+    public static func backlog(_ db: PGConnection) throws -> Backlog {
+        let row = try db.execute("""
+            SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) FROM check_in_queue
+            """)[0]
+        return Backlog(count: row.int(0) ?? 0, oldestSeconds: max(0, row.int(1) ?? 0))
+    }
+
     /// Before a reader's transaction on `db` (the read URL): folds when it can. On a standby (read
     /// only) or as a role not allowed to fold, it cannot: then it returns what the reader should
     /// tell the operator when check-ins are waiting — the summary it reads is the primary's last
@@ -34,12 +66,10 @@ public enum CheckInQueue {
                 // Not granted: fall through to what is waiting.
             }
         }
-        let waiting = try db.execute("""
-            SELECT count(*), extract(epoch FROM now() - min(queued_at))::bigint FROM check_in_queue
-            """)[0]
-        guard let count = waiting.int(0), count > 0 else { return nil }
+        let waiting = try backlog(db)
+        guard waiting.count > 0 else { return nil }
         let why = standby ? "this is a standby" : "this role may not run sileme_fold_check_ins()"
-        return "\(count) check-in(s) of the last \(waiting.int(1) ?? 0) s are not yet in the summary (\(why); "
+        return "\(waiting.count) check-in(s) of the last \(waiting.oldestSeconds) s are not yet in the summary (\(why); "
             + "the daemon folds them every second): a user among them may be listed as due"
     }
 }

@@ -13,7 +13,7 @@ struct CheckCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         let (findings, status) = HealthCheck(configuration: configuration).run()
         for finding in findings {
-            Console.error("\(finding.ok ? "ok  " : "FAIL") \(finding.subject): \(finding.detail)")
+            Console.error("\(finding.ok ? (finding.warning ? "warn" : "ok  ") : "FAIL") \(finding.subject): \(finding.detail)")
         }
         if status != .success { throw ExitCode(status.rawValue) }
     }

@@ -139,18 +139,33 @@ struct OperationsIntegrationTests {
         #expect(try NotifierProcess.run(["--dry-run"], environment: base).status == 64)
     }
 
-    @Test("check says what works and what does not")
+    @Test("check says what works and what does not, and how many check-ins wait to be folded")
     func check() throws {
         let db = try TestDatabase()
         let good = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db))
         #expect(good.status == 0)
         #expect(good.stderr.contains("ok   mail server") && good.stderr.contains("TLS verified") && good.stderr.contains("schema current"))
+        #expect(good.stderr.contains("ok   check-in queue: empty"))
+        // Check-ins nobody has folded: counted; older than a minute, a warning (not a failure).
+        let user = try db.addUser(name: "张三", email: "a@example.com", checkIns: ["2026-03-01", "2026-03-02"])
+        let fresh = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db))
+        #expect(fresh.status == 0)
+        #expect(fresh.stderr.contains("ok   check-in queue: 2 check-in(s) waiting, the oldest for"), "\(fresh.stderr)")
+        try db.query("UPDATE check_in_queue SET queued_at = now() - interval '10 minutes' WHERE user_id = $1", [user])
+        let stale = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db))
+        #expect(stale.status == 0)
+        #expect(stale.stderr.contains("warn check-in queue: 2 check-in(s) waiting, the oldest for 60"), "\(stale.stderr)")
+        #expect(stale.stderr.contains("no notifier has folded them for over a minute (is the daemon running?)"))
+        try db.foldCheckIns()
+        #expect(try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db)).stderr
+                    .contains("ok   check-in queue: empty"))
         let wrongPassword = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db, ["SMTP_PASSWORD": "wrong-secret-xyz"]))
         #expect(wrongPassword.status == 69)
         #expect(wrongPassword.stderr.contains("FAIL mail server"))
         #expect(!wrongPassword.stderr.contains("wrong-secret-xyz"))
-        let fresh = try TestDatabase(migrate: false)
-        let pending = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: fresh))
+        let unmigrated = try TestDatabase(migrate: false)
+        let pending = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: unmigrated))
         #expect(pending.status == 1 && pending.stderr.contains("migrations pending"))
+        #expect(!pending.stderr.contains("check-in queue"))
     }
 }
