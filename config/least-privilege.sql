@@ -28,7 +28,7 @@ GRANT SELECT, INSERT, UPDATE ON contact_status, known_contacts TO sileme_notifie
 GRANT SELECT, DELETE ON pending_all_clears TO sileme_notifier;
 -- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
 -- (the function runs as its owner; the role only reads the queue to say what a standby has not
--- folded).
+-- folded, and for `check`'s backlog line).
 GRANT SELECT ON check_in_queue TO sileme_notifier;
 GRANT EXECUTE ON FUNCTION sileme_fold_check_ins() TO sileme_notifier;
 
