@@ -62,7 +62,8 @@ final class AllClearWatcher: @unchecked Sendable {
         var nextFold = Date.distantPast
         while !stop.isStopped {
             let config = configuration()
-            // Every second: the only fold of the daemon (a pass sees the queue at most that old).
+            // The daemon's fold outside its runs (each run folds for itself), every second: a pass
+            // sees the queue at most that old.
             if Date() >= nextFold {
                 let cleared = fold(config, on: &folder)
                 nextFold = Date().addingTimeInterval(CheckInQueue.foldInterval)

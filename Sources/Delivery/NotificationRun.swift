@@ -202,7 +202,7 @@ public struct NotificationRun: Sendable {
     /// The daemon's all-clear pass (docs/lifecycle.md): sends the all-clears due now — a check-in
     /// ended a streak whose alert was accepted — and the retries of earlier ones, without a row in
     /// `notifier_runs` (it runs every `ALL_CLEAR_POLL_SECONDS` and on each check-in it hears of).
-    /// It does not fold the check-in queue: the daemon's watcher folds before every pass.
+    /// It does not fold the check-in queue: the daemon's watcher folds it every second.
     /// Returns what it did; logs only when there was something to send.
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
