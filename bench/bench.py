@@ -158,6 +158,9 @@ def generate(conn, users, guard_share, contact_share=0.0):
     every = max(1, round(1 / guard_share)) if guard_share > 0 else 0
     if every:
         cur.execute("UPDATE shape SET k = 3 + (g / %s) %% 6 WHERE g %% %s = 1", (every, every))
+        # Every 21st paused user (paused until D + 4, below) would otherwise be due (m = 2). The
+        # random shape alone gives ~3 such users at 20,000, sometimes none: the smoke's check failed.
+        cur.execute("UPDATE shape SET k = 3 WHERE g %% %s = 3 AND (g / %s) %% 21 = 14", (every, every))
     cur.execute("INSERT INTO users (id, name, emergency_email) SELECT id, '用户' || g, 'user' || g || '@bench.example' FROM shape")
     if every:
         cur.execute("""INSERT INTO shape (id, g, k)
