@@ -24,16 +24,20 @@ INSERT INTO demo VALUES
   ('00000000-0000-4000-8000-000000000009', E'Alice\r\nBcc: everyone@example.com', 'alice.mother@example.com', 3, NULL);
 
 INSERT INTO users (id, name, emergency_email)
-SELECT id, name, email FROM demo ON CONFLICT (id) DO NOTHING;
+SELECT id, name, email FROM demo ON CONFLICT DO NOTHING;
 
 -- A daily check-in for 10 days up to each user's last check-in.
 INSERT INTO check_ins (user_id, check_in_date)
 SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai')::date - d.last_offset - g
 FROM demo d, generate_series(0, 9) g
-ON CONFLICT (user_id, check_in_date) DO NOTHING;
+ON CONFLICT DO NOTHING;
 
 INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
 SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai')::date - d.notified_offset, true, d.last_offset - d.notified_offset - 1, 'sent', now() - interval '1 day'
 FROM demo d WHERE d.notified_offset IS NOT NULL
-ON CONFLICT (user_id, notification_date) DO NOTHING;
+ON CONFLICT DO NOTHING;
+
+-- These users signed up ten days ago and their contacts were introduced then: the demo shows the
+-- day's alerts, not a first day's introductions.
+UPDATE known_contacts SET state = 'introduced' WHERE user_id IN (SELECT id FROM demo);
 COMMIT;

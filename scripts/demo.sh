@@ -45,7 +45,7 @@ fi
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 step "sileme-notifier migrate"
 $bin migrate
-psql -q "$DATABASE_URL" -f config/sample-data.sql
+psql -q -v ON_ERROR_STOP=1 "$DATABASE_URL" -f config/sample-data.sql
 
 step "sileme-notifier check"
 $bin check
@@ -83,7 +83,7 @@ print("-" * 72)
 PY
 
 step "notification_logs"
-psql "$DATABASE_URL" -c "SELECT u.name, l.notification_date, l.consecutive_miss_days AS m, l.status, l.email_sent, l.attempts, l.last_error
-                         FROM notification_logs l JOIN users u ON u.id = l.user_id ORDER BY l.notification_date, u.name"
+psql "$DATABASE_URL" -c "SELECT u.name, l.notification_date, l.kind, l.consecutive_miss_days AS m, l.status, l.email_sent, l.attempts, l.last_error
+                         FROM notification_logs l JOIN users u ON u.id = l.user_id ORDER BY l.notification_date, l.kind, u.name"
 $keep && echo "servers left running; stop with: scripts/testenv/testenv.sh stop $state"
 exit 0
