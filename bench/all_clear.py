@@ -156,7 +156,7 @@ def run_variant(variant, args, cluster, base):
                        SELECT md5('a' || g)::uuid, 'u' || g || '-' || p || '@bench.example', p
                        FROM unnest(%s::int[]) WITH ORDINALITY AS c(n, g), generate_series(1, c.n) p""", (counts,))
         # Known already (an upgraded database's pairs): the run sends alerts only, no introductions.
-        cur.execute("UPDATE known_contacts SET state = 'existing'")
+        cur.execute("UPDATE sileme.known_contacts SET state = 'existing'")
         # Eight days of check-ins up to three days ago: every user is due today (missed 2 days).
         cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
                        SELECT md5('a' || g)::uuid, %s::date - d FROM generate_series(1, %s) g, generate_series(3, 10) d""",
@@ -188,7 +188,7 @@ def run_variant(variant, args, cluster, base):
         # The daemon, its daily run 12 hours away, the runs around it done.
         fire = (now + datetime.timedelta(hours=12)).strftime("%H:%M:%S")
         for offset in (-1, 0, 1):
-            cur.execute("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) "
+            cur.execute("INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at) "
                         "VALUES (%s, 'daemon', 'bench', 1, 'completed', now())", (today + datetime.timedelta(days=offset),))
         conn.commit()
         daemon_env = dict(env, NOTIFY_TIME=fire)
@@ -283,7 +283,7 @@ def run_variant(variant, args, cluster, base):
         bench.check(not missing, f"{variant}: {len(missing)} of {len(expected)} all-clears did not come within "
                                  f"{POLL_SECONDS + 120} s of the last check-in, e.g. {missing[:3]}; the daemon's exit status: {exit_status}")
         bench.check(exit_status == 0, f"the daemon exited {exit_status} on SIGTERM")
-        cur.execute("SELECT count(*) FROM pending_all_clears")
+        cur.execute("SELECT count(*) FROM sileme.pending_all_clears")
         queued = cur.fetchone()[0]
         cur.execute("SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs WHERE kind = 'all_clear'")
         sent_rows, all_rows = cur.fetchone()

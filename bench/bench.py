@@ -185,7 +185,7 @@ def generate(conn, users, guard_share, contact_share=0.0):
     # What migration 010 does for the pairs that exist when it runs (the bulk load bypassed the
     # triggers that record new pairs as pending): every pair known, as 'existing', not introduced.
     cur.execute("""
-        INSERT INTO known_contacts (user_id, contact, state)
+        INSERT INTO sileme.known_contacts (user_id, contact, state)
         SELECT id, lower(btrim(emergency_email)), 'existing' FROM users
         WHERE emergency_email IS NOT NULL AND btrim(emergency_email) <> ''
         UNION
@@ -217,8 +217,8 @@ def generate(conn, users, guard_share, contact_share=0.0):
                             WHERE NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = s.id)) c
         WHERE s.k >= 4 AND s.g %% 3 = 0
         """, (RUN_DATE, RUN_DATE))
-    cur.execute("INSERT INTO user_last_check_in (user_id, last_check_in_date) SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
-    cur.execute("""UPDATE user_last_check_in s SET last_notified_date = n.last
+    cur.execute("INSERT INTO sileme.user_last_check_in (user_id, last_check_in_date) SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
+    cur.execute("""UPDATE sileme.user_last_check_in s SET last_notified_date = n.last
                    FROM (SELECT user_id, max(notification_date) AS last FROM notification_logs
                          WHERE email_sent AND kind = 'alert' GROUP BY user_id) n
                    WHERE n.user_id = s.user_id""")
@@ -356,7 +356,7 @@ def bare_smtp(port, messages, connections):
 #              pending_all_clears and NOTIFYs; the queue is emptied before each run, so that each
 #              fold's queueing is a real one, not a conflict)
 # After each run of ours, the run's check-ins are folded into the summary as the daemon does
-# (sileme_fold_check_ins(), one statement; timed per check-in: the work 012 moved off the app's
+# (sileme.sileme_fold_check_ins(), one statement; timed per check-in: the work 012 moved off the app's
 # transaction) and checked: every user's summary moved, and for `clearing` every user queued.
 # And, to see where the time goes (`--insert-diagnostics`), in place of ours:
 #   noop       a plpgsql AFTER INSERT trigger that returns at once (the call alone)
@@ -385,7 +385,9 @@ def migration_function(migration, name, renamed):
         text = f.read()
     start = text.index(f"CREATE OR REPLACE FUNCTION {name}()")
     end = text.index("END $$;", start) + len("END $$;")
-    return text[start:end].replace(f"FUNCTION {name}()", f"FUNCTION {renamed}()", 1)
+    # The notifier's tables are in its own schema since 013: the old body finds them there.
+    return (text[start:end].replace(f"FUNCTION {name}()", f"FUNCTION {renamed}()", 1)
+            .replace("SET search_path = pg_catalog, public", "SET search_path = pg_catalog, sileme, public", 1))
 
 
 INSERT_TRIGGER_SQL = "\n".join([
@@ -425,7 +427,7 @@ class InsertPath:
                         (prefix, prefix, self.pool))
             cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
                            SELECT md5(%s || g)::uuid, %s::date - %s FROM generate_series(1, %s) g""", (prefix, RUN_DATE, last, self.pool))
-            cur.execute("""INSERT INTO user_last_check_in (user_id, last_check_in_date, last_notified_date)
+            cur.execute("""INSERT INTO sileme.user_last_check_in (user_id, last_check_in_date, last_notified_date)
                            SELECT md5(%s || g)::uuid, %s::date - %s, %s::date FROM generate_series(1, %s) g""",
                         (prefix, RUN_DATE, last, notified, self.pool))
             if notified:
@@ -440,7 +442,7 @@ class InsertPath:
         for name in BENCH_TRIGGERS.values():
             cur.execute(f"CREATE TRIGGER {name} AFTER INSERT ON check_ins FOR EACH ROW EXECUTE FUNCTION {name}()")
             cur.execute(f"ALTER TABLE check_ins DISABLE TRIGGER {name}")
-        cur.execute("VACUUM ANALYZE users, check_ins, user_last_check_in, notification_logs")
+        cur.execute("VACUUM ANALYZE users, check_ins, sileme.user_last_check_in, notification_logs")
         self.run("common")  # the warm-up
 
     def durable(self):
@@ -472,10 +474,10 @@ class InsertPath:
         pool = "ia" if variant == "clearing" else "ip"
         self.set_triggers(variant)
         cur = self.conn.cursor()
-        cur.execute("DELETE FROM pending_all_clears")
+        cur.execute("DELETE FROM sileme.pending_all_clears")
         cur.execute("TRUNCATE bench_append_log")
         cur.execute("ALTER SEQUENCE bench_insert_seq RESTART")
-        cur.execute("VACUUM user_last_check_in, pending_all_clears, check_in_queue")
+        cur.execute("VACUUM sileme.user_last_check_in, sileme.pending_all_clears, sileme.check_in_queue")
         cur.execute("CHECKPOINT")
         cur.execute("SELECT pg_stat_statements_reset(), pg_stat_reset()")
         script = os.path.join(os.path.dirname(self.cluster.dir), "insert.sql")
@@ -507,17 +509,17 @@ class InsertPath:
         if variant in ("common", "clearing"):
             # The daemon's share: the run's check-ins folded into the summary in one statement.
             start = time.perf_counter()
-            cur.execute("SELECT count(*) FROM sileme_fold_check_ins()")
+            cur.execute("SELECT count(*) FROM sileme.sileme_fold_check_ins()")
             cleared = cur.fetchone()[0]
             fold = (time.perf_counter() - start) / done
-            cur.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date = %s::date + %s", (RUN_DATE, self.day))
+            cur.execute("SELECT count(*) FROM sileme.user_last_check_in WHERE last_check_in_date = %s::date + %s", (RUN_DATE, self.day))
             moved = cur.fetchone()[0]
             check(moved == done, f"pgbench ({variant}): the fold moved {moved} users' summary of {done} check-ins")
-            cur.execute("SELECT count(*) FROM check_in_queue")
+            cur.execute("SELECT count(*) FROM sileme.check_in_queue")
             check(cur.fetchone()[0] == 0, f"pgbench ({variant}): the fold left rows in the queue")
             check(cleared == (done if variant == "clearing" else 0), f"pgbench ({variant}): the fold cleared {cleared} streaks of {done}")
         # For `clearing`, a queued user each.
-        cur.execute("SELECT count(*) FROM pending_all_clears")
+        cur.execute("SELECT count(*) FROM sileme.pending_all_clears")
         queued = cur.fetchone()[0]
         check(queued == (done if variant == "clearing" else 0), f"pgbench ({variant}): {queued} users queued for an all-clear of {done}")
         if variant == "append":
@@ -632,18 +634,18 @@ def main():
         due_sql = """
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
-                FROM user_last_check_in s
+                FROM sileme.user_last_check_in s
                 WHERE s.last_check_in_date <= %(d)s::date - 3 AND s.last_check_in_date >= %(d)s::date - 10
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
-                FROM user_last_check_in s
+                FROM sileme.user_last_check_in s
                 CROSS JOIN LATERAL (SELECT (SELECT max(c.check_in_date) FROM check_ins c
                                             WHERE c.user_id = s.user_id AND c.check_in_date <= %(d)s::date + 1) AS last OFFSET 0) r
                 WHERE s.last_check_in_date > %(d)s::date + 1 AND r.last <= %(d)s::date - 3
                 UNION ALL
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
                 FROM users p
-                CROSS JOIN LATERAL (SELECT * FROM user_last_check_in s WHERE s.user_id = p.id
+                CROSS JOIN LATERAL (SELECT * FROM sileme.user_last_check_in s WHERE s.user_id = p.id
                                     AND s.last_check_in_date < %(d)s::date - 10 OFFSET 0) s
                 WHERE p.paused_until >= %(d)s::date - 10
             )
@@ -682,7 +684,7 @@ def main():
         # the users' names and addresses (the same range scan, no users probe).
         due_ids_sql = """
             SELECT s.user_id, s.last_check_in_date, coalesce(s.last_notified_date > s.last_check_in_date, false)
-            FROM user_last_check_in s
+            FROM sileme.user_last_check_in s
             WHERE s.last_check_in_date <= %s::date - 3 AND s.last_check_in_date >= %s::date - 10"""
         t_due_ids = statistics.median(query_seconds(url, due_ids_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         # And the other way round: the aggregate as the app would need it, with names and addresses.
@@ -760,7 +762,7 @@ def main():
             reset = psycopg2.connect(url)
             reset.autocommit = True
             reset.cursor().execute("DELETE FROM notification_logs WHERE notification_date = %s", (RUN_DATE,))
-            reset.cursor().execute("DELETE FROM notifier_runs")
+            reset.cursor().execute("DELETE FROM sileme.notifier_runs")
             reset.close()
             elapsed, rss, status, _ = run_notifier(args.binary, ["--run-now", "--date", RUN_DATE], env)
             counter = psycopg2.connect(url)

@@ -57,7 +57,7 @@ def main():
             """, (args.users,))
         # Everyone checked in today (nobody is due); and yesterday's run completed.
         cur.execute("INSERT INTO check_ins (user_id, check_in_date) SELECT id, %s FROM users", (today,))
-        cur.execute("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) "
+        cur.execute("INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at) "
                     "VALUES (%s, 'daemon', 'bench', 1, 'completed', now())", (today - datetime.timedelta(days=1),))
         cur.execute("""
             INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
@@ -119,7 +119,7 @@ def main():
         bench.check(started is not None and left == 0, f"the old rows were deleted ({left} left)")
         cur.execute("SELECT count(*) FROM notification_logs")
         bench.check(cur.fetchone()[0] == kept, "every row within the retention kept")
-        cur.execute("""SELECT count(*) FROM user_last_check_in s
+        cur.execute("""SELECT count(*) FROM sileme.user_last_check_in s
                        WHERE s.last_notified_date IS DISTINCT FROM
                              (SELECT max(notification_date) FROM notification_logs n WHERE n.user_id = s.user_id AND email_sent)""")
         bench.check(cur.fetchone()[0] == 0, "the summary's latest notification is right for every user")

@@ -260,7 +260,7 @@ def generate(url, users):
     cur.execute("""INSERT INTO users (id, name, emergency_email)
                    SELECT md5('w' || g)::uuid, '用户' || g, 'user' || g || '@bench.example' FROM generate_series(1, %s) g""",
                 (users,))
-    cur.execute("UPDATE known_contacts SET state = 'existing'")
+    cur.execute("UPDATE sileme.known_contacts SET state = 'existing'")
     cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
                    SELECT md5('w' || g)::uuid, %s::date - d FROM generate_series(1, %s) g, generate_series(3, 10) d""",
                 (RUN_DATE, users))
@@ -276,10 +276,10 @@ def reset(url):
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("DELETE FROM notification_logs")
-    cur.execute("DELETE FROM notifier_runs")
-    cur.execute("SELECT count(*) FROM user_last_check_in WHERE last_notified_date IS NOT NULL")
+    cur.execute("DELETE FROM sileme.notifier_runs")
+    cur.execute("SELECT count(*) FROM sileme.user_last_check_in WHERE last_notified_date IS NOT NULL")
     bench.check(cur.fetchone()[0] == 0, "the summary still says some users were notified after the reset")
-    cur.execute("VACUUM ANALYZE notification_logs, user_last_check_in, notifier_runs")
+    cur.execute("VACUUM ANALYZE notification_logs, sileme.user_last_check_in, sileme.notifier_runs")
     conn.close()
 
 

@@ -39,5 +39,5 @@ ON CONFLICT DO NOTHING;
 
 -- These users signed up ten days ago and their contacts were introduced then: the demo shows the
 -- day's alerts, not a first day's introductions.
-UPDATE known_contacts SET state = 'introduced' WHERE user_id IN (SELECT id FROM demo);
+UPDATE sileme.known_contacts SET state = 'introduced' WHERE user_id IN (SELECT id FROM demo);
 COMMIT;

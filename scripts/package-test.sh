@@ -357,7 +357,7 @@ install -m 0600 "$files/database-url" /etc/sileme-notifier/database-url
 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DATABASE_URL="$db_url" sileme-notifier migrate
 EOF
     { sed 's/^/    /' "$STATE/configure.log" >&2; fail "service: configuring or migrate failed"; summary; exit 1; }
-migrations=$(psql_db -c "SELECT count(*) FROM sileme_schema_migrations" 2>/dev/null || echo "?")
+migrations=$(psql_db -c "SELECT count(*) FROM sileme.sileme_schema_migrations" 2>/dev/null || echo "?")
 USER_ID=$(psql_db -c "
     WITH u AS (INSERT INTO users (name, emergency_email) VALUES ('安装测试', 'contact@$DOMAIN') RETURNING id),
          c AS (INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '$RUN_DATE' - 3 FROM u)

@@ -10,7 +10,9 @@ import Webhook
 /// and AUTH (with `MAIL_TRANSPORT=outbox`: that a probe file can be written in `OUTBOX_DIR`), and
 /// with `WEBHOOK_URL` set, that the endpoint answers a signed `ping` event with 2xx. It also says
 /// how many check-ins wait to be folded into the summary, and warns when no notifier has folded
-/// them for over a minute (no daemon running: the summary and the all-clears wait for the next run).
+/// them for over a minute (no daemon running: the summary and the all-clears wait for the next run),
+/// and warns of every role besides the notifier's that can reach its schema, or the app's tables
+/// without row-level security (`Exposure`: on Supabase, the app's anonymous key).
 /// Each finding says what is wrong in words, never with a secret.
 public struct HealthCheck: Sendable {
     /// One line of the check's report.
@@ -63,7 +65,7 @@ public struct HealthCheck: Sendable {
             note("templates", false, error.description, failure: .configuration)
         }
         do {
-            let db = try PGConnection(configuration.databaseURL)
+            let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
             let version = try db.execute("SHOW server_version")[0].string(0) ?? "?"
             let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
             note("database", pending.isEmpty,
@@ -78,6 +80,19 @@ public struct HealthCheck: Sendable {
             }
             if pending.isEmpty {
                 do {
+                    let open = try Exposure.findings(db)
+                    for finding in open {
+                        findings.append(Finding(subject: "exposed", ok: true, warning: true, detail: finding.description))
+                    }
+                    if open.isEmpty {
+                        note("exposure", true, "nothing in schema \(configuration.databaseSchema) is open to another role, "
+                             + "and \((OwnSchema.appTables + OwnSchema.sharedTables).joined(separator: ", ")) are open to none without row-level security",
+                             failure: .configuration)
+                    }
+                } catch let error as DatabaseError {
+                    note("exposure", false, error.description, failure: .configuration)
+                }
+                do {
                     let backlog = try CheckInQueue.backlog(db)
                     findings.append(Finding(subject: "check-in queue", ok: true, warning: backlog.isStale, detail: backlog.description))
                 } catch let error as DatabaseError {
@@ -91,7 +106,7 @@ public struct HealthCheck: Sendable {
         }
         if let read = configuration.databaseReadURL {
             do {
-                let standby = try PGConnection(read)
+                let standby = try PGConnection(read, schema: configuration.databaseSchema)
                 let recovering = try standby.execute("SELECT pg_is_in_recovery()")[0].bool(0)
                 note("read database", true, recovering ? "a hot standby answers (DATABASE_READ_URL)" : "answers (DATABASE_READ_URL; not a standby)",
                      failure: .unavailable)

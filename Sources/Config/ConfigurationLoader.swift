@@ -20,7 +20,7 @@ public struct ConfigurationLoader: Sendable {
         "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
         "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
         "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
-        "DATABASE_LISTEN_URL", "DATABASE_LISTEN_URL_FILE", "FOLLOW_UP_DAYS", "INTRODUCE_CONTACTS",
+        "DATABASE_LISTEN_URL", "DATABASE_LISTEN_URL_FILE", "DATABASE_SCHEMA", "FOLLOW_UP_DAYS", "INTRODUCE_CONTACTS",
         "ALL_CLEAR_POLL_SECONDS",
         "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "WEBHOOK_CA_FILE", "WEBHOOK_TIMEOUT_SECONDS",
         "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
@@ -57,6 +57,9 @@ public struct ConfigurationLoader: Sendable {
         config.databaseListenURL = try secret(values, key: "DATABASE_LISTEN_URL", credential: "database-listen-url")
         if let listen = config.databaseListenURL, let problem = ConnectionString.syntaxProblem(listen) {
             throw ConfigurationError(setting: "DATABASE_LISTEN_URL", reason: "is not a valid PostgreSQL URI or connection string: \(problem)")
+        }
+        if let schema = try settings.string("DATABASE_SCHEMA"), !schema.isEmpty {
+            config.databaseSchema = try DatabaseSchema(schema)
         }
         if let transport = try settings.string("MAIL_TRANSPORT"), !transport.isEmpty {
             guard let kind = MailTransportKind(rawValue: transport.lowercased()) else {

@@ -9,6 +9,8 @@ public struct NotifierConfiguration: Sendable {
     public var databaseURL: Secret = Secret("")
     /// `DATABASE_READ_URL`: a hot standby the dry run and `report` read from; nil reads the primary.
     public var databaseReadURL: Secret?
+    /// `DATABASE_SCHEMA`: where the notifier's own tables and functions live (default `sileme`).
+    public var databaseSchema = DatabaseSchema.standard
     /// `MAIL_TRANSPORT`: SMTP (default) or the file outbox.
     public var mailTransport: MailTransportKind = .smtp
     /// SMTP server settings (used when `mailTransport` is `.smtp`).

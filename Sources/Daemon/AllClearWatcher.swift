@@ -111,7 +111,7 @@ final class AllClearWatcher: @unchecked Sendable {
     /// fails); returns the users the fold queued for an all-clear.
     private func fold(_ config: NotifierConfiguration, on connection: inout PGConnection?) -> Set<String> {
         do {
-            let db = try connection ?? PGConnection(config.databaseURL, applicationName: "sileme-notifier (fold)")
+            let db = try connection ?? PGConnection(config.databaseURL, schema: config.databaseSchema, applicationName: "sileme-notifier (fold)")
             connection = db
             // A stop cancels it (after downtime the queue holds every check-in since).
             let cleared = try db.cancellable(on: stop) { try CheckInQueue.fold(db) }
@@ -135,7 +135,7 @@ final class AllClearWatcher: @unchecked Sendable {
     /// `DATABASE_LISTEN_URL` is not set: a pooler does not carry `NOTIFY` to a client.
     private func openListener(_ config: NotifierConfiguration) -> (connection: PGConnection?, pooled: Bool) {
         do {
-            let connection = try PGConnection(config.databaseListenURL ?? config.databaseURL,
+            let connection = try PGConnection(config.databaseListenURL ?? config.databaseURL, schema: config.databaseSchema,
                                               applicationName: "sileme-notifier (listen)")
             let direct = try connection.isDirect
             guard config.databaseListenURL != nil || direct else {

@@ -83,7 +83,7 @@ package struct Dispatcher {
         let recorder: ResultRecorder
         let patience = configuration.databaseReconnectSeconds
         do {
-            recorder = try ResultRecorder(conninfo: configuration.databaseURL, store: store, runDate: runDate, patience: patience,
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate, patience: patience,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop)
         } catch {
@@ -100,7 +100,7 @@ package struct Dispatcher {
         let runShare = max(1, jobs.count / workers)
         WorkerPool.run(count: workers, name: "sileme-send") { _ in
             do {
-                let db = try ReconnectingConnection(configuration.databaseURL, patience: patience,
+                let db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
                                                     onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
                                                     stop: control.stop)
                 let transport = try makeTransport()

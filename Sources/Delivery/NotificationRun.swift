@@ -47,7 +47,7 @@ public struct NotificationRun: Sendable {
         // After `startRun` (not retried: it inserts), every statement on this connection may run
         // twice, so a broken connection is reconnected (DATABASE_RECONNECT_SECONDS).
         let db = try ReconnectingConnection(
-            configuration.databaseURL, patience: configuration.databaseReconnectSeconds,
+            configuration.databaseURL, schema: configuration.databaseSchema, patience: configuration.databaseReconnectSeconds,
             onRetry: Dispatcher.reconnectNotice(logger), onWait: { control.alive() }, stop: control.stop)
         // `claimed_by`: this run's own (the claim takes its own rows over after a broken connection).
         let store = NotificationStore(owner: "\(host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
@@ -206,7 +206,7 @@ public struct NotificationRun: Sendable {
     /// Returns what it did; logs only when there was something to send.
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
-        let db = try PGConnection(configuration.databaseURL, applicationName: "sileme-notifier (all-clear)")
+        let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
         var delivery = DeliveryResult()

@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Store
 import Values
@@ -30,13 +31,13 @@ package final class ResultRecorder: @unchecked Sendable {
     /// Opens the recorder's connection and starts its thread. `onRetry` hears of each broken
     /// connection; `onWait` is called at least once a second while reconnecting. A raised `stop`
     /// ends a reconnect wait (the recorder gives up; the unwritten rows are taken over next run).
-    package init(conninfo: Secret, store: NotificationStore, runDate: CalendarDate, patience: TimeInterval,
+    package init(conninfo: Secret, schema: DatabaseSchema, store: NotificationStore, runDate: CalendarDate, patience: TimeInterval,
          onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
          onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal()) throws {
         self.stop = stop
         renewEvery = store.claimSQL.leaseSeconds / 4
         let db = try ReconnectingConnection(
-            conninfo, applicationName: "sileme-notifier (recorder)", patience: patience,
+            conninfo, schema: schema, applicationName: "sileme-notifier (recorder)", patience: patience,
             onRetry: { [weak self] error, delay in
                 self?.setReconnecting(true)
                 onRetry(error, delay)

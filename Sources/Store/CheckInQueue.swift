@@ -17,7 +17,7 @@ public enum CheckInQueue {
     /// `NOTIFY sileme_check_in`, for the other daemons).
     @discardableResult
     public static func fold(_ db: PGConnection) throws -> Set<String> {
-        Set(try db.execute("SELECT u::text FROM sileme_fold_check_ins() AS u").rows.compactMap { $0.string(0) })
+        Set(try db.execute("SELECT u::text FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string(0) })
     }
 
     /// What waits in the queue: how many check-ins and how long the oldest has waited.
@@ -47,7 +47,7 @@ public enum CheckInQueue {
     /// Counts the queue (`SELECT` on `check_in_queue`; works on a standby too).
     public static func backlog(_ db: PGConnection) throws -> Backlog {
         let row = try db.execute("""
-            SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) FROM check_in_queue
+            SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) FROM sileme.check_in_queue
             """)[0]
         return Backlog(count: row.int(0) ?? 0, oldestSeconds: max(0, row.int(1) ?? 0))
     }

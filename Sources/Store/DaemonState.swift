@@ -13,8 +13,8 @@ package struct DaemonState {
 
     package static func read(_ db: PGConnection, runDate: CalendarDate, claims: ClaimSQL) throws -> DaemonState {
         let row = try db.execute("""
-            SELECT EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1 AND status = 'completed' AND mode <> 'retry'),
-                   EXISTS (SELECT 1 FROM notifier_runs WHERE run_date = $1 AND mode <> 'retry'),
+            SELECT EXISTS (SELECT 1 FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed' AND mode <> 'retry'),
+                   EXISTS (SELECT 1 FROM sileme.notifier_runs WHERE run_date = $1 AND mode <> 'retry'),
                    (SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
                                                        ELSE \(claims.takeoverTime("n")) END))
                     FROM notification_logs n

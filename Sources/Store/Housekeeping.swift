@@ -29,8 +29,8 @@ public enum Housekeeping {
                    coalesce(invalid_email, 0), coalesce(invalid_name, 0), coalesce(busy_elsewhere, 0), coalesce(gone, 0),
                    coalesce(claim_errors, 0), coalesce(superseded, 0), coalesce(paused, 0), coalesce(cancelled, 0),
                    coalesce(future_ignored, 0),
-                   (SELECT extract(epoch FROM max(finished_at)) FROM notifier_runs WHERE status = 'completed' AND mode <> 'retry')
-            FROM notifier_runs ORDER BY started_at DESC, id DESC LIMIT 1
+                   (SELECT extract(epoch FROM max(finished_at)) FROM sileme.notifier_runs WHERE status = 'completed' AND mode <> 'retry')
+            FROM sileme.notifier_runs ORDER BY started_at DESC, id DESC LIMIT 1
             """)
         if runs.count == 1 {
             let row = runs[0]
@@ -71,7 +71,7 @@ public enum Housekeeping {
     public static func deleteOlder(_ db: PGConnection, than cutoff: CalendarDate, batch: Int = 500,
                                    stop: StopSignal? = nil) throws -> (logs: Int, runs: Int) {
         var deleted = (logs: 0, runs: 0)
-        for (table, column) in [("notification_logs", "notification_date"), ("notifier_runs", "run_date")] {
+        for (table, column) in [("notification_logs", "notification_date"), ("sileme.notifier_runs", "run_date")] {
             while stop?.isStopped != true {
                 let count = try db.execute("""
                     WITH old AS (SELECT id FROM \(table) WHERE \(column) < $1::date ORDER BY \(column) LIMIT $2)

@@ -81,7 +81,7 @@ public struct LifecycleStore: Sendable {
             WITH q AS MATERIALIZED (
                 -- `onlyUsers` ($3) limits each branch, so a pass for the check-ins just heard of
                 -- reads their rows only (no check-in probe for every recent alert).
-                SELECT user_id, streak_after, check_in_date, checked_in_at, NULL::date AS only_date FROM pending_all_clears
+                SELECT user_id, streak_after, check_in_date, checked_in_at, NULL::date AS only_date FROM sileme.pending_all_clears
                 WHERE $3::uuid[] IS NULL OR user_id = ANY($3::uuid[])
                 UNION ALL
                 -- All-clears to finish: a retry or a crashed claim, answering its own alert only.
@@ -135,7 +135,7 @@ public struct LifecycleStore: Sendable {
             SELECT n.user_id::text, u.name, n.contact, n.notification_date, n.consecutive_miss_days, n.last_check_in_date
             FROM notification_logs n
             JOIN users u ON u.id = n.user_id
-            JOIN user_last_check_in s ON s.user_id = n.user_id
+            JOIN sileme.user_last_check_in s ON s.user_id = n.user_id
             WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $2::date AND $1::date
               AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
               AND s.last_notified_date > n.last_check_in_date
@@ -157,7 +157,7 @@ public struct LifecycleStore: Sendable {
     public func settleAllClearQueue(_ db: PGConnection, channels: [DeliveryJob.Channel] = [.email]) throws -> Int {
         try db.execute("""
             WITH gone AS (
-                DELETE FROM pending_all_clears q
+                DELETE FROM sileme.pending_all_clears q
                 WHERE NOT EXISTS (
                     SELECT 1 FROM notification_logs a
                     WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($1::text[]) AND a.email_sent
@@ -213,16 +213,16 @@ public struct LifecycleStore: Sendable {
     public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
                                  onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
         if !readOnly { try db.execute("""
-            UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+            UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
             WHERE k.state = 'pending' AND NOT \(GuardSQL.contactInForce(user: "k.user_id", contact: "k.contact"))
             """) }
         return try db.execute("""
             SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date,
                    EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
                            AND w.channel = 'webhook' AND w.contact = k.contact)
-            FROM known_contacts k
+            FROM sileme.known_contacts k
             JOIN users u ON u.id = k.user_id
-            JOIN user_last_check_in s ON s.user_id = k.user_id
+            JOIN sileme.user_last_check_in s ON s.user_id = k.user_id
             CROSS JOIN LATERAL (
                 SELECT e.email, e.position FROM emergency_contacts e
                 WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact
@@ -252,11 +252,11 @@ public struct LifecycleStore: Sendable {
     public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute("""
             SELECT r.user_id::text, u.name, r.last
-            FROM (SELECT s.user_id, s.last_check_in_date AS last FROM user_last_check_in s
+            FROM (SELECT s.user_id, s.last_check_in_date AS last FROM sileme.user_last_check_in s
                   WHERE s.last_check_in_date = $1::date - 2
                   UNION ALL
                   SELECT p.id, s.last_check_in_date FROM users p
-                  JOIN user_last_check_in s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
+                  JOIN sileme.user_last_check_in s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
                   WHERE p.paused_until = $1::date - 2) r
             JOIN users u ON u.id = r.user_id
             WHERE (u.paused_until IS NULL OR u.paused_until <= $1::date - 2)
@@ -327,7 +327,7 @@ public struct LifecycleStore: Sendable {
     @discardableResult
     public func skipIntroductions(_ db: PGConnection) throws -> Int {
         try db.execute("""
-            WITH done AS (UPDATE known_contacts SET state = 'not_introduced', updated_at = now()
+            WITH done AS (UPDATE sileme.known_contacts SET state = 'not_introduced', updated_at = now()
                           WHERE state = 'pending' RETURNING 1)
             SELECT count(*) FROM done
             """)[0].int(0) ?? 0
@@ -339,7 +339,7 @@ public struct LifecycleStore: Sendable {
     @discardableResult
     public func introduceExisting(_ db: PGConnection, includeSkipped: Bool) throws -> Int {
         try db.execute("""
-            WITH done AS (UPDATE known_contacts SET state = 'pending', updated_at = now()
+            WITH done AS (UPDATE sileme.known_contacts SET state = 'pending', updated_at = now()
                           WHERE state = 'existing' OR ($1::bool AND state = 'not_introduced') RETURNING 1)
             SELECT count(*) FROM done
             """, [includeSkipped ? "true" : "false"])[0].int(0) ?? 0
@@ -349,7 +349,7 @@ public struct LifecycleStore: Sendable {
     public func markNotIntroduced(_ db: PGConnection, _ pairs: [(user: String, contact: String)]) throws {
         guard !pairs.isEmpty else { return }
         try db.execute("""
-            UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+            UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
             FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
             WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
             """, [PGArray.literal(pairs.map(\.user)), PGArray.literal(pairs.map(\.contact))])

@@ -2,7 +2,7 @@ import Config
 import Foundation
 
 /// Applies the versioned SQL files of `Migrations/` (`NNN_name.sql`) in order, each once, each in
-/// its own transaction, recording them in `sileme_schema_migrations`. Safe to run any number of
+/// its own transaction, recording them in `sileme.sileme_schema_migrations`. Safe to run any number of
 /// times and from several processes at once (an advisory lock serialises them).
 public struct Migrator: Sendable {
     /// One migration file.
@@ -51,43 +51,92 @@ public struct Migrator: Sendable {
         }.sorted { $0.version < $1.version }
     }
 
-    /// Applies what is missing; returns the names of the migrations applied now. Each migration
-    /// runs in its own transaction under a transaction-scoped advisory lock, and asks again in it
-    /// whether it is applied, so concurrent `migrate`s apply each once — through a transaction
-    /// pooler too, where a session-level lock would stay behind in a pooled server connection.
+    /// What `migrate` did.
+    public struct Outcome: Sendable, Equatable {
+        /// The migrations applied now, by file name.
+        public var applied: [String] = []
+        /// The notifier's objects found in the app's schema (an older version's layout) and now in
+        /// its own: `schema.name` for each.
+        public var moved: [String] = []
+    }
+
+    /// Applies what is missing. Each migration runs in its own transaction under a
+    /// transaction-scoped advisory lock, and asks again in it whether it is applied, so concurrent
+    /// `migrate`s apply each once — through a transaction pooler too, where a session-level lock
+    /// would stay behind in a pooled server connection. The migrations learn the notifier's schema
+    /// from the setting `sileme_notifier.schema`, local to their transaction.
+    ///
+    /// The migration record lives in the notifier's schema; a fresh installation creates it there
+    /// first, while an older one keeps its record in the app's schema until migration 013 moves it
+    /// with everything else.
     @discardableResult
-    public func migrate(_ db: PGConnection) throws -> [String] {
+    public func migrate(_ db: PGConnection) throws -> Outcome {
         let all = try migrations()
         let lock = "SELECT pg_advisory_xact_lock(7345120001)"
+        let schema = db.schema.name
         try db.transaction {
             try db.execute(lock)
+            // Also where it exists: PostgreSQL asks for the right to create schemas first, so that
+            // `migrate` is the owner's, even with nothing left to apply.
+            try db.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
+            guard try Self.record(db) == nil else { return }
+            try db.execute("REVOKE ALL ON SCHEMA \(schema) FROM PUBLIC")
             try db.execute("""
-                CREATE TABLE IF NOT EXISTS sileme_schema_migrations (
+                CREATE TABLE sileme.sileme_schema_migrations (
                     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())
                 """)
         }
-        var done: [String] = []
+        let outside = try Self.outsideObjects(db)
+        var outcome = Outcome()
         for migration in all {
             let applied: Bool = try db.transaction {
                 try db.execute(lock)
-                guard try db.execute("SELECT 1 FROM sileme_schema_migrations WHERE version = $1",
-                                     [String(migration.version)]).count == 0 else { return false }
+                guard let record = try Self.record(db),
+                      try db.execute("SELECT 1 FROM \(record) WHERE version = $1", [String(migration.version)]).count == 0
+                else { return false }
+                try db.execute("SELECT set_config('sileme_notifier.schema', $1, true)", [schema])
                 try db.executeScript(migration.sql)
-                try db.execute("INSERT INTO sileme_schema_migrations (version, name) VALUES ($1, $2)",
-                               [String(migration.version), migration.name])
+                // Where the record is now (013 moves an older installation's).
+                guard let now = try Self.record(db) else { return false }
+                try db.execute("INSERT INTO \(now) (version, name) VALUES ($1, $2)", [String(migration.version), migration.name])
                 return true
             }
-            if applied { done.append(migration.name) }
+            if applied { outcome.applied.append(migration.name) }
         }
-        return done
+        if !outside.isEmpty {
+            let left = Set(try Self.outsideObjects(db))
+            outcome.moved = outside.filter { !left.contains($0) }.map { "\(schema).\($0)" }
+        }
+        return outcome
+    }
+
+    /// The migration record: in the notifier's schema, else (an older installation) where the
+    /// search path finds it; nil before the first `migrate`.
+    static func record(_ db: PGConnection) throws -> String? {
+        try db.execute("""
+            SELECT coalesce(to_regclass('sileme.sileme_schema_migrations')::text, to_regclass('sileme_schema_migrations')::text)
+            """)[0].string(0)
+    }
+
+    /// The notifier's tables and functions that live elsewhere than its schema: where the search
+    /// path finds them (an older version created them in the app's schema).
+    static func outsideObjects(_ db: PGConnection) throws -> [String] {
+        try db.execute("""
+            SELECT t FROM unnest($1::text[]) t
+            WHERE to_regclass(quote_ident(t)) IS NOT NULL
+              AND to_regclass(quote_ident(t)) IS DISTINCT FROM to_regclass($3 || '.' || quote_ident(t))
+            UNION ALL
+            SELECT f || '()' FROM unnest($2::text[]) f
+            WHERE to_regprocedure(quote_ident(f) || '()') IS NOT NULL
+              AND to_regprocedure(quote_ident(f) || '()') IS DISTINCT FROM to_regprocedure($3 || '.' || quote_ident(f) || '()')
+            """, [PGArray.literal(OwnSchema.tables), PGArray.literal(OwnSchema.functions), db.schema.name]).rows.compactMap { $0.string(0) }
     }
 
     /// The versions not yet applied to `db` (empty when the schema is current).
     public func pending(_ db: PGConnection) throws -> [String] {
-        let exists = try db.execute("SELECT to_regclass('sileme_schema_migrations') IS NOT NULL")[0].bool(0)
-        let applied = exists
-            ? Set(try db.execute("SELECT version FROM sileme_schema_migrations").rows.compactMap { $0.int(0) })
-            : []
+        let applied = try Self.record(db).map { record in
+            Set(try db.execute("SELECT version FROM \(record)").rows.compactMap { $0.int(0) })
+        } ?? []
         return try migrations().filter { !applied.contains($0.version) }.map(\.name)
     }
 }

@@ -43,18 +43,18 @@ public struct NotificationStore: Sendable {
         let sql = """
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
-                FROM user_last_check_in s
+                FROM sileme.user_last_check_in s
                 WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
-                FROM user_last_check_in s
+                FROM sileme.user_last_check_in s
                 CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$3::date")) AS last OFFSET 0) r
                 WHERE s.last_check_in_date > $3::date AND r.last <= $1::date
                 UNION ALL
                 -- One summary probe per recently paused user (never a scan of the stale users).
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
                 FROM users p
-                CROSS JOIN LATERAL (SELECT * FROM user_last_check_in s WHERE s.user_id = p.id
+                CROSS JOIN LATERAL (SELECT * FROM sileme.user_last_check_in s WHERE s.user_id = p.id
                                     AND s.last_check_in_date < $2::date OFFSET 0) s
                 WHERE p.paused_until >= $2::date
             )
@@ -113,12 +113,12 @@ public struct NotificationStore: Sendable {
     /// future-dated users whose real `L` (and pause) is older than the window.
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
         try db.execute("""
-            SELECT (SELECT count(*) FROM user_last_check_in WHERE last_check_in_date < $1::date)
+            SELECT (SELECT count(*) FROM sileme.user_last_check_in WHERE last_check_in_date < $1::date)
                  - (SELECT count(*) FROM users p
-                    CROSS JOIN LATERAL (SELECT 1 FROM user_last_check_in s WHERE s.user_id = p.id
+                    CROSS JOIN LATERAL (SELECT 1 FROM sileme.user_last_check_in s WHERE s.user_id = p.id
                                         AND s.last_check_in_date < $1::date OFFSET 0) s
                     WHERE p.paused_until >= $1::date)
-                 + (SELECT count(*) FROM user_last_check_in s
+                 + (SELECT count(*) FROM sileme.user_last_check_in s
                     JOIN users u ON u.id = s.user_id
                     WHERE s.last_check_in_date > $2::date
                       AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$2::date")) < $1::date
@@ -130,7 +130,7 @@ public struct NotificationStore: Sendable {
     /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
     /// summary's index alone.
     public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
-        try db.execute("SELECT count(*) FROM user_last_check_in WHERE last_check_in_date > $1::date",
+        try db.execute("SELECT count(*) FROM sileme.user_last_check_in WHERE last_check_in_date > $1::date",
                        [rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
     }
 
@@ -139,7 +139,7 @@ public struct NotificationStore: Sendable {
     /// Inserts a `running` row in `notifier_runs` and returns its id.
     public func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String) throws -> Int64 {
         let row = try db.execute(
-            "INSERT INTO notifier_runs (run_date, mode, host, pid) VALUES ($1, $2, $3, $4) RETURNING id",
+            "INSERT INTO sileme.notifier_runs (run_date, mode, host, pid) VALUES ($1, $2, $3, $4) RETURNING id",
             [runDate.description, mode.rawValue, host, String(ProcessInfo.processInfo.processIdentifier)])
         return Int64(row[0].string(0)!)!
     }
@@ -147,7 +147,7 @@ public struct NotificationStore: Sendable {
     /// Completes the run's row with its counts (status `completed`, or `failed` with `error`).
     public func finishRun(_ db: PGConnection, id: Int64, counts: RunCounts, error: String?) throws {
         try db.execute("""
-            UPDATE notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
+            UPDATE sileme.notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
                    already_notified = $6, stale = $7, invalid_email = $8, invalid_name = $9,
                    busy_elsewhere = $10, error = $11, superseded = $12, paused = $13, cancelled = $14,
                    future_ignored = $15, gone = $16, claim_errors = $17
@@ -275,7 +275,7 @@ public struct NotificationStore: Sendable {
                 ), introduced AS (
                     -- An introduction mail accepted settles its pair in the same statement (the
                     -- webhook's event tells the app, not the contact).
-                    UPDATE known_contacts k SET state = 'introduced', updated_at = now()
+                    UPDATE sileme.known_contacts k SET state = 'introduced', updated_at = now()
                     FROM done WHERE done.kind = 'introduction' AND done.channel = 'email'
                       AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
                 )
@@ -297,7 +297,7 @@ public struct NotificationStore: Sendable {
                     RETURNING n.user_id, n.contact, n.channel, n.kind, r.status, r.error AS reply, r.undeliverable
                 ), refused AS (
                     -- An introduction refused for good is not tried again on later days.
-                    UPDATE known_contacts k SET state = 'not_introduced', updated_at = now()
+                    UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
                     FROM done WHERE done.kind = 'introduction' AND done.status = 'failed' AND done.channel = 'email'
                       AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
                 )
@@ -407,7 +407,7 @@ public struct NotificationStore: Sendable {
               -- A refused alert mail of a streak another contact was told of stays refused (a
               -- webhook event refused is sent again: the operator fixed the endpoint).
               AND NOT (kind = 'alert' AND channel = 'email' AND status = 'failed'
-                       AND EXISTS (SELECT 1 FROM user_last_check_in s WHERE s.user_id = notification_logs.user_id
+                       AND EXISTS (SELECT 1 FROM sileme.user_last_check_in s WHERE s.user_id = notification_logs.user_id
                                    AND s.last_notified_date > notification_logs.last_check_in_date))
             """, [runDate.description, PGArray.literal(userIDs), kinds.map { PGArray.literal($0.map(\.rawValue)) }])
     }

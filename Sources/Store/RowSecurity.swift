@@ -11,8 +11,8 @@ import Config
 /// `config/least-privilege.sql` creates — and no restrictive policy applies to it. What such a
 /// policy's condition says is not checked: one written for the notifier should read `true`.
 public enum RowSecurity {
-    /// The app's tables the notifier must read in full.
-    public static let tables = ["users", "check_ins", "emergency_contacts", "notification_logs"]
+    /// The app's tables the notifier must read in full (and `contact_status`, which it keeps).
+    public static let tables = ["users", "check_ins", "emergency_contacts", "notification_logs", "contact_status"]
 
     /// The tables of `tables` whose rows the connected role may not all see.
     public static func hiddenTables(_ db: PGConnection) throws -> [String] {

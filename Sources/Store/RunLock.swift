@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Values
 
@@ -14,6 +15,7 @@ import Values
 /// sends should two runs ever overlap.
 public final class RunLock: @unchecked Sendable {
     private let conninfo: Secret
+    private let schema: DatabaseSchema
     private let holder: String
     private let leaseSeconds: Double
     private let released = StopSignal()
@@ -22,8 +24,9 @@ public final class RunLock: @unchecked Sendable {
     private var connection: PGConnection?
     private var held = true
 
-    private init(conninfo: Secret, connection: PGConnection, holder: String, leaseSeconds: Double) {
+    private init(conninfo: Secret, schema: DatabaseSchema, connection: PGConnection, holder: String, leaseSeconds: Double) {
         self.conninfo = conninfo
+        self.schema = schema
         self.connection = connection
         self.holder = holder
         self.leaseSeconds = leaseSeconds
@@ -36,22 +39,22 @@ public final class RunLock: @unchecked Sendable {
     }
 
     /// Takes the lock without waiting; nil when another run holds it.
-    public static func tryAcquire(_ conninfo: Secret, leaseSeconds: Double) throws -> RunLock? {
-        let db = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)")
+    public static func tryAcquire(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double) throws -> RunLock? {
+        let db = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
         let holder = Self.newHolder()
         guard try take(db, holder: holder, leaseSeconds: leaseSeconds) else { return nil }
-        return RunLock(conninfo: conninfo, connection: db, holder: holder, leaseSeconds: leaseSeconds)
+        return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds)
     }
 
     /// Takes the lock, waiting for the current holder's run to end (asking again every half
     /// second); nil when `stop` is raised first.
-    public static func acquire(_ conninfo: Secret, leaseSeconds: Double, stop: StopSignal) throws -> RunLock? {
-        let db = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)")
+    public static func acquire(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double, stop: StopSignal) throws -> RunLock? {
+        let db = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
         let holder = Self.newHolder()
         while try !take(db, holder: holder, leaseSeconds: leaseSeconds) {
             guard stop.sleep(0.5) else { return nil }
         }
-        return RunLock(conninfo: conninfo, connection: db, holder: holder, leaseSeconds: leaseSeconds)
+        return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds)
     }
 
     /// Releases the lock (a lock not released runs out with its lease, or with its direct session).
@@ -60,7 +63,7 @@ public final class RunLock: @unchecked Sendable {
         held = false
         released.stop()
         renewerDone.wait()
-        _ = try? connection?.execute("DELETE FROM notifier_run_lock WHERE holder = $1", [holder])
+        _ = try? connection?.execute("DELETE FROM sileme.notifier_run_lock WHERE holder = $1", [holder])
         connection = nil
     }
 
@@ -75,7 +78,7 @@ public final class RunLock: @unchecked Sendable {
     private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
         let held = ClaimSQL.held(pid: "l.holder_backend_pid", takenAt: "l.acquired_at", leaseValid: "l.expires_at >= now()")
         return try db.execute("""
-            INSERT INTO notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
+            INSERT INTO sileme.notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
             VALUES (1, $1, CASE WHEN $2::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $3::float8))
             ON CONFLICT (id) DO UPDATE
                 SET holder = EXCLUDED.holder, holder_backend_pid = EXCLUDED.holder_backend_pid,
@@ -90,11 +93,11 @@ public final class RunLock: @unchecked Sendable {
     private func renewUntilReleased() {
         while released.sleep(leaseSeconds / 4) {
             do {
-                if connection == nil { connection = try PGConnection(conninfo, applicationName: "sileme-notifier (run lock)") }
+                if connection == nil { connection = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)") }
                 guard let db = connection else { continue }
                 // After a reconnect the old session's pid is gone: record the new one (or none).
                 try db.execute("""
-                    UPDATE notifier_run_lock SET expires_at = now() + make_interval(secs => $2::float8),
+                    UPDATE sileme.notifier_run_lock SET expires_at = now() + make_interval(secs => $2::float8),
                            holder_backend_pid = CASE WHEN $3::boolean THEN pg_backend_pid() END
                     WHERE holder = $1
                     """, [holder, String(leaseSeconds), String(try db.isDirect)])

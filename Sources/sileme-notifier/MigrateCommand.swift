@@ -13,9 +13,14 @@ struct MigrateCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         try Console.exitOnFailure {
             let migrator = try Migrator(directory: configuration.migrationsDirectory)
-            let db = try PGConnection(configuration.databaseURL)
-            let applied = try migrator.migrate(db)
-            Console.error(applied.isEmpty ? "schema is current" : "applied: " + applied.joined(separator: ", "))
+            let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
+            let outcome = try migrator.migrate(db)
+            Console.error(outcome.applied.isEmpty ? "schema is current" : "applied: " + outcome.applied.joined(separator: ", "))
+            if !outcome.moved.isEmpty {
+                // An older installation kept these beside the app's tables, where an API may serve them.
+                Console.error("moved into schema \(db.schema) with their rows and grants (out of the app's schema): "
+                              + outcome.moved.joined(separator: ", "))
+            }
             return .success
         }
     }

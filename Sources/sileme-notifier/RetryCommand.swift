@@ -59,7 +59,7 @@ struct RetryCommand: ParsableCommand {
             }
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
-            guard let lock = try RunLock.acquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
+            guard let lock = try RunLock.acquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
                 Console.error("stopped while waiting for another run to finish; nothing was retried")
                 return .tempFailure
             }

@@ -123,11 +123,11 @@ struct RunCommand: ParsableCommand {
             SignalHandlers.install(stop: stop)
             // One run at a time per database (the daemon, timers and other hosts included).
             let lock: RunLock
-            if let free = try RunLock.tryAcquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds) {
+            if let free = try RunLock.tryAcquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds) {
                 lock = free
             } else {
                 logger.notice("another run is in progress on this database; waiting for it to finish")
-                guard let acquired = try RunLock.acquire(configuration.databaseURL, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
+                guard let acquired = try RunLock.acquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
                     Console.error("stopped while waiting for another run to finish; nothing was sent")
                     return .tempFailure
                 }

@@ -67,7 +67,7 @@ struct AdminIntegrationTests {
         // The refused address keeps its failed row; the corrected one is a contact of its own, mailed once.
         #expect(try db.logs(permanent).map(\.emailSent).sorted { !$0 && $1 } == [false, true])
         #expect(try mail.deliveries().first { $0.recipient == mail.address("stuck") }?.messageID == "<sileme.stuck.1@sileme.app>")
-        #expect(try db.query("SELECT mode, status FROM notifier_runs ORDER BY id").map { $0.compactMap { $0 } } == [["run-now", "completed"], ["retry", "completed"]])
+        #expect(try db.query("SELECT mode, status FROM sileme.notifier_runs ORDER BY id").map { $0.compactMap { $0 } } == [["run-now", "completed"], ["retry", "completed"]])
         // Nothing left: a second retry sends nothing.
         let again = try NotifierProcess.run(["retry", "--date", "2026-01-13"], environment: env)
         #expect(again.status == 0 && again.stderr.contains("nothing to retry"), "\(again.stderr.suffix(800))")

@@ -107,7 +107,7 @@ struct CrashAndRaceIntegrationTests {
         #expect(deliveries.count == 10_000, "exactly 10,000 mails")
         #expect(Set(deliveries.map(\.recipient)).count == 10_000)
         #expect(try db.query("SELECT count(*), count(DISTINCT user_id) FROM notification_logs").first == ["10000", "10000"])
-        let runs = try db.query("SELECT mode, sent::text FROM notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description])
+        let runs = try db.query("SELECT mode, sent::text FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description])
         #expect(runs.compactMap { $0[1].flatMap(Int.init) }.reduce(0, +) == 10_000, "the runs' own counts add up: \(runs)")
     }
 }

@@ -29,7 +29,7 @@ struct DaemonIntegrationTests {
 
     /// Records a completed daemon run for `date` (so that the daemon has nothing to catch up).
     static func completedRun(_ db: TestDatabase, on date: CalendarDate) throws {
-        try db.query("INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
+        try db.query("INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at) VALUES ($1, 'daemon', 'test', 1, 'completed', now())",
                      [date.description])
     }
 
@@ -59,13 +59,13 @@ struct DaemonIntegrationTests {
         #expect(try mail.deliveries().isEmpty, "nothing before the fire time")
         #expect(try Self.eventually(20) { try mail.deliveries().count == 3 })
         #expect(try Self.eventually(5) {
-            try db.query("SELECT count(*) FROM notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description]).first?.first == "1"
+            try db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description]).first?.first == "1"
         })
         let status = notify.waitFor(5) { $0.contains("STATUS=waiting; next run \(fire.date.adding(days: 1)) \(fire.time) +08, last run: \(fire.date): 3 sent, 0 failed") }
         #expect(status != nil)
         Thread.sleep(forTimeInterval: 2)
         #expect(try mail.deliveries().count == 3, "no second run the same day")
-        #expect(try db.query("SELECT count(*) FROM notifier_runs WHERE run_date = $1", [fire.date.description]).first?.first == "1")
+        #expect(try db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = $1", [fire.date.description]).first?.first == "1")
         for user in users { #expect(try db.logs(user).map(\.status) == ["sent"]) }
         kill(process.processIdentifier, SIGTERM)
         let result = NotifierProcess.finish(process, out, err)
@@ -96,7 +96,7 @@ struct DaemonIntegrationTests {
         kill(again.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(again.0, again.1, again.2).status == 0)
         #expect(try mail.deliveries().count == 2)
-        #expect(try db.query("SELECT count(*) FROM notifier_runs WHERE run_date = $1", [fire.date.description]).first?.first == "1")
+        #expect(try db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = $1", [fire.date.description]).first?.first == "1")
     }
 
     @Test("SIGTERM during dispatch finishes the message in flight, exits 0, and the restart sends the rest: no alert lost, none doubled")
@@ -117,7 +117,7 @@ struct DaemonIntegrationTests {
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE status = 'sending'").first?.first == "0", "the message in flight was recorded")
         let sentBefore = try mail.deliveries().count
         #expect(sentBefore < 4, "\(result.stderr.suffix(3000))")
-        #expect(try db.query("SELECT status FROM notifier_runs").first?.first == "failed", "an interrupted run is not complete")
+        #expect(try db.query("SELECT status FROM sileme.notifier_runs").first?.first == "failed", "an interrupted run is not complete")
         // Restart: the unfinished run is caught up.
         let again = try NotifierProcess.start([], environment: env)
         #expect(try Self.eventually(20) { try mail.deliveries().count == 4 })

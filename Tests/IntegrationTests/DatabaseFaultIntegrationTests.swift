@@ -44,7 +44,7 @@ struct DatabaseFaultIntegrationTests {
         #expect(deliveries.count == 240, "no alert lost, none doubled")
         #expect(Set(deliveries.map(\.recipient)).count == 240)
         #expect(try db.query("SELECT count(*), count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["240", "240"])
-        #expect(try db.query("SELECT status, sent::text FROM notifier_runs").first == ["completed", "240"])
+        #expect(try db.query("SELECT status, sent::text FROM sileme.notifier_runs").first == ["completed", "240"])
     }
 
     @Test("PostgreSQL down at the fire time: the daemon retries with backoff and runs when it is back, the same day")
@@ -68,7 +68,7 @@ struct DatabaseFaultIntegrationTests {
         try cluster.start()
         #expect(try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count == 3 }, "sent once the database is back")
         #expect(try DaemonIntegrationTests.eventually(5) {
-            try db.query("SELECT count(*) FROM notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description]).first?.first == "1"
+            try db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed'", [fire.date.description]).first?.first == "1"
         })
         for user in users { #expect(try db.logs(user).map(\.status) == ["sent"]) }
         kill(process.processIdentifier, SIGTERM)
@@ -82,7 +82,7 @@ struct DatabaseFaultIntegrationTests {
         let mail = try Mailbox()
         try db.addUsers(count: 20, domain: mail.domain, lastCheckIn: "2026-01-10")
         // Another session holds the log table: the claim waits, and the server cancels it.
-        let blocker = try PGConnection(Secret(db.url))
+        let blocker = try PGConnection(Secret(db.url), schema: .standard)
         try blocker.execute("BEGIN")
         try blocker.execute("LOCK TABLE notification_logs IN ACCESS EXCLUSIVE MODE")
         let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": db.url + "?options=-c%20statement_timeout%3D1500"])
@@ -101,7 +101,7 @@ struct DatabaseFaultIntegrationTests {
     @Test("a stop cancels the statement in progress at once, and the connection stays usable")
     func stopCancelsStatement() throws {
         let db = try TestDatabase()
-        let connection = try PGConnection(Secret(db.url))
+        let connection = try PGConnection(Secret(db.url), schema: .standard)
         let stop = StopSignal()
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { stop.stop() }
         let started = Date()

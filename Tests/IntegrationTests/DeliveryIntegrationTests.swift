@@ -60,7 +60,7 @@ struct DeliveryIntegrationTests {
         #expect(deliveries.count == 200)
         #expect(Set(deliveries.map(\.recipient)).count == 200)
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "200")
-        let sentByRun = try db.query("SELECT sent FROM notifier_runs ORDER BY id").compactMap { $0[0].flatMap(Int.init) }
+        let sentByRun = try db.query("SELECT sent FROM sileme.notifier_runs ORDER BY id").compactMap { $0[0].flatMap(Int.init) }
         #expect(sentByRun.reduce(0, +) == 200)
     }
 

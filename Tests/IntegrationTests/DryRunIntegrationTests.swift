@@ -60,7 +60,7 @@ struct DryRunIntegrationTests {
         let due = try db.addUser(name: "Due", email: mail.address("due"), checkIns: ["2026-01-10"])
         try db.foldCheckIns()
         try db.checkIn(back, "2026-01-12")
-        #expect(try db.query("SELECT last_check_in_date::text FROM user_last_check_in WHERE user_id = $1", [back]).first?.first == "2026-01-05",
+        #expect(try db.query("SELECT last_check_in_date::text FROM sileme.user_last_check_in WHERE user_id = $1", [back]).first?.first == "2026-01-05",
                 "queued, not folded: the summary still says the 5th")
         let result = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"],
                                              environment: try NotifierProcess.environment(database: db))
@@ -69,9 +69,9 @@ struct DryRunIntegrationTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let users = try #require(object["users"] as? [[String: Any]])
         #expect(users.compactMap { $0["user_id"] as? String } == [due], "the user who checked in on the 12th is fine")
-        #expect(try db.query("SELECT count(*) FROM check_in_queue").first?.first == "0")
-        #expect(try db.query("SELECT last_check_in_date::text FROM user_last_check_in WHERE user_id = $1", [back]).first?.first == "2026-01-12")
-        #expect(try db.query("SELECT (SELECT count(*) FROM notification_logs) + (SELECT count(*) FROM notifier_runs)").first?.first == "0")
+        #expect(try db.query("SELECT count(*) FROM sileme.check_in_queue").first?.first == "0")
+        #expect(try db.query("SELECT last_check_in_date::text FROM sileme.user_last_check_in WHERE user_id = $1", [back]).first?.first == "2026-01-12")
+        #expect(try db.query("SELECT (SELECT count(*) FROM notification_logs) + (SELECT count(*) FROM sileme.notifier_runs)").first?.first == "0")
         #expect(try mail.deliveries().isEmpty)
     }
 

@@ -61,7 +61,7 @@ struct GuardsIntegrationTests {
             #expect(future.first?["FUTURE_IGNORED"] == "1")
             #expect(entries.first { $0["NOTIFIER_EVENT"] == "run_finished" }?["FUTURE_IGNORED"] == "1")
         }
-        #expect(try db.query("SELECT future_ignored FROM notifier_runs WHERE run_date = '2026-01-13'") == [["1"]])
+        #expect(try db.query("SELECT future_ignored FROM sileme.notifier_runs WHERE run_date = '2026-01-13'") == [["1"]])
     }
 
     @Test("a check-in dated D + 1 cancels, one dated D + 2 does not; a user with only future rows never checked in")
@@ -114,7 +114,7 @@ struct GuardsIntegrationTests {
             #expect(skip["SKIP_REASON"] == "superseded")
             #expect(skip["NEWER_USER_ID"] == new)
         }
-        #expect(try db.query("SELECT superseded FROM notifier_runs WHERE run_date = '2026-01-13'") == [["1"]])
+        #expect(try db.query("SELECT superseded FROM sileme.notifier_runs WHERE run_date = '2026-01-13'") == [["1"]])
 
         // SUPERSEDE=off: the old account is an alert like any other.
         let off = try Self.json(db, "2026-01-14", ["SUPERSEDE": "off"])
@@ -214,7 +214,7 @@ struct GuardsIntegrationTests {
         #expect(rows == claimed, "no claim after the check-ins committed")
         #expect(result.stderr.contains("\(count - claimed) cancelled during the run"))
         #expect(result.stderr.contains("notification cancelled for user"))
-        #expect(try db.query("SELECT cancelled, busy_elsewhere FROM notifier_runs") == [[String(count - claimed), "0"]])
+        #expect(try db.query("SELECT cancelled, busy_elsewhere FROM sileme.notifier_runs") == [[String(count - claimed), "0"]])
     }
 
     // MARK: Every report
@@ -271,7 +271,7 @@ struct GuardsIntegrationTests {
         // The real run's counts agree with the dry run's, stale included.
         let run = try Self.run(db, "2026-01-13")
         #expect(run.status == 0)
-        #expect(try db.query("SELECT due, stale, superseded, paused, future_ignored FROM notifier_runs") == [["1", "1", "1", "1", "2"]])
+        #expect(try db.query("SELECT due, stale, superseded, paused, future_ignored FROM sileme.notifier_runs") == [["1", "1", "1", "1", "2"]])
 
         // The history: per day (the run's guard counts, the superseded skip) and per user (streaks).
         let day = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13", "--format", "json"], environment: env)

@@ -112,7 +112,7 @@ struct InfrastructureIntegrationTests {
             .map { ($0[0]!, $0[1]!) })
         #expect(remaining.allSatisfy { addresses[$0].map(recipients.contains) == true }, "every remaining due user mailed")
         #expect(try mail.deliveries().count == 90, "none of the deleted users mailed, nobody twice")
-        #expect(try db.query("SELECT gone, sent, status FROM notifier_runs").first == ["10", "90", "completed"])
+        #expect(try db.query("SELECT gone, sent, status FROM sileme.notifier_runs").first == ["10", "90", "completed"])
         #expect(result.stderr.contains("10 deleted during the run"))
     }
 

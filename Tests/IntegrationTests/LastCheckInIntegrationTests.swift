@@ -13,7 +13,7 @@ struct LastCheckInIntegrationTests {
         try CheckInQueue.fold(db.connection)
         return try db.query("""
             SELECT coalesce(s.user_id, a.user_id)::text, s.last_check_in_date::text, a.last::text
-            FROM user_last_check_in s
+            FROM sileme.user_last_check_in s
             FULL JOIN (SELECT user_id, max(check_in_date) AS last FROM check_ins GROUP BY user_id) a ON a.user_id = s.user_id
             WHERE s.last_check_in_date IS DISTINCT FROM a.last
             """)
@@ -45,11 +45,11 @@ struct LastCheckInIntegrationTests {
             if step % 50 == 49 { #expect(try Self.disagreements(db).isEmpty, "after step \(step)") }
         }
         #expect(try Self.disagreements(db).isEmpty)
-        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first != "0")
+        #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in").first?.first != "0")
         try db.query("DELETE FROM check_ins WHERE user_id = $1", [users[0]])
         #expect(try Self.disagreements(db).isEmpty)
         try db.query("TRUNCATE check_ins")
-        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first == "0")
+        #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in").first?.first == "0")
     }
 
     @Test("concurrent inserts, deletes and folds for the same users from three sessions stay consistent")
@@ -60,7 +60,7 @@ struct LastCheckInIntegrationTests {
         let failures = Locked(0)
         let writing = Locked(2)
         WorkerPool.run(count: 3, name: "checkins") { worker in
-            guard let connection = try? PGConnection(Secret(url)) else { failures.withLock { $0 += 1 }; return }
+            guard let connection = try? PGConnection(Secret(url), schema: .standard) else { failures.withLock { $0 += 1 }; return }
             if worker == 2 {
                 // A daemon folding as fast as it can while the two sessions insert and delete.
                 while writing.withLock({ $0 }) > 0 {
@@ -109,19 +109,19 @@ struct LastCheckInIntegrationTests {
         }
         try CheckInQueue.fold(db.connection)
         let wrong = try db.query("""
-            SELECT s.user_id::text FROM user_last_check_in s
+            SELECT s.user_id::text FROM sileme.user_last_check_in s
             WHERE s.last_notified_date IS DISTINCT FROM
                   (SELECT max(notification_date) FROM notification_logs n WHERE n.user_id = s.user_id AND n.email_sent)
             """)
         #expect(wrong.isEmpty)
-        #expect(try db.query("SELECT last_notified_date::text FROM user_last_check_in WHERE user_id = $1", [late]).first?.first == "2026-01-05")
+        #expect(try db.query("SELECT last_notified_date::text FROM sileme.user_last_check_in WHERE user_id = $1", [late]).first?.first == "2026-01-05")
     }
 
     @Test("a check-in waits in the queue until a fold; a check-in deleted or a user deleted before the fold is not brought back")
     func queueAndFold() throws {
         let db = try TestDatabase()
-        let last = { (user: String) in try db.query("SELECT last_check_in_date::text FROM user_last_check_in WHERE user_id = $1", [user]).first?.first }
-        let queued = { try db.query("SELECT count(*) FROM check_in_queue").first?.first }
+        let last = { (user: String) in try db.query("SELECT last_check_in_date::text FROM sileme.user_last_check_in WHERE user_id = $1", [user]).first?.first }
+        let queued = { try db.query("SELECT count(*) FROM sileme.check_in_queue").first?.first }
         let kept = try db.addUser(name: "Kept", email: "kept@example.com", checkIns: ["2026-01-01"])
         let first = try db.addUser(name: "First", email: "first@example.com")
         let gone = try db.addUser(name: "Gone", email: "gone@example.com", checkIns: ["2026-01-01"])
@@ -144,7 +144,7 @@ struct LastCheckInIntegrationTests {
         #expect(try queued() == "0")
         #expect(try last(kept) == "2026-01-04")
         #expect(try last(first) == "2026-01-03")
-        #expect(try db.query("SELECT count(*) FROM user_last_check_in WHERE user_id = $1", [gone]).first?.first == "0")
+        #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in WHERE user_id = $1", [gone]).first?.first == "0")
         #expect(try Self.disagreements(db).isEmpty)
         // TRUNCATE empties the queue with the summary.
         try db.checkIn(kept, "2026-01-09")
@@ -161,7 +161,7 @@ struct LastCheckInIntegrationTests {
             INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '2026-01-01' + (random() * 30)::int FROM users, generate_series(1, 5) ON CONFLICT DO NOTHING;
             """)
         try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
-        #expect(try db.query("SELECT count(*) FROM user_last_check_in").first?.first == "50")
+        #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in").first?.first == "50")
         #expect(try Self.disagreements(db).isEmpty)
     }
 }

@@ -29,11 +29,11 @@ struct LeastPrivilegeIntegrationTests {
         #expect(try NotifierProcess.run(["retry", "--date", "2026-01-13", "--dry-run"], environment: run).status == 0)
         #expect(try NotifierProcess.run(["report", "--from", "2026-01-10", "--to", "2026-01-13", "--format", "json"], environment: run).status == 0)
         // The role cannot change the app's data or the schema.
-        let restricted = try PGConnection(Secret(url))
+        let restricted = try PGConnection(Secret(url), schema: .standard)
         for statement in ["UPDATE users SET name = 'x'", "DELETE FROM check_ins", "DELETE FROM notification_logs",
                           "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
-                          "UPDATE user_last_check_in SET last_check_in_date = '2026-01-13'", "DELETE FROM check_in_queue",
-                          "INSERT INTO check_in_queue (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
+                          "UPDATE sileme.user_last_check_in SET last_check_in_date = '2026-01-13'", "DELETE FROM sileme.check_in_queue",
+                          "INSERT INTO sileme.check_in_queue (user_id, check_in_date) VALUES ('\(user)', '2026-01-13')",
                           "CREATE TABLE x (i int)"] {
             #expect(throws: DatabaseError.self, "\(statement)") { try restricted.execute(statement) }
         }

@@ -120,7 +120,7 @@ struct LifecycleIntegrationTests {
             #expect(parsed.headers["Subject"]?.first?.contains("李四 已签到") == true)
             #expect(parsed.text?.contains("2026-01-13 曾告知您 TA 已连续 2 天未签到") == true, "\(parsed.text ?? "")")
         }
-        #expect(try db.query("SELECT count(*) FROM pending_all_clears").first?.first == "0", "the queue is settled")
+        #expect(try db.query("SELECT count(*) FROM sileme.pending_all_clears").first?.first == "0", "the queue is settled")
         print("all-clear latency (check-in commit → both accepted, daemon listening): \(String(format: "%.2f", latency)) s")
     }
 
@@ -130,9 +130,9 @@ struct LifecycleIntegrationTests {
         let env = try NotifierProcess.environment(database: db, ["ALL_CLEAR_POLL_SECONDS": "1"])
         // Another session holds the all-clear queue: the daemon's first fold (which may queue
         // users in it) waits for it.
-        let blocker = try PGConnection(Secret(db.url))
+        let blocker = try PGConnection(Secret(db.url), schema: .standard)
         try blocker.execute("BEGIN")
-        try blocker.execute("LOCK TABLE pending_all_clears IN ACCESS EXCLUSIVE MODE")
+        try blocker.execute("LOCK TABLE sileme.pending_all_clears IN ACCESS EXCLUSIVE MODE")
         defer { _ = try? blocker.execute("ROLLBACK") }
         let daemon = try Self.startDaemonWithoutDailyRun(db, env)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
@@ -167,9 +167,9 @@ struct LifecycleIntegrationTests {
         #expect(try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env).status == 0)
         try db.checkIn(down, "2026-01-15")
         try db.checkIn(byHand, "2026-01-15")
-        #expect(try db.query("SELECT count(*) FROM check_in_queue").first?.first == "2", "appended, not folded: no daemon runs")
+        #expect(try db.query("SELECT count(*) FROM sileme.check_in_queue").first?.first == "2", "appended, not folded: no daemon runs")
         try db.foldCheckIns()
-        #expect(try db.query("SELECT count(*) FROM pending_all_clears").first?.first == "2", "the fold queued both")
+        #expect(try db.query("SELECT count(*) FROM sileme.pending_all_clears").first?.first == "2", "the fold queued both")
         // The dry run shows them, per kind and contact, and writes nothing.
         let before = try db.dump()
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-16", "--format", "json"], environment: env)
@@ -225,7 +225,7 @@ struct LifecycleIntegrationTests {
         #expect(try db.query("SELECT kind, channel, contact FROM notification_logs ORDER BY message_id") == [
             ["alert", "email", mail.address("old.notified")], ["alert", "email", mail.address("old.retry")],
         ], "old rows: alerts by e-mail to the one contact (trimmed, lower-cased)")
-        #expect(try db.query("SELECT state, count(*)::text FROM known_contacts GROUP BY state") == [["existing", "2"]])
+        #expect(try db.query("SELECT state, count(*)::text FROM sileme.known_contacts GROUP BY state") == [["existing", "2"]])
         // A new user with two contacts (and a fallback address that is not in force).
         let fresh = try db.addUser(name: "New", email: mail.address("new.fallback"), checkIns: ["2026-01-12"])
         try Self.addContacts(db, fresh, [mail.address("new.one"), mail.address("new.two")])
@@ -258,7 +258,7 @@ struct LifecycleIntegrationTests {
         let before = try mail.deliveries().count
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-16"], environment: env).status == 0)
         #expect(try mail.deliveries().count == before)
-        #expect(try db.query("SELECT state FROM known_contacts WHERE contact = $1", [mail.address("new.three")]) == [["not_introduced"]])
+        #expect(try db.query("SELECT state FROM sileme.known_contacts WHERE contact = $1", [mail.address("new.three")]) == [["not_introduced"]])
     }
 
     @Test("follow-up: one, threaded, on day N after the alert when FOLLOW_UP_DAYS = N; none when off or after a check-in")
@@ -326,7 +326,7 @@ struct LifecycleIntegrationTests {
         let missing = try db.query("""
             SELECT k.contact, k.state, (SELECT string_agg(kind || ':' || status, ',') FROM notification_logs n
                                         WHERE n.user_id = k.user_id AND n.contact = k.contact)
-            FROM known_contacts k JOIN emergency_contacts e ON e.user_id = k.user_id AND e.email = k.contact
+            FROM sileme.known_contacts k JOIN emergency_contacts e ON e.user_id = k.user_id AND e.email = k.contact
             WHERE (SELECT count(*) FROM notification_logs n WHERE n.user_id = k.user_id AND n.contact = k.contact AND n.email_sent) <> 2
             """)
         #expect(missing.isEmpty, "contacts without both messages: \(missing.prefix(10))")

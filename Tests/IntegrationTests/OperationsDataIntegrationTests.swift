@@ -84,7 +84,7 @@ struct OperationsDataIntegrationTests {
             SELECT u, $1::date - d, true, 2, 'sent' FROM unnest($2::uuid[]) u, generate_series(40, 639) d
             """, [fire.date.description, PGArray.literal(users)])
         try db.query("""
-            INSERT INTO notifier_runs (run_date, mode, host, pid, status, finished_at)
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at)
             SELECT $1::date - d, 'daemon', 'test', 1, 'completed', now() FROM generate_series(1, 100) d
             """, [fire.date.description])
         let env = try NotifierProcess.environment(database: db, ["NOTIFY_TIME": fire.time, "RETENTION_DAYS": "60"])
@@ -93,7 +93,7 @@ struct OperationsDataIntegrationTests {
         let cutoff = fire.date.adding(days: -60).description
         #expect(try DaemonIntegrationTests.eventually(30) {
             try db.query("SELECT count(*) FROM notification_logs WHERE notification_date < $1::date", [cutoff]).first?.first == "0"
-                && db.query("SELECT count(*) FROM notifier_runs WHERE run_date < $1::date", [cutoff]).first?.first == "0"
+                && db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date < $1::date", [cutoff]).first?.first == "0"
         })
         kill(process.processIdentifier, SIGTERM)
         let result = NotifierProcess.finish(process, out, err)
@@ -106,7 +106,7 @@ struct OperationsDataIntegrationTests {
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE notification_date < $1::date", [fire.date.description]).first?.first == "42")
         #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs WHERE notification_date = $1::date",
                              [fire.date.description]).first?.first == "2")
-        #expect(try db.query("SELECT count(*) FROM notifier_runs WHERE run_date >= $1::date", [cutoff]).first?.first == "61",
+        #expect(try db.query("SELECT count(*) FROM sileme.notifier_runs WHERE run_date >= $1::date", [cutoff]).first?.first == "61",
                 "the 60 kept days of history and today's run")
         // The history report says that the days before the cutoff are gone.
         let report = try NotifierProcess.run(["report", "--from", fire.date.adding(days: -90).description, "--to", fire.date.description,
@@ -115,7 +115,7 @@ struct OperationsDataIntegrationTests {
         #expect(report.stderr.contains("note: RETENTION_DAYS=60: notifications and runs dated before \(cutoff) are deleted"), "\(report.stderr)")
         // The summary the due query reads still has each user's latest accepted notification.
         for user in users {
-            #expect(try db.query("SELECT last_notified_date::text FROM user_last_check_in WHERE user_id = $1::uuid", [user]).first?.first
+            #expect(try db.query("SELECT last_notified_date::text FROM sileme.user_last_check_in WHERE user_id = $1::uuid", [user]).first?.first
                     == fire.date.description)
         }
     }
@@ -130,7 +130,7 @@ struct OperationsDataIntegrationTests {
         }
         let standby = try PostgresCluster(standbyOf: primary)
         let readURL = standby.url(db.name)
-        let replica = try PGConnection(Secret(readURL))
+        let replica = try PGConnection(Secret(readURL), schema: .standard)
         #expect(try replica.execute("SELECT pg_is_in_recovery()")[0].bool(0))
         func caughtUp() throws -> Bool {
             // The insert position: with synchronous_commit off a commit may not be written yet.
@@ -165,7 +165,7 @@ struct OperationsDataIntegrationTests {
         #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
         let unfolded = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-15", "--format", "json"], environment: env)
         #expect(unfolded.status == 0)
-        let queued = try replica.execute("SELECT count(*) FROM check_in_queue")[0].int(0)
+        let queued = try replica.execute("SELECT count(*) FROM sileme.check_in_queue")[0].int(0)
         #expect(unfolded.stderr.contains("1 check-in(s) of the last") && unfolded.stderr.contains("this is a standby"),
                 "\(unfolded.stderr); queued on the standby: \(queued ?? -1)")
     }

@@ -151,7 +151,7 @@ struct OperationsIntegrationTests {
         let fresh = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db))
         #expect(fresh.status == 0)
         #expect(fresh.stderr.contains("ok   check-in queue: 2 check-in(s) waiting, the oldest for"), "\(fresh.stderr)")
-        try db.query("UPDATE check_in_queue SET queued_at = now() - interval '10 minutes' WHERE user_id = $1", [user])
+        try db.query("UPDATE sileme.check_in_queue SET queued_at = now() - interval '10 minutes' WHERE user_id = $1", [user])
         let stale = try NotifierProcess.run(["check"], environment: try NotifierProcess.environment(database: db))
         #expect(stale.status == 0)
         #expect(stale.stderr.contains("warn check-in queue: 2 check-in(s) waiting, the oldest for 60"), "\(stale.stderr)")

@@ -83,7 +83,7 @@ struct OutboxIntegrationTests {
             #expect(result.status == 78)
             #expect(result.stderr.contains("OUTBOX_DIR"))
         }
-        #expect(try db.query("SELECT count(*) FROM notifier_runs").first?.first == "0", "refused before touching anything")
+        #expect(try db.query("SELECT count(*) FROM sileme.notifier_runs").first?.first == "0", "refused before touching anything")
     }
 
     @Test("disk full: the messages that fit are sent, the rest kept as retry (exit 75, no partial file); after freeing space, retry delivers exactly the rest")

@@ -15,8 +15,8 @@ struct PoolerIntegrationTests {
     func detection(_ mode: PgBouncer.Mode) throws {
         let db = try TestDatabase()
         let pooler = try PgBouncer(mode: mode)
-        #expect(try PGConnection(Secret(pooler.url(db.name))).isDirect == false, "\(pooler.log)")
-        #expect(try PGConnection(Secret(db.url)).isDirect == true)
+        #expect(try PGConnection(Secret(pooler.url(db.name)), schema: .standard).isDirect == false, "\(pooler.log)")
+        #expect(try PGConnection(Secret(db.url), schema: .standard).isDirect == true)
     }
 
     @Test("migrate, check, the dry run and report work through the pooler", arguments: PgBouncer.Mode.allCases)
@@ -55,7 +55,7 @@ struct PoolerIntegrationTests {
         #expect(try mail.deliveries().count == 200)
         #expect(Set(try mail.deliveries().map(\.recipient)).count == 200)
         #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs").first == ["200", "200"])
-        #expect(try db.query("SELECT sum(sent) FROM notifier_runs").first?.first == "200")
+        #expect(try db.query("SELECT sum(sent) FROM sileme.notifier_runs").first?.first == "200")
     }
 
     @Test("a run killed mid-dispatch, then a rerun once the lease ran out: every due user mailed, duplicates only in the crash window, no hang",

@@ -14,7 +14,7 @@ struct PostgresTLSIntegrationTests {
         let mail = try Mailbox()
         let user = try db.addUser(name: "TLS", email: mail.address("pgtls"), checkIns: ["2026-01-10"])
         let url = "postgresql://postgres@localhost:\(env.pgPort)/\(db.name)?sslmode=verify-full&sslrootcert=\(env.caFile)"
-        let connection = try PGConnection(Secret(url))
+        let connection = try PGConnection(Secret(url), schema: .standard)
         #expect(try connection.execute("SELECT ssl::text FROM pg_stat_ssl WHERE pid = pg_backend_pid()").rows.first?.string(0) == "true")
         let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"],
                                           environment: try NotifierProcess.environment(database: db, ["DATABASE_URL": url]))

@@ -120,7 +120,7 @@ struct StopIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let user = try db.addUser(name: "Locked", email: mail.address("locked"), checkIns: ["2026-01-10"])
-        let holder = try #require(try RunLock.tryAcquire(Secret(db.url), leaseSeconds: 120))
+        let holder = try #require(try RunLock.tryAcquire(Secret(db.url), schema: .standard, leaseSeconds: 120))
         let env = try NotifierProcess.environment(database: db)
         for arguments in [Self.runNow, ["retry", "--date", Self.date, "--user", user]] {
             if arguments[0] == "retry" {
@@ -142,7 +142,7 @@ struct StopIntegrationTests {
             }
         }
         #expect(try mail.deliveries().isEmpty)
-        #expect(try db.query("SELECT count(*) FROM notifier_runs").first?.first == "0", "no run began")
+        #expect(try db.query("SELECT count(*) FROM sileme.notifier_runs").first?.first == "0", "no run began")
         holder.release()
         #expect(try NotifierProcess.run(["retry", "--date", Self.date], environment: env).status == 0)
         try Self.deliveredOnce(db, mail, [user])

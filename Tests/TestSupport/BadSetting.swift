@@ -202,6 +202,8 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("DATABASE_LISTEN_URL", .wrongType, ["postgresql://u@[::1/db", "host=localhost port=notaport"])
         cases += each("DATABASE_LISTEN_URL", .invalid, ["postgresql://u@localhost/db?nosuchoption=1"])
         cases += each("DATABASE_LISTEN_URL_FILE", .unreadableFile, [f.missing, f.folder, f.empty, f.notUTF8])
+        cases += each("DATABASE_SCHEMA", .invalid, ["public", "auth", "pg_catalog", "Sileme", "1sileme", "sileme; DROP SCHEMA public",
+                                                   "a-b", "si\"leme", String(repeating: "s", count: 64), "工作"])
         cases += each("FOLLOW_UP_DAYS", .wrongType, ["two", "2d", "1.5"])
         cases += each("FOLLOW_UP_DAYS", .outOfRange, ["-1", "366"])
         cases += each("INTRODUCE_CONTACTS", .invalid, ["yes", "true", "1", "of"])

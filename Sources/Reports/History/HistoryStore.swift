@@ -32,7 +32,7 @@ package struct HistoryStore {
         try db.stream("""
             SELECT run_date::text, count(*), count(*) FILTER (WHERE status = 'completed'),
                    count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'running')
-            FROM notifier_runs
+            FROM sileme.notifier_runs
             WHERE run_date BETWEEN $1::date AND $2::date
             GROUP BY run_date
             """, period) { row in
@@ -120,7 +120,7 @@ package struct HistoryStore {
             SELECT id, run_date::text, mode, host, extract(epoch FROM started_at), extract(epoch FROM finished_at), status,
                    due, sent, failed, already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error,
                    superseded, paused, cancelled, future_ignored
-            FROM notifier_runs
+            FROM sileme.notifier_runs
             WHERE run_date BETWEEN $1::date AND $2::date
             ORDER BY run_date, started_at, id
             """, [request.from.description, request.to.description]) { row in

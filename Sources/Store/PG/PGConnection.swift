@@ -13,8 +13,13 @@ public final class PGConnection {
     /// The statements `executePrepared` has prepared in this session: SQL text → name.
     private var prepared: [String: String] = [:]
 
+    /// The schema of the notifier's own objects (`DATABASE_SCHEMA`): SQL run here that names them
+    /// `sileme.<name>` reaches them there (`OwnSchema.qualified`).
+    public let schema: DatabaseSchema
+
     /// Connects with a libpq connection string or URI (`""` uses the `PG*` variables and defaults).
-    public init(_ conninfo: Secret, applicationName: String = "sileme-notifier") throws(DatabaseError) {
+    public init(_ conninfo: Secret, schema: DatabaseSchema,
+                applicationName: String = "sileme-notifier") throws(DatabaseError) {
         // Validate into a local first: a throwing class init still runs deinit once self is set.
         var keys: [String] = ["dbname", "application_name", "connect_timeout"]
         var values: [String] = [conninfo.value, applicationName, "10"]
@@ -31,6 +36,7 @@ public final class PGConnection {
             throw DatabaseError(kind: .unreachable, sqlState: nil, message: message)
         }
         handle = connection
+        self.schema = schema
         // Notices ("… already exists, skipping") are not for the operator's terminal. Dropped on
         // the client rather than with a session SET, which a transaction pooler would hand to
         // whichever client gets the server connection next.
@@ -61,7 +67,7 @@ public final class PGConnection {
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
         let result = withParameters(parameters) { count, values in
-            PQexecParams(handle, sql, count, nil, values, nil, nil, 0)
+            PQexecParams(handle, OwnSchema.qualified(sql, into: schema), count, nil, values, nil, nil, 0)
         }
         return try check(result)
     }
@@ -89,7 +95,7 @@ public final class PGConnection {
             name = known
         } else {
             name = "sileme_prepared_\(prepared.count + 1)"
-            _ = try check(PQprepare(handle, name, sql, Int32(parameters.count), nil))
+            _ = try check(PQprepare(handle, name, OwnSchema.qualified(sql, into: schema), Int32(parameters.count), nil))
             prepared[sql] = name
         }
         let result = withParameters(parameters) { count, values in
@@ -100,7 +106,7 @@ public final class PGConnection {
 
     /// Runs a statement of several commands with no parameters (used for migrations).
     public func executeScript(_ sql: String) throws(DatabaseError) {
-        _ = try check(PQexec(handle, sql))
+        _ = try check(PQexec(handle, OwnSchema.qualified(sql, into: schema)))
     }
 
     /// Runs a query and hands each row to `body`, fetching `batch` rows at a time through a cursor,

@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Values
 
@@ -13,6 +14,7 @@ import Values
 /// Not `Sendable`, like `PGConnection`: one thread uses it.
 package final class ReconnectingConnection {
     private let conninfo: Secret
+    private let schema: DatabaseSchema
     private let applicationName: String
     private let patience: TimeInterval
     private let onRetry: (DatabaseError, TimeInterval) -> Void
@@ -24,16 +26,17 @@ package final class ReconnectingConnection {
     /// retried). `onRetry` hears of each broken connection with the delay before the next attempt;
     /// `onWait` is called at least once a second while waiting (the daemon's watchdog). A raised
     /// `stop` ends the waiting at once: the last error is thrown.
-    package init(_ conninfo: Secret, applicationName: String = "sileme-notifier", patience: TimeInterval,
+    package init(_ conninfo: Secret, schema: DatabaseSchema, applicationName: String = "sileme-notifier", patience: TimeInterval,
          onRetry: @escaping (DatabaseError, TimeInterval) -> Void = { _, _ in }, onWait: @escaping () -> Void = {},
          stop: StopSignal = StopSignal()) throws {
         self.conninfo = conninfo
+        self.schema = schema
         self.applicationName = applicationName
         self.patience = patience
         self.onRetry = onRetry
         self.onWait = onWait
         self.stop = stop
-        current = try PGConnection(conninfo, applicationName: applicationName)
+        current = try PGConnection(conninfo, schema: schema, applicationName: applicationName)
     }
 
     /// Runs `body` on the connection, reconnecting and running it again after a broken connection
@@ -46,7 +49,7 @@ package final class ReconnectingConnection {
             do {
                 let connection: PGConnection
                 if let current { connection = current } else {
-                    connection = try PGConnection(conninfo, applicationName: applicationName)
+                    connection = try PGConnection(conninfo, schema: schema, applicationName: applicationName)
                     current = connection
                 }
                 return try body(connection)

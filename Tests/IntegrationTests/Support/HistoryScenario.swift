@@ -51,7 +51,7 @@ struct HistoryScenario {
         self.users = users
 
         try db.query("""
-            INSERT INTO notifier_runs (run_date, mode, host, pid, started_at, finished_at, status, due, sent, failed,
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, started_at, finished_at, status, due, sent, failed,
                                        already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error) VALUES
              ('2026-01-07', 'daemon', 'notifier-1', 100, '2026-01-07 09:00:00+08', '2026-01-07 09:00:03.5+08', 'completed', 2, 2, 0, 0, 0, 0, 0, 0, NULL),
              ('2026-01-09', 'daemon', 'notifier-1', 100, '2026-01-09 09:00:00+08', '2026-01-09 09:00:05+08', 'completed', 2, 1, 1, 0, 0, 1, 0, 0, NULL),

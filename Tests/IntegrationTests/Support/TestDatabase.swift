@@ -18,10 +18,10 @@ final class TestDatabase {
         environment = try TestEnvironment.require()
         name = "sn_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
         adminURL = cluster?.url() ?? environment.adminDatabaseURL
-        let admin = try PGConnection(Secret(adminURL))
+        let admin = try PGConnection(Secret(adminURL), schema: .standard)
         try admin.execute("CREATE DATABASE \(name)")
         url = "postgresql://postgres@127.0.0.1:\(cluster.map { String($0.port) } ?? environment.pgPort)/\(name)"
-        connection = try PGConnection(Secret(url))
+        connection = try PGConnection(Secret(url), schema: .standard)
         if migrate { try Migrator(directory: Self.migrationsDirectory).migrate(connection) }
     }
 
@@ -29,7 +29,7 @@ final class TestDatabase {
     @discardableResult
     private func execute(_ sql: String, _ parameters: [String?]) throws -> PGResult {
         do { return try connection.execute(sql, parameters) } catch where error.kind == .unreachable {
-            connection = try PGConnection(Secret(url))
+            connection = try PGConnection(Secret(url), schema: .standard)
             return try connection.execute(sql, parameters)
         }
     }
@@ -130,7 +130,7 @@ final class TestDatabase {
 
     deinit {
         // Best effort: databases of a failed run are dropped with the cluster anyway.
-        if let admin = try? PGConnection(Secret(adminURL)) {
+        if let admin = try? PGConnection(Secret(adminURL), schema: .standard) {
             _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
     }
