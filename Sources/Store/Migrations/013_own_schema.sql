@@ -30,6 +30,7 @@ DECLARE
     old       regclass;
     fn        regprocedure;
     keepers   text;
+    shared    text[];
 BEGIN
     EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', target);
     EXECUTE format('REVOKE ALL ON SCHEMA %I FROM PUBLIC', target);
@@ -86,22 +87,19 @@ BEGIN
     -- its own, as config/least-privilege.sql creates, so that it keeps seeing every row.
     ALTER TABLE emergency_contacts ENABLE ROW LEVEL SECURITY;
     ALTER TABLE contact_status ENABLE ROW LEVEL SECURITY;
-    SELECT string_agg(DISTINCT quote_ident(r.rolname), ', ') INTO keepers
-    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a JOIN pg_roles r ON r.oid = a.grantee
-    WHERE c.oid = 'contact_status'::regclass AND a.grantee <> c.relowner AND r.rolname <> ALL (api)
-      AND NOT r.rolbypassrls AND NOT r.rolsuper;
-    IF keepers IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'contact_status'::regclass
-                                                                    AND polname = 'sileme_notifier_all') THEN
-        EXECUTE format('CREATE POLICY sileme_notifier_all ON contact_status FOR ALL TO %s USING (true) WITH CHECK (true)', keepers);
-    END IF;
-    SELECT string_agg(DISTINCT quote_ident(r.rolname), ', ') INTO keepers
-    FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a JOIN pg_roles r ON r.oid = a.grantee
-    WHERE c.oid = 'emergency_contacts'::regclass AND a.grantee <> c.relowner AND r.rolname <> ALL (api)
-      AND NOT r.rolbypassrls AND NOT r.rolsuper;
-    IF keepers IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = 'emergency_contacts'::regclass
-                                                                    AND polname = 'sileme_notifier_read') THEN
-        EXECUTE format('CREATE POLICY sileme_notifier_read ON emergency_contacts FOR SELECT TO %s USING (true)', keepers);
-    END IF;
+    -- (table, policy, what it allows), as config/least-privilege.sql names them.
+    FOREACH shared SLICE 1 IN ARRAY ARRAY[
+        ['contact_status', 'sileme_notifier_all', 'FOR ALL TO %s USING (true) WITH CHECK (true)'],
+        ['emergency_contacts', 'sileme_notifier_read', 'FOR SELECT TO %s USING (true)']] LOOP
+        SELECT string_agg(DISTINCT quote_ident(r.rolname), ', ') INTO keepers
+        FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a JOIN pg_roles r ON r.oid = a.grantee
+        WHERE c.oid = shared[1]::regclass AND a.grantee <> c.relowner AND r.rolname <> ALL (api)
+          AND NOT r.rolbypassrls AND NOT r.rolsuper;
+        IF keepers IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_policy WHERE polrelid = shared[1]::regclass
+                                                                        AND polname = shared[2]) THEN
+            EXECUTE format('CREATE POLICY %I ON %I ' || shared[3], shared[2], shared[1], keepers);
+        END IF;
+    END LOOP;
 
     -- Where Supabase's auth.uid() exists, the owner policies: a signed-in user reads and writes
     -- their own contacts and reads their own contacts' status; nobody reads another user's rows.
