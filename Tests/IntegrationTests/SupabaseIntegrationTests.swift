@@ -62,24 +62,47 @@ struct SupabaseIntegrationTests {
         }
     }
 
-    /// Everything the API's roles might try on what the notifier created or writes, aimed at `victim`.
-    static func probes(victim: String, contact: String, schema: String = "sileme") -> [String] {
-        let own = ["user_last_check_in", "check_in_queue", "pending_all_clears", "known_contacts", "notifier_runs",
-                   "notifier_run_lock", "sileme_schema_migrations"]
-        var statements: [String] = []
-        for table in own {
-            // The tables where the notifier keeps them, and where an older version kept them.
-            for name in ["\(schema).\(table)", "public.\(table)"] {
-                statements += ["SELECT * FROM \(name)", "DELETE FROM \(name)", "TRUNCATE \(name)"]
-            }
-        }
-        statements += [
-            "UPDATE \(schema).user_last_check_in SET last_check_in_date = '\(date)' WHERE user_id = '\(victim)'",
-            "INSERT INTO \(schema).user_last_check_in (user_id, last_check_in_date) VALUES ('\(victim)', '2099-01-01')",
-            "INSERT INTO \(schema).notifier_run_lock (id, holder, acquired_at, expires_at) VALUES (1, 'anon', now(), '2099-01-01')",
-            "INSERT INTO \(schema).check_in_queue (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
-            "UPDATE \(schema).known_contacts SET state = 'introduced'",
-            "UPDATE \(schema).notifier_runs SET status = 'completed'",
+    /// Everything the API's roles might try on what the notifier created or writes, aimed at
+    /// `victim`: a read, an insert, an update and a delete of every table of the notifier's schema
+    /// (each write one the owner could make: `expectClosed` checks that, so that a refusal is the
+    /// role's and not a bad statement's), the same names where an older version kept them, the
+    /// app's tables the notifier writes or shares, and a call of every function.
+    static func probes(victim: String, contact: String, schema: String = "sileme") -> (own: [String], other: [String]) {
+        let s = schema
+        let own = [
+            "SELECT * FROM \(s).user_last_check_in",
+            "INSERT INTO \(s).user_last_check_in (user_id, last_check_in_date) VALUES ('\(victim)', '2099-01-01') "
+                + "ON CONFLICT (user_id) DO UPDATE SET last_check_in_date = EXCLUDED.last_check_in_date",
+            "UPDATE \(s).user_last_check_in SET last_check_in_date = '\(date)' WHERE user_id = '\(victim)'",
+            "DELETE FROM \(s).user_last_check_in",
+            "SELECT * FROM \(s).check_in_queue",
+            "INSERT INTO \(s).check_in_queue (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
+            "UPDATE \(s).check_in_queue SET check_in_date = '2099-01-01'",
+            "DELETE FROM \(s).check_in_queue",
+            "SELECT * FROM \(s).pending_all_clears",
+            "INSERT INTO \(s).pending_all_clears (user_id, streak_after, check_in_date) VALUES ('\(victim)', '2026-01-10', '\(date)') "
+                + "ON CONFLICT DO NOTHING",
+            "UPDATE \(s).pending_all_clears SET check_in_date = check_in_date",
+            "DELETE FROM \(s).pending_all_clears",
+            "SELECT * FROM \(s).known_contacts",
+            "INSERT INTO \(s).known_contacts (user_id, contact) VALUES ('\(victim)', 'attacker@example.com')",
+            "UPDATE \(s).known_contacts SET state = 'introduced'",
+            "DELETE FROM \(s).known_contacts",
+            "SELECT * FROM \(s).notifier_runs",
+            "INSERT INTO \(s).notifier_runs (run_date, mode, host, pid) VALUES ('\(date)', 'daemon', 'anon', 1)",
+            "UPDATE \(s).notifier_runs SET status = 'completed'",
+            "DELETE FROM \(s).notifier_runs",
+            "SELECT * FROM \(s).notifier_run_lock",
+            "INSERT INTO \(s).notifier_run_lock (id, holder, expires_at) VALUES (1, 'anon', '2099-01-01') ON CONFLICT DO NOTHING",
+            "UPDATE \(s).notifier_run_lock SET expires_at = '2099-01-01'",
+            "DELETE FROM \(s).notifier_run_lock",
+            "SELECT * FROM \(s).sileme_schema_migrations",
+            "INSERT INTO \(s).sileme_schema_migrations (version, name) VALUES (999, 'anon')",
+            "UPDATE \(s).sileme_schema_migrations SET name = name",
+            "DELETE FROM \(s).sileme_schema_migrations",
+        ] + OwnSchema.tables.map { "TRUNCATE \(s).\($0) CASCADE" }
+        var other = OwnSchema.tables.flatMap { ["SELECT * FROM public.\($0)", "DELETE FROM public.\($0)"] }
+        other += [
             // The app's tables the notifier writes or created: another user's rows are out of reach.
             "SELECT * FROM emergency_contacts WHERE user_id = '\(victim)'",
             "UPDATE emergency_contacts SET email = 'attacker@example.com' WHERE user_id = '\(victim)'",
@@ -95,17 +118,29 @@ struct SupabaseIntegrationTests {
             "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
         ]
         for function in OwnSchema.functions {
-            statements += ["SELECT \(schema).\(function)()", "SELECT public.\(function)()"]
+            other += ["SELECT \(s).\(function)()", "SELECT public.\(function)()"]
         }
-        return statements
+        return (own, other)
     }
 
     /// Runs every probe as `anon` and as the signed-in `other` user; each must be refused or reach
     /// no row, and the database must be byte for byte what it was.
     static func expectClosed(_ db: TestDatabase, victim: String, other: String, contact: String, schema: String = "sileme") throws {
+        let (own, others) = probes(victim: victim, contact: contact, schema: schema)
+        for statement in own {
+            // The owner could: the statement is sound, so a refusal below is the role's.
+            var sound = false
+            do {
+                try db.connection.transaction {
+                    try db.connection.execute(statement)
+                    throw Rollback()
+                }
+            } catch is Rollback { sound = true } catch {}
+            #expect(sound, "the owner can run: \(statement)")
+        }
         let before = try db.dump()
         for (role, subject) in [("anon", nil), ("authenticated", other)] as [(String, String?)] {
-            for statement in probes(victim: victim, contact: contact, schema: schema) {
+            for statement in own + others {
                 let reached = request(db, as: role, subject: subject, statement)
                 #expect(reached == nil || reached == 0, "\(role): \(statement) reached \(reached ?? 0) row(s)")
             }
@@ -117,6 +152,9 @@ struct SupabaseIntegrationTests {
         #expect(rows(after) == rows(before),
                 "the API's roles changed nothing: \(Set(rows(after)).symmetricDifference(Set(rows(before))).sorted())")
     }
+
+    /// Ends a transaction of `expectClosed`'s soundness check without committing it.
+    struct Rollback: Error {}
 
     @Test("migrated on Supabase: anon and another signed-in user cannot read, write or call anything the notifier keeps; check says so, and names what a later grant opens")
     func closedToTheAPI() throws {
