@@ -65,7 +65,7 @@ public struct HealthCheck: Sendable {
             note("templates", false, error.description, failure: .configuration)
         }
         do {
-            let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
+            let db = try PGConnection(configuration)
             let version = try db.execute("SHOW server_version")[0].string(0) ?? "?"
             let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
             note("database", pending.isEmpty,
@@ -104,9 +104,9 @@ public struct HealthCheck: Sendable {
         } catch {
             note("database", false, "\(error)", failure: .configuration)
         }
-        if let read = configuration.databaseReadURL {
+        if configuration.databaseReadURL != nil {
             do {
-                let standby = try PGConnection(read, schema: configuration.databaseSchema)
+                let standby = try PGConnection(configuration, \.readDatabaseURL)
                 let recovering = try standby.execute("SELECT pg_is_in_recovery()")[0].bool(0)
                 note("read database", true, recovering ? "a hot standby answers (DATABASE_READ_URL)" : "answers (DATABASE_READ_URL; not a standby)",
                      failure: .unavailable)

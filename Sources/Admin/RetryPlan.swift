@@ -30,7 +30,7 @@ public struct RetryPlan: Sendable {
     /// an all-clear, a follow-up or an introduction whenever it is still owed.
     public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
-        let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
+        let db = try PGConnection(configuration)
         try RowSecurity.verify(db)
         if let note = try CheckInQueue.prepareToRead(db) { logger.warning("\(note)") }
         return try db.transaction(readOnly: true) {

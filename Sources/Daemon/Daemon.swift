@@ -69,7 +69,7 @@ public final class Daemon: @unchecked Sendable {
     /// found at start, 69 when the database cannot be reached at start.
     public func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
-        if configuration.metricsFile != nil, let db = try? PGConnection(configuration.databaseURL, schema: configuration.databaseSchema) {
+        if configuration.metricsFile != nil, let db = try? PGConnection(configuration) {
             MetricsFile.update(configuration, db, logger: logger)
         }
         // All-clears within seconds of the check-in, beside the daily schedule.
@@ -123,7 +123,7 @@ public final class Daemon: @unchecked Sendable {
     /// Reads the latest fire's state from the database and decides (`NextAction.decide`).
     private func nextAction(now: Date) throws -> NextAction {
         let latest = schedule.latestFire(atOrBefore: now)
-        let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema, applicationName: "sileme-notifier (scheduler)")
+        let db = try PGConnection(configuration, applicationName: "sileme-notifier (scheduler)")
         let state = try DaemonState.read(db, runDate: latest.date, claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
         return NextAction.decide(now: now, schedule: schedule, state: state, notBefore: notBefore)
     }
@@ -189,7 +189,7 @@ public final class Daemon: @unchecked Sendable {
         systemd.status("deleting rows before \(cutoff) (RETENTION_DAYS=\(configuration.retentionDays))")
         let started = Date()
         do {
-            let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema, applicationName: "sileme-notifier (retention)")
+            let db = try PGConnection(configuration, applicationName: "sileme-notifier (retention)")
             let deleted = try Housekeeping.deleteOlder(db, than: cutoff, stop: stop)
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             logger.notice("retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff) in \(seconds) s",
@@ -265,7 +265,7 @@ public final class Daemon: @unchecked Sendable {
         var delay: TimeInterval = 1
         while true {
             do {
-                let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
+                let db = try PGConnection(configuration)
                 let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
                 guard pending.isEmpty else {
                     logger.critical("the database schema is not current (pending: \(pending.joined(separator: ", "))); run `sileme-notifier migrate`")

@@ -206,7 +206,7 @@ public struct NotificationRun: Sendable {
     /// Returns what it did; logs only when there was something to send.
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
-        let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema, applicationName: "sileme-notifier (all-clear)")
+        let db = try PGConnection(configuration, applicationName: "sileme-notifier (all-clear)")
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let jobs = try db.cancellable(on: control.stop) { try lifecycle.jobs(db, kinds: [.allClear], onlyUsers: onlyUsers) }
         var delivery = DeliveryResult()

@@ -13,7 +13,7 @@ struct MigrateCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         try Console.exitOnFailure {
             let migrator = try Migrator(directory: configuration.migrationsDirectory)
-            let db = try PGConnection(configuration.databaseURL, schema: configuration.databaseSchema)
+            let db = try PGConnection(configuration)
             let outcome = try migrator.migrate(db)
             Console.error(outcome.applied.isEmpty ? "schema is current" : "applied: " + outcome.applied.joined(separator: ", "))
             if !outcome.moved.isEmpty {

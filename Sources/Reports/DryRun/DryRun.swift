@@ -30,7 +30,7 @@ public struct DryRun: Sendable {
     /// those takes its own snapshot, so reading them alongside changes nothing but the time the
     /// report takes (at a million users their queries are a tenth of it).
     public func write(into report: any ReportSink) throws -> RunCounts {
-        let db = try PGConnection(configuration.readDatabaseURL, schema: configuration.databaseSchema)
+        let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
         if let waiting = try CheckInQueue.prepareToRead(db) { note(waiting) }
         let lifecycle = otherMessages()
@@ -68,7 +68,7 @@ public struct DryRun: Sendable {
         let thread = Thread {
             defer { finished.signal() }
             let result = Result {
-                let db = try PGConnection(configuration.readDatabaseURL, schema: configuration.databaseSchema)
+                let db = try PGConnection(configuration, \.readDatabaseURL)
                 return try db.transaction(readOnly: true) {
                     try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
                         .due(db, configuration: configuration, runDate: runDate, kinds: Set(DeliveryJob.Kind.allCases), readOnly: true)

@@ -20,7 +20,7 @@ public struct HistoryReport: Sendable {
     /// Connects to the database and writes the report to `sink`; returns the period's aggregates.
     @discardableResult
     public func write(into sink: any HistorySink) throws -> HistoryOverview {
-        try write(PGConnection(configuration.readDatabaseURL, schema: configuration.databaseSchema), into: sink)
+        try write(PGConnection(configuration, \.readDatabaseURL), into: sink)
     }
 
     /// Writes the report to `sink` using `db`. Throws `HistoryError.unknownUser` for a `--user`

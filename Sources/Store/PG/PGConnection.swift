@@ -255,3 +255,13 @@ public final class PGConnection {
         message.map { String(cString: $0) }?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown error"
     }
 }
+
+extension PGConnection {
+    /// Connects to the configuration's database (`url`: `DATABASE_URL` unless another is named,
+    /// such as `\.readDatabaseURL`) in its schema (`DATABASE_SCHEMA`): the one place that pairs the
+    /// two, so that no connection reaches the notifier's objects in a schema other than the one set.
+    public convenience init(_ configuration: NotifierConfiguration, _ url: KeyPath<NotifierConfiguration, Secret> = \.databaseURL,
+                            applicationName: String = "sileme-notifier") throws(DatabaseError) {
+        try self.init(configuration[keyPath: url], schema: configuration.databaseSchema, applicationName: applicationName)
+    }
+}
