@@ -41,8 +41,9 @@ let package = Package(
             "Values", "Rule", "CLibPQ", .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // PostgreSQL: the connection, the migrations, and the SQL of every table the notifier uses.
+        // current-functions.sql: every function and trigger as the migrations leave them (read, not run).
         .target(name: "Store", dependencies: ["Values", "Rule", "Config", "CLibPQ"],
-                resources: [.copy("Migrations")]),
+                exclude: ["current-functions.sql"], resources: [.copy("Migrations")]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
             "Values", "Output", "Rule", "Config", "CShims", "Curl",
@@ -60,8 +61,10 @@ let package = Package(
         .target(name: "Delivery", dependencies: [
             "Values", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The dry run and the history report.
-        .target(name: "Reports", dependencies: ["Values", "Output", "Rule", "Config", "Store"]),
+        // The dry run (a run's plan, printed) and the history report.
+        .target(name: "Reports", dependencies: [
+            "Values", "Output", "Rule", "Config", "Store", "Delivery",
+        ]),
         // check (with the webhook's signed ping), --preview, retry.
         .target(name: "Admin", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),

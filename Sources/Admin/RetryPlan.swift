@@ -21,7 +21,6 @@ public struct RetryPlan: Sendable {
     /// The entries, by user id.
     public let entries: [Entry]
 
-    /// Reads the plan (read-only).
     /// Reads the plan for `kinds` (every kind when nil). An alert is re-attempted when the rule
     /// still says `send` for its user (to the contacts in force now), or — when another contact of
     /// the user got the streak's alert — when it was left unfinished (a transient failure or a
@@ -32,16 +31,13 @@ public struct RetryPlan: Sendable {
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration)
         try RowSecurity.verify(db)
-        if let note = try CheckInQueue.prepareToRead(db) { logger.warning("\(note)") }
         return try db.transaction(readOnly: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)
-            var decisions: [String: Decision] = [:]
-            let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
-                                      onlyUsers: Set(targets.map(\.userID)))
-            if !targets.isEmpty {
-                try run.evaluate(db, includeStale: false) { candidate, evaluation in decisions[candidate.userID] = evaluation.decision }
-            }
+            // `retry` is the run's plan for these users: their decisions now.
+            let decisions = targets.isEmpty ? [:] : try RunPlan.read(
+                db, configuration: configuration, runDate: runDate,
+                scope: .retry(users: Set(targets.map(\.userID)), kinds: kinds.map(Set.init))).decisions
             return RetryPlan(entries: targets.map { target in
                 let decision = decisions[target.userID]
                 if target.kind != DeliveryJob.Kind.alert.rawValue {

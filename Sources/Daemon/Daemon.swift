@@ -134,10 +134,10 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Running
 
-    private func performRun(date: CalendarDate, reason: String) {
+    private func performRun(date: CalendarDate, reason: NextAction.Reason) {
         let lock: RunLock
         do {
-            guard let acquired = try RunLock.tryAcquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds) else {
+            guard let acquired = try RunLock.take(for: configuration, waiting: .no) else {
                 logger.notice("another run holds the run lock; checking again in 30 s")
                 systemd.status("another run is in progress on this database; last run: \(lastRun)")
                 wait(until: clock.now().addingTimeInterval(30))
@@ -167,7 +167,7 @@ public final class Daemon: @unchecked Sendable {
             if result.errors.isEmpty {
                 failedRuns = 0
                 notBefore = .distantPast
-                if reason != "retry" { applyRetention(runDate: date) }
+                if reason != .retry { applyRetention(runDate: date) }
             } else if !stopRequested {
                 backOffAfterFailure()
             }

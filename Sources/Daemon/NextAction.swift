@@ -5,9 +5,26 @@ import Values
 /// What the daemon does next — a pure function of the clock, the schedule, what the database says
 /// about the latest scheduled run date, and the back-off after a failed run.
 package enum NextAction: Equatable, Sendable {
-    /// Run for this date now; `reason` says why (`scheduled`, `catch-up`, `retrying an unfinished
-    /// run`, `retry`).
-    case run(CalendarDate, reason: String)
+    /// Why the daemon runs: in its status line, and `retry` (a pass for the failed mails of a
+    /// completed run) is also what keeps retention to the daily run.
+    package struct Reason: RawRepresentable, Equatable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
+        package init(stringLiteral value: String) { rawValue = value }
+        package var description: String { rawValue }
+
+        /// The fire time has just come.
+        package static let scheduled: Reason = "scheduled"
+        /// The fire time passed over a minute ago (the daemon was down).
+        package static let catchUp: Reason = "catch-up"
+        /// The date's run started and never completed.
+        package static let unfinished: Reason = "retrying an unfinished run"
+        /// The date's run completed; some of its mails failed and are due again now.
+        package static let retry: Reason = "retry"
+    }
+
+    /// Run for this date now; `reason` says why.
+    case run(CalendarDate, reason: Reason)
     /// The last run failed: wait until the back-off ends (or the next fire time, if earlier).
     case waitAfterFailure(until: Date)
     /// Failed mails of today are due again at this instant, before the next fire time.
@@ -25,13 +42,12 @@ package enum NextAction: Equatable, Sendable {
         let next = schedule.nextFire(after: now)
         if now < notBefore { return .waitAfterFailure(until: min(notBefore, next.instant)) }
         if !state.completed {
-            let reason = state.started ? "retrying an unfinished run"
-                : (now.timeIntervalSince(latest.instant) > 60 ? "catch-up" : "scheduled")
+            let reason: Reason = state.started ? .unfinished : (now.timeIntervalSince(latest.instant) > 60 ? .catchUp : .scheduled)
             return .run(latest.date, reason: reason)
         }
         // Retries of the latest run's failures, until that date's day is over in the zone.
         if let retryAt = state.nextRetry, schedule.runDate(at: now) == latest.date {
-            if retryAt <= now { return .run(latest.date, reason: "retry") }
+            if retryAt <= now { return .run(latest.date, reason: .retry) }
             if retryAt < next.instant { return .waitForRetry(until: retryAt) }
         }
         return .waitForNextRun(until: next.instant)

@@ -71,15 +71,16 @@ package struct Dispatcher {
         }
     }
 
-    /// Delivers `jobs` and returns what happened. A database failure stops the affected worker;
-    /// its unclaimed jobs stay due and the error is returned.
-    package func deliver(_ given: [DeliveryJob]) -> DeliveryResult {
+    /// Delivers `jobs` and returns what happened, each outcome counted into `tally` (the plan's,
+    /// so the run has one). A database failure stops the affected worker; its unclaimed jobs
+    /// stay due and the error is returned.
+    package func deliver(_ given: [DeliveryJob], into tally: RunTally = RunTally()) -> DeliveryResult {
         // One job per delivery key (a claim statement must not name a row twice).
         var seen = Set<String>()
         let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
-        guard !jobs.isEmpty else { return DeliveryResult() }
+        guard !jobs.isEmpty else { return DeliveryResult(tally: tally) }
         let queue = Locked(jobs[...])
-        let result = Locked(DeliveryResult())
+        let result = Locked(DeliveryResult(tally: tally))
         let recorder: ResultRecorder
         let patience = configuration.databaseReconnectSeconds
         do {
@@ -87,7 +88,7 @@ package struct Dispatcher {
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop)
         } catch {
-            var failed = DeliveryResult()
+            var failed = DeliveryResult(tally: tally)
             failed.errors.append(error)
             failed.notStarted = jobs.count
             return failed
@@ -127,9 +128,9 @@ package struct Dispatcher {
                     let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
                     for (index, job) in batch.enumerated() {
                         if claimed.gone.contains(index) || refused[index] != nil {
-                            let handled = result.withLock { tally in
-                                if claimed.gone.contains(index) { tally.gone += 1 } else { tally.claimErrors += 1 }
-                                return tally.handled
+                            let handled = result.withLock { result in
+                                if claimed.gone.contains(index) { result.tally.gone += 1 } else { result.tally.claimErrors += 1 }
+                                return result.handled
                             }
                             control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
                             continue

@@ -18,14 +18,21 @@ package struct Lifecycle: Sendable {
     /// Where problems go.
     package let logger: Logger
 
-    /// The jobs of `kinds` due now (only of `onlyUsers` when given), each validated: a row whose
-    /// name or address is no longer usable is left out and logged (and an introduction to such an
-    /// address is marked `not_introduced`). A webhook event lists the user's valid contacts as
-    /// they are now; one about a user with no valid contact left is left out and logged. Each
-    /// delivery key comes once (a webhook retry may be found by two queries).
-    package func jobs(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil) throws -> [DeliveryJob] {
+    /// The messages of `kinds` the database owes now (only of `onlyUsers` when given), as read.
+    package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil) throws -> [LifecycleStore.Due] {
+        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+            .due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) })
+    }
+
+    /// The owed messages `due` as jobs, each validated: a row whose name or address is no longer
+    /// usable is left out and logged (an introduction to such an address comes back in
+    /// `unusable`, for the run to record as not introduced). A webhook event lists the user's
+    /// valid contacts as they are now; one about a user with no valid contact left is left out
+    /// and logged. Each delivery key comes once (a webhook retry may be found by two queries).
+    /// Reads only.
+    package func jobs(_ db: PGConnection, owed due: [LifecycleStore.Due]) throws
+        -> (jobs: [DeliveryJob], unusable: [(user: String, contact: String)]) {
         let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-        let due = try store.due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) })
         let hooked = due.filter { $0.channel == .webhook }.map(\.userID)
         let contacts = try store.contacts(db, of: hooked).mapValues { MissRule.validate($0).valid }
         var jobs: [DeliveryJob] = []
@@ -55,7 +62,6 @@ package struct Lifecycle: Sendable {
                                   checkedIn: row.checkedIn)
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
-        try store.markNotIntroduced(db, unusable)
-        return jobs
+        return (jobs, unusable)
     }
 }

@@ -52,14 +52,7 @@ public struct MetricsFile: Sendable {
             }
             metric("last_run_completed", "gauge", "1 when the latest run completed, 0 when it failed or is still running.",
                    [("", run.status == "completed" ? 1 : 0)])
-            let c = run.counts
-            let outcomes: [(String, Int)] = [
-                ("due", c.due), ("sent", c.sent), ("failed", c.failed), ("already_notified", c.alreadyNotified),
-                ("stale", c.stale), ("invalid_email", c.invalidEmail), ("invalid_name", c.invalidName),
-                ("busy_elsewhere", c.busyElsewhere), ("gone", c.gone), ("claim_error", c.claimErrors),
-                ("superseded", c.superseded), ("paused", c.paused), ("cancelled", c.cancelled),
-                ("future_check_in_ignored", c.futureIgnored),
-            ]
+            let outcomes = RunTally.fields.compactMap { field in field.metric.map { ($0, run.tally[keyPath: field.value]) } }
             metric("last_run_notifications", "gauge", "The latest run's users by kind of message and outcome.",
                    outcomes.map { ("kind=\"alert\",outcome=\"\($0.0)\"", Double($0.1)) })
         }

@@ -6,7 +6,7 @@ public struct RunResult: Sendable {
     /// `notifier_runs.id`.
     public let runID: Int64
     /// The counts.
-    public let counts: RunCounts
+    public let counts: RunTally
     /// Failures that stopped part of the run (database lost, transport could not start), in words.
     public let errors: [String]
     /// The database connection broke during the run.

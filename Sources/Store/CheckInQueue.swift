@@ -1,13 +1,36 @@
 import Foundation
 
-/// The check-in queue of migration 012 (docs/data.md, "The check-in queue"): the app's insert
+/// The check-in queue of migration 012 (docs/data.md, "check_in_queue"): the app's insert
 /// trigger only appends each check-in to `check_in_queue`; a fold moves the queued check-ins into
-/// `user_last_check_in`, the summary every run reads. The daemon folds every second
-/// (`foldInterval`); every run and `retry` folds before it reads, and so do the readers of the
-/// summary (the dry run, the retry plan) where they can write: the fold only writes down
-/// check-ins that are already committed, so it changes no decision — it makes the summary say
-/// what the check-ins say. (`--preview` and the history report read `check_ins` itself.)
+/// `user_last_check_in`, the summary, and queues the all-clears they call for. The daemon folds
+/// every second (`foldInterval`) and every run folds first, as a step of its own. Readers never
+/// fold: every statement that asks the summary reads `currentSummary`, the summary with the
+/// check-ins still queued laid over it — so the dry run, the retry plan and the run decide alike,
+/// and exactly, on a standby and as a role that may only read, whether or not anyone folded.
 public enum CheckInQueue {
+    /// SQL (a subquery: give it an alias): the summary as the check-ins say it now —
+    /// `user_last_check_in` with the check-ins still queued laid over it — in its columns
+    /// `user_id`, `last_check_in_date` and `last_notified_date`. A user whose queued check-ins are
+    /// newer than the summary's date (or who has no summary row yet) comes from the queue, every
+    /// other user from the summary. A condition on the columns reaches both arms, so a range of
+    /// dates is still a range scan of the summary's index; the queue is small (the daemon empties
+    /// it every second), and empty it costs one anti-join probe per row read.
+    public static let currentSummary = """
+        (SELECT s.user_id, s.last_check_in_date, s.last_notified_date FROM sileme.user_last_check_in s
+         WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q
+                           WHERE q.user_id = s.user_id AND q.check_in_date > s.last_check_in_date)
+         UNION ALL
+         SELECT q.user_id, q.last,
+                -- A first check-in: the latest accepted alert, as the summary's insert trigger fills it.
+                CASE WHEN s.user_id IS NULL
+                     THEN (SELECT max(n.notification_date) FROM notification_logs n
+                           WHERE n.user_id = q.user_id AND n.email_sent AND n.kind = 'alert')
+                     ELSE s.last_notified_date END
+         FROM (SELECT user_id, max(check_in_date) AS last FROM sileme.check_in_queue GROUP BY user_id) q
+         LEFT JOIN sileme.user_last_check_in s ON s.user_id = q.user_id
+         WHERE s.user_id IS NULL OR q.last > s.last_check_in_date)
+        """
+
     /// How often the daemon folds (the all-clear's latency is at most this plus one pass).
     public static let foldInterval: TimeInterval = 1
 
@@ -50,26 +73,5 @@ public enum CheckInQueue {
             SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) FROM sileme.check_in_queue
             """)[0]
         return Backlog(count: row.int(0) ?? 0, oldestSeconds: max(0, row.int(1) ?? 0))
-    }
-
-    /// Before a reader's transaction on `db` (the read URL): folds when it can. On a standby (read
-    /// only) or as a role not allowed to fold, it cannot: then it returns what the reader should
-    /// tell the operator when check-ins are waiting — the summary it reads is the primary's last
-    /// fold, so a user among them may be listed as due. Nil when the summary is up to date.
-    public static func prepareToRead(_ db: PGConnection) throws -> String? {
-        let standby = try db.execute("SELECT pg_is_in_recovery()")[0].bool(0)
-        if !standby {
-            do {
-                try fold(db)
-                return nil
-            } catch let error as DatabaseError where error.sqlState == "42501" {
-                // Not granted: fall through to what is waiting.
-            }
-        }
-        let waiting = try backlog(db)
-        guard waiting.count > 0 else { return nil }
-        let why = standby ? "this is a standby" : "this role may not run sileme_fold_check_ins()"
-        return "\(waiting.count) check-in(s) of the last \(waiting.oldestSeconds) s are not yet in the summary (\(why); "
-            + "the daemon folds them every second): a user among them may be listed as due"
     }
 }

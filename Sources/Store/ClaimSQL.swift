@@ -55,4 +55,22 @@ package struct ClaimSQL: Sendable {
               WHEN \(row).claim_backend_pid IS NULL THEN \(row).claimed_at + make_interval(secs => \(leaseSeconds)) END)
         """
     }
+
+    /// SQL: the failed row `row` waits for a retry whose time has come (or was never set).
+    package func retryDue(_ row: String = "n") -> String {
+        "(\(row).status = 'retry' AND (\(row).next_attempt_at IS NULL OR \(row).next_attempt_at <= now()))"
+    }
+
+    /// SQL: the row `row` may be (re)sent now — not sent, and skipped earlier, waiting for a
+    /// retry whose time has come, or an abandoned claim. The one condition of the claim's
+    /// takeover, and of every "is something still owed" question the lifecycle asks.
+    package func claimableNow(_ row: String = "n") -> String {
+        "(NOT \(row).email_sent AND (\(row).status = 'skipped' OR \(retryDue(row)) OR \(abandoned(row))))"
+    }
+
+    /// SQL: the row `row` is to be finished: a retry whose time has come, or an abandoned claim
+    /// (a skipped row is not: it waits for the rule to say `send` again).
+    package func unfinished(_ row: String = "n") -> String {
+        "(\(retryDue(row)) OR \(abandoned(row)))"
+    }
 }

@@ -48,9 +48,9 @@ package enum GuardSQL {
         """
     }
 
-    /// The contacts of `contacts`' column at `column` (empty when NULL or unreadable).
-    package static func contacts(_ row: PGRow, at column: Int) -> [Candidate.RawContact] {
-        guard let text = row.string(column), let data = text.data(using: .utf8),
+    /// The contacts of the row's `contacts` column (`contacts(_:when:)`; empty when NULL or unreadable).
+    package static func contacts(_ row: PGRow) -> [Candidate.RawContact] {
+        guard let text = row.string("contacts"), let data = text.data(using: .utf8),
               let pairs = try? JSONSerialization.jsonObject(with: data) as? [[Any]] else { return [] }
         return pairs.compactMap { pair in
             guard pair.count == 2, let position = (pair[1] as? NSNumber)?.intValue else { return nil }
@@ -58,10 +58,10 @@ package enum GuardSQL {
         }
     }
 
-    /// The other account of `otherAccounts`' columns at `column` (id), `column + 1` (name) and
-    /// `column + 2` (last); nil when the row has none (the outer side of the left join).
-    package static func otherAccount(_ row: PGRow, at column: Int) -> OtherAccount? {
-        row.string(column).map { OtherAccount(userID: $0, rawName: row.string(column + 1), lastCheckIn: row.date(column + 2)) }
+    /// The other account of `otherAccounts`' columns as the statement names them (`other_id`,
+    /// `other_name`, `other_last`); nil when the row has none (the outer side of the left join).
+    package static func otherAccount(_ row: PGRow) -> OtherAccount? {
+        row.string("other_id").map { OtherAccount(userID: $0, rawName: row.string("other_name"), lastCheckIn: row.date("other_last")) }
     }
 
     // MARK: The claim's re-check

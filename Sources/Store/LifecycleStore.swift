@@ -55,9 +55,7 @@ public struct LifecycleStore: Sendable {
         NOT EXISTS (SELECT 1 FROM notification_logs x
                     WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'
                       AND x.channel = \(channel) AND x.contact = \(contact)
-                      AND NOT (NOT x.email_sent AND (x.status = 'skipped'
-                               OR (x.status = 'retry' AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= now()))
-                               OR \(claimSQL.abandoned("x")))))
+                      AND NOT \(claimSQL.claimableNow("x")))
         """
     }
 
@@ -100,6 +98,16 @@ public struct LifecycleStore: Sendable {
                                     ORDER BY c.check_in_date LIMIT 1) c
                 WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $1::date
                   AND ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
+                UNION ALL
+                -- Check-ins still queued that end a notified streak: what the next fold queues
+                -- (so a reader that does not fold sees the all-clears a run would send).
+                SELECT s.user_id, s.last_check_in_date, max(k.check_in_date), min(k.queued_at), NULL
+                FROM sileme.check_in_queue k
+                JOIN sileme.user_last_check_in s ON s.user_id = k.user_id
+                WHERE s.last_notified_date > s.last_check_in_date AND k.check_in_date > s.last_check_in_date
+                  AND NOT EXISTS (SELECT 1 FROM sileme.pending_all_clears p WHERE p.user_id = k.user_id)
+                  AND ($3::uuid[] IS NULL OR k.user_id = ANY($3::uuid[]))
+                GROUP BY s.user_id, s.last_check_in_date
             )
             SELECT DISTINCT ON (a.user_id, a.notification_date, a.channel, a.contact)
                    a.user_id::text, u.name, a.contact, a.notification_date, a.message_id, a.consecutive_miss_days,
@@ -142,7 +150,7 @@ public struct LifecycleStore: Sendable {
               AND ($3::uuid[] IS NULL OR n.user_id = ANY($3::uuid[]))
               -- Still a contact in force (the app may have corrected or removed it since).
               AND \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
-              AND ((n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now())) OR \(claimSQL.abandoned("n")))
+              AND \(claimSQL.unfinished("n"))
             ORDER BY n.notification_date, n.user_id, n.contact
             """, [runDate.description, oldest.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
             guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(5) else { return nil }
@@ -206,23 +214,19 @@ public struct LifecycleStore: Sendable {
     /// (`known_contacts.state = 'pending'`) whose contact is still in force (a row of
     /// `emergency_contacts`, or `users.emergency_email` for a user without any) and whose user
     /// has checked in at least once (the first check-in is the user's consent), oldest first,
-    /// at most `limit`. Pairs no longer in force are marked `not_introduced` (unless `readOnly`:
-    /// the dry run). With `webhook`, each such pair also gets its `contact.introduction` event,
-    /// once: unless the pair has a webhook introduction row of any day (an unfinished one is
-    /// `unfinishedWebhooks`' to finish).
+    /// at most `limit` (a pair no longer in force is left out; the run records it with
+    /// `settleIntroductions`). With `webhook`, each such pair also gets its `contact.introduction`
+    /// event, once: unless the pair has a webhook introduction row of any day (an unfinished one
+    /// is `unfinishedWebhooks`' to finish).
     public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
-                                 onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
-        if !readOnly { try db.execute("""
-            UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
-            WHERE k.state = 'pending' AND NOT \(GuardSQL.contactInForce(user: "k.user_id", contact: "k.contact"))
-            """) }
+                                 onlyUsers: [String]? = nil) throws -> [Due] {
         return try db.execute("""
             SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date,
                    EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
                            AND w.channel = 'webhook' AND w.contact = k.contact)
             FROM sileme.known_contacts k
             JOIN users u ON u.id = k.user_id
-            JOIN sileme.user_last_check_in s ON s.user_id = k.user_id
+            JOIN \(CheckInQueue.currentSummary) s ON s.user_id = k.user_id
             CROSS JOIN LATERAL (
                 SELECT e.email, e.position FROM emergency_contacts e
                 WHERE e.user_id = k.user_id AND lower(btrim(e.email)) = k.contact
@@ -252,11 +256,11 @@ public struct LifecycleStore: Sendable {
     public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute("""
             SELECT r.user_id::text, u.name, r.last
-            FROM (SELECT s.user_id, s.last_check_in_date AS last FROM sileme.user_last_check_in s
+            FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
                   WHERE s.last_check_in_date = $1::date - 2
                   UNION ALL
                   SELECT p.id, s.last_check_in_date FROM users p
-                  JOIN sileme.user_last_check_in s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
+                  JOIN \(CheckInQueue.currentSummary) s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
                   WHERE p.paused_until = $1::date - 2) r
             JOIN users u ON u.id = r.user_id
             WHERE (u.paused_until IS NULL OR u.paused_until <= $1::date - 2)
@@ -287,7 +291,7 @@ public struct LifecycleStore: Sendable {
             JOIN users u ON u.id = x.user_id
             WHERE x.status IN ('sending', 'retry') AND x.channel = 'webhook' AND NOT x.email_sent
               AND x.kind = ANY($3::text[])
-              AND ((x.status = 'retry' AND (x.next_attempt_at IS NULL OR x.next_attempt_at <= now())) OR \(claimSQL.abandoned("x")))
+              AND \(claimSQL.unfinished("x"))
               AND (x.kind <> 'alert' OR x.notification_date >= $2::date)
               AND (x.kind <> 'reminder' OR x.notification_date = $1::date)
               AND ($4::uuid[] IS NULL OR x.user_id = ANY($4::uuid[]))
@@ -316,21 +320,39 @@ public struct LifecycleStore: Sendable {
             WHERE u.id = ANY($1::uuid[])
             """, [PGArray.literal(Array(Set(userIDs)).sorted())]).rows {
             guard let user = row.string(0) else { continue }
-            let listed = GuardSQL.contacts(row, at: 2)
+            let listed = GuardSQL.contacts(row)
             found[user] = listed.isEmpty ? [Candidate.RawContact(email: row.string(1), position: 1)] : listed
         }
         return found
     }
 
-    /// `INTRODUCE_CONTACTS=off`: pending pairs are marked `not_introduced` (turning it on later
-    /// introduces only the pairs seen after that). Returns how many.
+    /// What a run decided about introductions, written down: pending pairs no longer in force,
+    /// and the pairs of `unusable` (their address is not usable), are marked `not_introduced`; with
+    /// `INTRODUCE_CONTACTS=off`, a run of everyone's day (`wholeDay`) marks every pending pair so
+    /// (turning it on later introduces only the pairs seen after that). Returns how many pairs
+    /// it marked.
     @discardableResult
-    public func skipIntroductions(_ db: PGConnection) throws -> Int {
-        try db.execute("""
-            WITH done AS (UPDATE sileme.known_contacts SET state = 'not_introduced', updated_at = now()
-                          WHERE state = 'pending' RETURNING 1)
-            SELECT count(*) FROM done
-            """)[0].int(0) ?? 0
+    public func settleIntroductions(_ db: PGConnection, introduceContacts: Bool, wholeDay: Bool,
+                                    unusable: [(user: String, contact: String)]) throws -> Int {
+        var marked = 0
+        if introduceContacts {
+            marked += try db.execute("""
+                UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
+                WHERE k.state = 'pending' AND NOT \(GuardSQL.contactInForce(user: "k.user_id", contact: "k.contact"))
+                """).affectedRows
+        } else if wholeDay {
+            marked += try db.execute("""
+                UPDATE sileme.known_contacts SET state = 'not_introduced', updated_at = now() WHERE state = 'pending'
+                """).affectedRows
+        }
+        if !unusable.isEmpty {
+            marked += try db.execute("""
+                UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
+                FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
+                WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
+                """, [PGArray.literal(unusable.map(\.user)), PGArray.literal(unusable.map(\.contact))]).affectedRows
+        }
+        return marked
     }
 
     /// `sileme-notifier introduce --existing`: the pairs recorded as known when the lifecycle was
@@ -345,16 +367,6 @@ public struct LifecycleStore: Sendable {
             """, [includeSkipped ? "true" : "false"])[0].int(0) ?? 0
     }
 
-    /// Marks pending pairs `not_introduced` (their address is not usable).
-    public func markNotIntroduced(_ db: PGConnection, _ pairs: [(user: String, contact: String)]) throws {
-        guard !pairs.isEmpty else { return }
-        try db.execute("""
-            UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
-            FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
-            WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
-            """, [PGArray.literal(pairs.map(\.user)), PGArray.literal(pairs.map(\.contact))])
-    }
-
     /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:
     /// the alerts of `runDate` and the day before (an alert accepted after the check-in came; the
     /// check-in trigger's queue covers every other streak, whenever it ended).
@@ -364,21 +376,14 @@ public struct LifecycleStore: Sendable {
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
     /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), then the webhook events to finish — each
     /// on e-mail and, for the event types the webhook sends, on the webhook. The one selection of
-    /// the real run and of the dry run; only a run that writes (`readOnly` false, everyone)
-    /// settles pairs no longer in force, and with `INTRODUCE_CONTACTS=off` marks the pending pairs
-    /// `not_introduced`.
+    /// the real run and of the dry run. Reads only.
     public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
-                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, readOnly: Bool = false) throws -> [Due] {
+                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil) throws -> [Due] {
         let rule = configuration.rule
         let hooked = kinds.filter { configuration.webhookSends($0) }
         var due: [Due] = []
-        if kinds.contains(.introduction) {
-            if configuration.introduceContacts {
-                due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers,
-                                            readOnly: readOnly)
-            } else if onlyUsers == nil && !readOnly {
-                try skipIntroductions(db)
-            }
+        if kinds.contains(.introduction) && configuration.introduceContacts {
+            due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers)
         }
         if kinds.contains(.alert) {
             due += try unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), onlyUsers: onlyUsers)

@@ -40,60 +40,65 @@ public struct NotificationStore: Sendable {
     /// 0.76 s at 1,000,000 users).
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  _ body: (Candidate) throws -> Void) throws {
-        let sql = """
+        let statement = SQLStatement("""
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
-                FROM sileme.user_last_check_in s
-                WHERE s.last_check_in_date <= $1::date AND s.last_check_in_date >= $2::date
+                FROM \(CheckInQueue.currentSummary) s
+                WHERE s.last_check_in_date <= $latest_qualifying::date AND s.last_check_in_date >= $oldest::date
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
-                FROM sileme.user_last_check_in s
-                CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$3::date")) AS last OFFSET 0) r
-                WHERE s.last_check_in_date > $3::date AND r.last <= $1::date
+                FROM \(CheckInQueue.currentSummary) s
+                CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) AS last OFFSET 0) r
+                WHERE s.last_check_in_date > $latest_trusted::date AND r.last <= $latest_qualifying::date
                 UNION ALL
                 -- One summary probe per recently paused user (never a scan of the stale users).
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
                 FROM users p
-                CROSS JOIN LATERAL (SELECT * FROM sileme.user_last_check_in s WHERE s.user_id = p.id
-                                    AND s.last_check_in_date < $2::date OFFSET 0) s
-                WHERE p.paused_until >= $2::date
+                CROSS JOIN LATERAL (SELECT * FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
+                                    AND s.last_check_in_date < $oldest::date OFFSET 0) s
+                WHERE p.paused_until >= $oldest::date
             )
-            SELECT u.id::text, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, o.id, o.name, o.last,
-                   c.contacts
+            SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future,
+                   o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
             FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
             CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until,
                                        coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
                                 FROM users WHERE users.id = d.user_id OFFSET 0) u
-            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$3::date", when: """
-                $4::bool AND (u.paused_until IS NULL OR u.paused_until < $5::date) AND NOT u.notified
-                AND greatest(d.last, u.paused_until) BETWEEN $6::date AND $1::date
+            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$latest_trusted::date", when: """
+                $supersede::bool AND \(Self.mayBeSentTo)
                 """))) o ON true
-            LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: """
-                (u.paused_until IS NULL OR u.paused_until < $5::date) AND NOT u.notified
-                AND greatest(d.last, u.paused_until) BETWEEN $6::date AND $1::date
-                """))) c ON true
-            WHERE d.last >= $2::date OR u.paused_until >= $2::date
+            LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: Self.mayBeSentTo))) c ON true
+            WHERE d.last >= $oldest::date OR u.paused_until >= $oldest::date
             ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
-            """
+            """)
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
         var pending: Candidate?
-        try db.stream(sql, [rule.latestQualifyingCheckIn(runDate: runDate).description, oldest,
-                            rule.latestTrustedCheckIn(runDate: runDate).description, rule.supersede ? "true" : "false",
-                            runDate.description, rule.oldestDueCheckIn(runDate: runDate).description],
-                      localSettings: [("jit", "off")]) { row in
-            guard let id = row.string(0), let last = row.date(3) else { return }
+        try db.stream(statement, [
+            "latest_qualifying": rule.latestQualifyingCheckIn(runDate: runDate).description, "oldest": oldest,
+            "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description, "supersede": rule.supersede ? "true" : "false",
+            "run_date": runDate.description, "oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
+        ], localSettings: [("jit", "off")]) { row in
+            guard let id = row.string("id"), let last = row.date("last") else { return }
             if pending?.userID != id {
                 if let done = pending { try body(done) }
-                pending = Candidate(userID: id, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: last,
-                                    notifiedInStreak: row.bool(4), pausedUntil: row.date(5), ignoredFutureCheckIn: row.date(6),
-                                    contacts: GuardSQL.contacts(row, at: 10))
+                pending = Candidate(userID: id, rawName: row.string("name"), rawEmail: row.string("emergency_email"), lastCheckIn: last,
+                                    notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"),
+                                    ignoredFutureCheckIn: row.date("future"), contacts: GuardSQL.contacts(row))
             }
-            if let other = GuardSQL.otherAccount(row, at: 7) { pending?.sameContact.append(other) }
+            if let other = GuardSQL.otherAccount(row) { pending?.sameContact.append(other) }
         }
         if let done = pending { try body(done) }
     }
+
+    /// SQL over the batch query's `u` and `d`: the rule could send to this user — not paused on
+    /// `$run_date`, not notified in the streak, `L'` within the due window. Only such users get the
+    /// probes for other accounts and contacts.
+    private static let mayBeSentTo = """
+        (u.paused_until IS NULL OR u.paused_until < $run_date::date) AND NOT u.notified
+        AND greatest(d.last, u.paused_until) BETWEEN $oldest_due::date AND $latest_qualifying::date
+        """
 
     /// The shared decision code of the real run, the dry run and `retry`: streams the candidates
     /// of the batch query through `rule` and hands every user the report lists (`m ≥ threshold`)
@@ -112,26 +117,27 @@ public struct NotificationStore: Sendable {
     /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
     /// future-dated users whose real `L` (and pause) is older than the window.
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
-        try db.execute("""
-            SELECT (SELECT count(*) FROM sileme.user_last_check_in WHERE last_check_in_date < $1::date)
+        try db.execute(SQLStatement("""
+            SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date)
                  - (SELECT count(*) FROM users p
-                    CROSS JOIN LATERAL (SELECT 1 FROM sileme.user_last_check_in s WHERE s.user_id = p.id
-                                        AND s.last_check_in_date < $1::date OFFSET 0) s
-                    WHERE p.paused_until >= $1::date)
-                 + (SELECT count(*) FROM sileme.user_last_check_in s
+                    CROSS JOIN LATERAL (SELECT 1 FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
+                                        AND s.last_check_in_date < $oldest_due::date OFFSET 0) s
+                    WHERE p.paused_until >= $oldest_due::date)
+                 + (SELECT count(*) FROM \(CheckInQueue.currentSummary) s
                     JOIN users u ON u.id = s.user_id
-                    WHERE s.last_check_in_date > $2::date
-                      AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$2::date")) < $1::date
-                      AND (u.paused_until IS NULL OR u.paused_until < $1::date))
-            """, [rule.oldestDueCheckIn(runDate: runDate).description,
-                  rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+                    WHERE s.last_check_in_date > $latest_trusted::date
+                      AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) < $oldest_due::date
+                      AND (u.paused_until IS NULL OR u.paused_until < $oldest_due::date)) AS stale
+            """), ["oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
+                   "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description])[0].int("stale") ?? 0
     }
 
     /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
     /// summary's index alone.
     public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
-        try db.execute("SELECT count(*) FROM sileme.user_last_check_in WHERE last_check_in_date > $1::date",
-                       [rule.latestTrustedCheckIn(runDate: runDate).description])[0].int(0) ?? 0
+        try db.execute(SQLStatement("""
+            SELECT count(*) AS future FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date > $latest_trusted::date
+            """), ["latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description])[0].int("future") ?? 0
     }
 
     // MARK: Runs
@@ -144,19 +150,18 @@ public struct NotificationStore: Sendable {
         return Int64(row[0].string(0)!)!
     }
 
-    /// Completes the run's row with its counts (status `completed`, or `failed` with `error`).
-    public func finishRun(_ db: PGConnection, id: Int64, counts: RunCounts, error: String?) throws {
-        try db.execute("""
-            UPDATE sileme.notifier_runs SET finished_at = now(), status = $2, due = $3, sent = $4, failed = $5,
-                   already_notified = $6, stale = $7, invalid_email = $8, invalid_name = $9,
-                   busy_elsewhere = $10, error = $11, superseded = $12, paused = $13, cancelled = $14,
-                   future_ignored = $15, gone = $16, claim_errors = $17
-            WHERE id = $1
-            """, [String(id), error == nil ? "completed" : "failed", String(counts.due), String(counts.sent),
-                  String(counts.failed), String(counts.alreadyNotified), String(counts.stale),
-                  String(counts.invalidEmail), String(counts.invalidName), String(counts.busyElsewhere), error,
-                  String(counts.superseded), String(counts.paused), String(counts.cancelled), String(counts.futureIgnored),
-                  String(counts.gone), String(counts.claimErrors)])
+    /// Completes the run's row with its tally (status `completed`, or `failed` with `error`): one
+    /// column per stored field of `RunTally.fields`.
+    public func finishRun(_ db: PGConnection, id: Int64, tally: RunTally, error: String?) throws {
+        let columns = RunTally.storedFields.compactMap(\.column)
+        let statement = SQLStatement("""
+            UPDATE sileme.notifier_runs SET finished_at = now(), status = $status, error = $error,
+                   \(columns.map { "\($0) = $\($0)" }.joined(separator: ", "))
+            WHERE id = $id
+            """)
+        var binds: [String: String?] = ["id": String(id), "status": error == nil ? "completed" : "failed", "error": error]
+        for field in RunTally.storedFields { binds[field.column!] = String(tally[keyPath: field.value]) }
+        try db.execute(statement, binds)
     }
 
     // MARK: Claim, send, record
@@ -180,13 +185,48 @@ public struct NotificationStore: Sendable {
     public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
                       newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
         guard !jobs.isEmpty else { return ClaimBatch() }
-        let result = try Self.againAfterDeletion { try db.executePrepared("""
+        let result = try Self.againAfterDeletion { try db.executePrepared(claimStatement, [
+            "run_date": runDate.description, "owner": owner, "run_id": runID.map(String.init),
+            "supersede": supersede ? "true" : "false", "direct": String(try db.isDirect),
+            "user_ids": PGArray.literal(jobs.map(\.userID)), "miss": PGArray.literal(jobs.map { String($0.missedDays) }),
+            "message_ids": PGArray.literal(newMessageIDs), "lasts": PGArray.literal(jobs.map(\.lastCheckIn.description)),
+            "masked": PGArray.literal(jobs.map(\.recipientMasked)), "sinces": PGArray.literal(jobs.map(\.countedFrom.description)),
+            "names": PGArray.literal(jobs.map(\.name.value)), "kinds": PGArray.literal(jobs.map(\.kind.rawValue)),
+            "days": PGArray.literal(jobs.map { $0.date(runDate: runDate).description }),
+            "contacts": PGArray.literal(jobs.map(\.contactKey)), "in_reply_to": PGArray.literal(jobs.map(\.inReplyTo)),
+            // `event_at`: the check-in of an all-clear; for any webhook event the first claim's time.
+            "event_epochs": PGArray.literal(jobs.map { job in
+                (job.checkedIn?.at ?? (job.channel == .webhook ? Date() : nil)).map { String($0.timeIntervalSince1970) }
+            }),
+            "channels": PGArray.literal(jobs.map(\.channel.rawValue)),
+        ]) }
+        var batch = ClaimBatch()
+        for row in result.rows {
+            guard let ordinal = row.int("ord"), ordinal >= 1, ordinal <= jobs.count else { continue }
+            let index = ordinal - 1
+            if row.bool("gone") {
+                batch.gone.insert(index)
+            } else if let reason = row.string("cancelled") {
+                batch.cancelled[index] = reason
+            } else if let id = Int64(row.string("id") ?? ""), let messageID = row.string("message_id") {
+                batch.claims[index] = Claim(logID: id, messageID: messageID, previousAttempts: row.int("attempts") ?? 0,
+                                            tookOver: row.bool("took_over"),
+                                            eventAt: row.string("event_epoch").flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+        return batch
+    }
+
+    /// The claim statement (see `claim`), one text for every call: prepared once per session.
+    private var claimStatement: SQLStatement {
+        SQLStatement("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
                        CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
-                            THEN \(GuardSQL.noLongerDue(job: "j", runDate: "$1::date", supersede: "$11::bool")) END AS cancelled
-                FROM unnest($4::uuid[], $5::int[], $6::text[], $7::date[], $8::text[], $9::date[], $10::text[],
-                            $13::text[], $14::date[], $15::text[], $16::text[], $17::float8[], $18::text[])
+                            THEN \(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")) END AS cancelled
+                FROM unnest($user_ids::uuid[], $miss::int[], $message_ids::text[], $lasts::date[], $masked::text[],
+                            $sinces::date[], $names::text[], $kinds::text[], $days::date[], $contacts::text[],
+                            $in_reply_to::text[], $event_epochs::float8[], $channels::text[])
                      WITH ORDINALITY AS j(user_id, miss, message_id, last, masked, since, name,
                                           kind, day, contact, in_reply_to, event_epoch, channel, ord)
             ), claimed AS (
@@ -194,8 +234,8 @@ public struct NotificationStore: Sendable {
                     (user_id, notification_date, kind, channel, contact, email_sent, consecutive_miss_days, status,
                      attempts, message_id, claimed_by, claim_backend_pid, claimed_at, last_check_in_date,
                      recipient_masked, run_id, in_reply_to, event_at, updated_at)
-                SELECT j.user_id, j.day, j.kind, j.channel, j.contact, false, j.miss, 'sending', 0, j.message_id, $2,
-                       CASE WHEN $12::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $3::bigint,
+                SELECT j.user_id, j.day, j.kind, j.channel, j.contact, false, j.miss, 'sending', 0, j.message_id, $owner,
+                       CASE WHEN $direct::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $run_id::bigint,
                        j.in_reply_to, to_timestamp(j.event_epoch), now()
                 FROM j WHERE j.live AND j.cancelled IS NULL
                 ON CONFLICT (user_id, notification_date, kind, channel, contact) DO UPDATE
@@ -207,45 +247,17 @@ public struct NotificationStore: Sendable {
                         message_id = COALESCE(n.message_id, EXCLUDED.message_id),
                         in_reply_to = COALESCE(n.in_reply_to, EXCLUDED.in_reply_to),
                         event_at = COALESCE(n.event_at, EXCLUDED.event_at), updated_at = now()
-                    WHERE NOT n.email_sent AND (
-                        n.status = 'skipped'
-                        OR (n.status = 'retry' AND (n.next_attempt_at IS NULL OR n.next_attempt_at <= now()))
-                        OR (n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
-                        OR \(claimSQL.abandoned("n")))
+                    -- Claimable now, or this store's own claim (a statement repeated after a broken connection).
+                    WHERE \(claimSQL.claimableNow("n")) OR (NOT n.email_sent AND n.status = 'sending' AND n.claimed_by = EXCLUDED.claimed_by)
                 RETURNING n.user_id, n.notification_date, n.kind, n.channel, n.contact, n.id::text AS id, n.message_id, n.attempts,
                           (n.xmax <> 0) AS took_over, extract(epoch FROM n.event_at) AS event_epoch
             )
-            SELECT j.ord, c.id, c.message_id, c.attempts, c.took_over, j.cancelled, NOT j.live, c.event_epoch
+            SELECT j.ord, c.id, c.message_id, c.attempts, c.took_over, j.cancelled, NOT j.live AS gone, c.event_epoch
             FROM j LEFT JOIN claimed c
                  ON c.user_id = j.user_id AND c.notification_date = j.day AND c.kind = j.kind AND c.channel = j.channel
                     AND c.contact = j.contact
             WHERE c.id IS NOT NULL OR NOT j.live OR j.cancelled IS NOT NULL
-            """, [runDate.description, owner, runID.map(String.init),
-                  PGArray.literal(jobs.map(\.userID)), PGArray.literal(jobs.map { String($0.missedDays) }),
-                  PGArray.literal(newMessageIDs), PGArray.literal(jobs.map(\.lastCheckIn.description)),
-                  PGArray.literal(jobs.map(\.recipientMasked)), PGArray.literal(jobs.map(\.countedFrom.description)),
-                  PGArray.literal(jobs.map(\.name.value)), supersede ? "true" : "false", String(try db.isDirect),
-                  PGArray.literal(jobs.map(\.kind.rawValue)), PGArray.literal(jobs.map { $0.date(runDate: runDate).description }),
-                  PGArray.literal(jobs.map(\.contactKey)), PGArray.literal(jobs.map(\.inReplyTo)),
-                  // `event_at`: the check-in of an all-clear; for any webhook event the first claim's time.
-                  PGArray.literal(jobs.map { job in
-                      (job.checkedIn?.at ?? (job.channel == .webhook ? Date() : nil)).map { String($0.timeIntervalSince1970) }
-                  }),
-                  PGArray.literal(jobs.map(\.channel.rawValue))]) }
-        var batch = ClaimBatch()
-        for row in result.rows {
-            guard let ordinal = row.int(0), ordinal >= 1, ordinal <= jobs.count else { continue }
-            let index = ordinal - 1
-            if row.bool(6) {
-                batch.gone.insert(index)
-            } else if let reason = row.string(5) {
-                batch.cancelled[index] = reason
-            } else if let id = Int64(row.string(1) ?? ""), let messageID = row.string(2) {
-                batch.claims[index] = Claim(logID: id, messageID: messageID, previousAttempts: row.int(3) ?? 0, tookOver: row.bool(4),
-                                            eventAt: row.string(7).flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
-            }
-        }
-        return batch
+            """)
     }
 
     /// Renews the lease of this store's claims that are still being sent (the recorder calls it
@@ -341,31 +353,32 @@ public struct NotificationStore: Sendable {
     /// Check-ins dated after `D + 1` are ignored as the batch query ignores them (and named).
     public func user(_ db: PGConnection, id: String, runDate: CalendarDate, rule: MissRule)
         throws -> (candidate: Candidate?, checkedInSince: Bool, name: String?, email: String?)? {
-        let result = try db.execute("""
-            SELECT u.id::text, u.name, u.emergency_email, l.last,
-                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date BETWEEN $2::date AND $3::date),
+        let result = try db.execute(SQLStatement("""
+            SELECT u.id::text AS id, u.name, u.emergency_email, l.last,
+                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = u.id
+                           AND c.check_in_date BETWEEN $run_date::date AND $latest_trusted::date) AS checked_in_since,
                    EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id
-                           AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent),
+                           AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent) AS notified,
                    u.paused_until,
-                   (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $3::date),
-                   o.id, o.name, o.last, c.contacts
+                   (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $latest_trusted::date) AS future,
+                   o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
             FROM users u
-            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$3::date", when: "$4::bool"))) o ON true
+            LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$latest_trusted::date", when: "$supersede::bool"))) o ON true
             LEFT JOIN LATERAL (\(GuardSQL.contacts("u"))) c ON true
             CROSS JOIN LATERAL (SELECT max(check_in_date) AS last FROM check_ins c
-                                WHERE c.user_id = u.id AND c.check_in_date < $2::date) l
-            WHERE u.id::text = $1
-            """, [id.lowercased(), runDate.description, rule.latestTrustedCheckIn(runDate: runDate).description,
-                  rule.supersede ? "true" : "false"])
+                                WHERE c.user_id = u.id AND c.check_in_date < $run_date::date) l
+            WHERE u.id::text = $id
+            """), ["id": id.lowercased(), "run_date": runDate.description,
+                   "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description, "supersede": rule.supersede ? "true" : "false"])
         guard result.count >= 1 else { return nil }
         let row = result[0]
-        let candidate = row.date(3).map {
-            Candidate(userID: row.string(0)!, rawName: row.string(1), rawEmail: row.string(2), lastCheckIn: $0,
-                      notifiedInStreak: row.bool(5), pausedUntil: row.date(6), ignoredFutureCheckIn: row.date(7),
-                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0, at: 8) },
-                      contacts: GuardSQL.contacts(row, at: 11))
+        let candidate = row.date("last").map {
+            Candidate(userID: row.string("id")!, rawName: row.string("name"), rawEmail: row.string("emergency_email"), lastCheckIn: $0,
+                      notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"), ignoredFutureCheckIn: row.date("future"),
+                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0) },
+                      contacts: GuardSQL.contacts(row))
         }
-        return (candidate, row.bool(4), row.string(1), row.string(2))
+        return (candidate, row.bool("checked_in_since"), row.string("name"), row.string("emergency_email"))
     }
 
     /// The rows of `runDate` that the `retry` command re-attempts: permanent and transient failures

@@ -38,20 +38,33 @@ public final class RunLock: @unchecked Sendable {
         thread.start()
     }
 
-    /// Takes the lock without waiting; nil when another run holds it.
-    public static func tryAcquire(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double) throws -> RunLock? {
-        let db = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
-        let holder = Self.newHolder()
-        guard try take(db, holder: holder, leaseSeconds: leaseSeconds) else { return nil }
-        return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds)
+    /// What a taker does while another run holds the lock.
+    public enum Waiting: Sendable {
+        /// Gives up at once (the daemon: it looks again later).
+        case no
+        /// Waits for the holder's run to end, asking again every half second, until `stop` is
+        /// raised; `onBusy` hears once that it waits (a `--run-now` or `retry` says so).
+        case untilStopped(StopSignal, onBusy: @Sendable () -> Void = {})
     }
 
-    /// Takes the lock, waiting for the current holder's run to end (asking again every half
-    /// second); nil when `stop` is raised first.
-    public static func acquire(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double, stop: StopSignal) throws -> RunLock? {
+    /// Takes the lock for a run with `configuration`'s database, schema and lease; nil when
+    /// another run holds it and `waiting` gave up (or its stop was raised). The one way every
+    /// run — the daemon's, `--run-now`, `retry` — takes it.
+    public static func take(for configuration: NotifierConfiguration, waiting: Waiting) throws -> RunLock? {
+        try take(configuration.databaseURL, schema: configuration.databaseSchema,
+                 leaseSeconds: configuration.claimLeaseSeconds, waiting: waiting)
+    }
+
+    /// `take(for:waiting:)` with the connection spelled out.
+    public static func take(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double,
+                            waiting: Waiting = .no) throws -> RunLock? {
         let db = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
         let holder = Self.newHolder()
+        var told = false
         while try !take(db, holder: holder, leaseSeconds: leaseSeconds) {
+            guard case .untilStopped(let stop, let onBusy) = waiting else { return nil }
+            if !told { onBusy() }
+            told = true
             guard stop.sleep(0.5) else { return nil }
         }
         return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds)

@@ -59,7 +59,9 @@ struct RetryCommand: ParsableCommand {
             }
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
-            guard let lock = try RunLock.acquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
+            guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
+                logger.notice("another run is in progress on this database; waiting for it to finish")
+            })) else {
                 Console.error("stopped while waiting for another run to finish; nothing was retried")
                 return .tempFailure
             }

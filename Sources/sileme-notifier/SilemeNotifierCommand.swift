@@ -111,7 +111,7 @@ struct RunCommand: ParsableCommand {
                 case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
                 case .table: TableReportWriter(output: output, fullEmails: fullEmails)
                 }
-                let counts = try DryRun(configuration: configuration, runDate: runDate, note: { Console.error("sileme-notifier: \($0)") })
+                let counts = try DryRun(configuration: configuration, runDate: runDate)
                     .write(into: sink)
                 Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"
@@ -122,16 +122,11 @@ struct RunCommand: ParsableCommand {
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
             // One run at a time per database (the daemon, timers and other hosts included).
-            let lock: RunLock
-            if let free = try RunLock.tryAcquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds) {
-                lock = free
-            } else {
+            guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
                 logger.notice("another run is in progress on this database; waiting for it to finish")
-                guard let acquired = try RunLock.acquire(configuration.databaseURL, schema: configuration.databaseSchema, leaseSeconds: configuration.claimLeaseSeconds, stop: stop) else {
-                    Console.error("stopped while waiting for another run to finish; nothing was sent")
-                    return .tempFailure
-                }
-                lock = acquired
+            })) else {
+                Console.error("stopped while waiting for another run to finish; nothing was sent")
+                return .tempFailure
             }
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)

@@ -140,7 +140,7 @@ struct OperationsDataIntegrationTests {
         #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
         let dry = ["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"]
         let onPrimary = try NotifierProcess.run(dry, environment: try NotifierProcess.environment(database: db))
-        // The primary's dry run folded the queued check-ins; the standby replays that fold.
+        // The standby reads the queued check-ins beside its summary, as the primary does.
         #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
         let env = try NotifierProcess.environment(database: db, ["DATABASE_READ_URL": readURL])
         let onStandby = try NotifierProcess.run(dry, environment: env)
@@ -160,13 +160,18 @@ struct OperationsDataIntegrationTests {
         let report = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13", "--format", "json"], environment: env)
         #expect(report.status == 0, "\(report.stderr)")
         #expect((try? JSONSerialization.jsonObject(with: Data(report.stdout.utf8))) is [String: Any], "the history report read the standby")
-        // A check-in nobody has folded yet: the standby cannot fold it, and the dry run says so.
+        // A check-in nobody has folded yet: the standby reads it in the queue, and its dry run is
+        // the primary's, exactly (no note of anything it could not see).
         try db.checkIn(users[0], "2026-01-14")
         #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
-        let unfolded = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-15", "--format", "json"], environment: env)
+        let later = ["--run-now", "--dry-run", "--date", "2026-01-15", "--format", "json"]
+        let unfolded = try NotifierProcess.run(later, environment: env)
         #expect(unfolded.status == 0)
         let queued = try replica.execute("SELECT count(*) FROM sileme.check_in_queue")[0].int(0)
-        #expect(unfolded.stderr.contains("1 check-in(s) of the last") && unfolded.stderr.contains("this is a standby"),
-                "\(unfolded.stderr); queued on the standby: \(queued ?? -1)")
+        let primaryLater = try NotifierProcess.run(later, environment: try NotifierProcess.environment(database: db))
+        #expect(queued == 1 && unfolded.stdout == primaryLater.stdout && !unfolded.stderr.contains("not yet in the summary"),
+                "\(unfolded.stderr); queued on the standby: \(queued ?? -1); primary: \(primaryLater.stdout); standby: \(unfolded.stdout)")
+        let listed = (try JSONSerialization.jsonObject(with: Data(unfolded.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]] ?? []
+        #expect(!listed.contains { $0["user_id"] as? String == users[0] }, "the user who checked in on the 14th is not listed")
     }
 }

@@ -120,7 +120,7 @@ struct StopIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let user = try db.addUser(name: "Locked", email: mail.address("locked"), checkIns: ["2026-01-10"])
-        let holder = try #require(try RunLock.tryAcquire(Secret(db.url), schema: .standard, leaseSeconds: 120))
+        let holder = try #require(try RunLock.take(Secret(db.url), schema: .standard, leaseSeconds: 120))
         let env = try NotifierProcess.environment(database: db)
         for arguments in [Self.runNow, ["retry", "--date", Self.date, "--user", user]] {
             if arguments[0] == "retry" {

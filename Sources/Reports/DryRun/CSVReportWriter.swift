@@ -24,5 +24,5 @@ public final class CSVReportWriter: ReportSink {
         output.write(fields.map(Escaping.csv).joined(separator: ",") + "\r\n")
     }
 
-    public func end(_ counts: RunCounts) throws { output.flush() }
+    public func end(_ counts: RunTally) throws { output.flush() }
 }

@@ -92,7 +92,7 @@ public final class JSONReportWriter: ReportSink {
         lifecycleWritten = true
     }
 
-    public func end(_ counts: RunCounts) throws {
+    public func end(_ counts: RunTally) throws {
         // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
         let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
         if !lifecycleWritten { try lifecycle([]) }

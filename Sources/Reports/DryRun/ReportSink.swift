@@ -11,7 +11,7 @@ public protocol ReportSink: AnyObject {
     /// follow-ups, introductions, unfinished alerts), in the order a run sends them.
     func lifecycle(_ messages: [LifecycleStore.Due]) throws
     /// Called once at the end with the counts of every decision.
-    func end(_ counts: RunCounts) throws
+    func end(_ counts: RunTally) throws
 }
 
 extension ReportSink {

@@ -56,7 +56,7 @@ public final class TableReportWriter: ReportSink {
         }
     }
 
-    public func end(_ counts: RunCounts) throws {
+    public func end(_ counts: RunTally) throws {
         let parts = counts.summarisedDecisions.map { "\($0.rawValue) \(counts.decisionCount($0))" }
         if counts.futureIgnored > 0 {
             output.write("Ignored: check-ins dated after the day after the run date, of \(counts.futureIgnored) user(s)\n")

@@ -71,9 +71,9 @@ public final class HistoryCSVWriter: HistorySink {
               "duration_seconds": run.durationSeconds.map { String(format: "%.3f", $0) } ?? "",
               "run_status": run.status, "due": run.due.map(String.init) ?? "", "sent": run.sent.map(String.init) ?? "",
               "failed": run.failed.map(String.init) ?? "", "skipped": run.invalidEmail == nil ? "" : String(skipped),
-              "reason": run.error ?? "", "superseded": run.superseded.map(String.init) ?? "",
-              "paused": run.paused.map(String.init) ?? "", "cancelled": run.cancelled.map(String.init) ?? "",
-              "future_ignored": run.futureIgnored.map(String.init) ?? ""])
+              "reason": run.error ?? "", "superseded": run.counts["superseded"].map(String.init) ?? "",
+              "paused": run.counts["paused"].map(String.init) ?? "", "cancelled": run.counts["cancelled"].map(String.init) ?? "",
+              "future_ignored": run.counts["future_ignored"].map(String.init) ?? ""])
     }
 
     public func notification(_ record: NotificationRecord) throws {

@@ -76,12 +76,8 @@ public final class HistoryJSONWriter: HistorySink {
             ("host", Self.string(run.host)), ("started_at", optional(run.startedAt.map(time.iso))),
             ("finished_at", optional(run.finishedAt.map(time.iso))),
             ("duration_seconds", run.durationSeconds.map { String(format: "%.3f", $0) } ?? "null"),
-            ("status", Self.string(run.status)), ("due", Self.number(run.due)), ("sent", Self.number(run.sent)),
-            ("failed", Self.number(run.failed)), ("already_notified", Self.number(run.alreadyNotified)),
-            ("stale", Self.number(run.stale)), ("invalid_email", Self.number(run.invalidEmail)),
-            ("invalid_name", Self.number(run.invalidName)), ("busy_elsewhere", Self.number(run.busyElsewhere)),
-            ("superseded", Self.number(run.superseded)), ("paused", Self.number(run.paused)),
-            ("cancelled", Self.number(run.cancelled)), ("future_ignored", Self.number(run.futureIgnored)),
+            ("status", Self.string(run.status)),
+        ] + RunRecord.listedFields.map { ($0.name, Self.number(run.counts[$0.name])) } + [
             ("error", optional(run.error)),
         ]))
     }

@@ -116,23 +116,21 @@ package struct HistoryStore {
 
     /// Streams the period's runs, by run date and start.
     package func streamRuns(_ db: PGConnection, request: HistoryRequest, _ body: (RunRecord) throws -> Void) throws {
+        let listed = RunRecord.listedFields
         try db.stream("""
-            SELECT id, run_date::text, mode, host, extract(epoch FROM started_at), extract(epoch FROM finished_at), status,
-                   due, sent, failed, already_notified, stale, invalid_email, invalid_name, busy_elsewhere, error,
-                   superseded, paused, cancelled, future_ignored
+            SELECT id, run_date::text, mode, host, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
+                   status, error, \(listed.compactMap(\.column).joined(separator: ", "))
             FROM sileme.notifier_runs
             WHERE run_date BETWEEN $1::date AND $2::date
             ORDER BY run_date, started_at, id
             """, [request.from.description, request.to.description]) { row in
-            guard let id = row.string(0).flatMap({ Int64($0) }), let date = row.date(1) else { return }
-            var run = RunRecord(
-                id: id, runDate: date, mode: redaction.plain(row.string(2)) ?? "", host: redaction.plain(row.string(3)) ?? "",
-                startedAt: Self.instant(row, 4), finishedAt: Self.instant(row, 5), status: row.string(6) ?? "",
-                due: row.int(7), sent: row.int(8), failed: row.int(9), alreadyNotified: row.int(10), stale: row.int(11),
-                invalidEmail: row.int(12), invalidName: row.int(13), busyElsewhere: row.int(14),
-                error: redaction.text(row.string(15)))
-            (run.superseded, run.paused, run.cancelled, run.futureIgnored) = (row.int(16), row.int(17), row.int(18), row.int(19))
-            try body(run)
+            guard let id = row.string("id").flatMap({ Int64($0) }), let date = row.date("run_date") else { return }
+            var counts: [String: Int] = [:]
+            for field in listed { counts[field.name] = field.column.flatMap { row.int($0) } }
+            try body(RunRecord(
+                id: id, runDate: date, mode: redaction.plain(row.string("mode")) ?? "", host: redaction.plain(row.string("host")) ?? "",
+                startedAt: Self.instant(row, row.column("started")), finishedAt: Self.instant(row, row.column("finished")),
+                status: row.string("status") ?? "", error: redaction.text(row.string("error")), counts: counts))
         }
     }
 

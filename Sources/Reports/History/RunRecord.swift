@@ -2,7 +2,8 @@ import Foundation
 import Store
 import Values
 
-/// One row of `notifier_runs`: a run of the daemon, a timer or `--run-now`, with its counts.
+/// One row of `notifier_runs`: a run of the daemon, a timer or `--run-now`, with its tally as
+/// stored (the counts of `RunTally.fields` that the history report lists).
 public struct RunRecord: Sendable, Equatable {
     /// `notifier_runs.id`.
     public let id: Int64
@@ -18,36 +19,54 @@ public struct RunRecord: Sendable, Equatable {
     public let finishedAt: Date?
     /// `running`, `completed` or `failed`.
     public let status: String
-    /// Users due (decided `send`).
-    public let due: Int?
-    /// Mails accepted.
-    public let sent: Int?
-    /// Mails failed.
-    public let failed: Int?
-    /// Users already notified in their streak.
-    public let alreadyNotified: Int?
-    /// Users past the catch-up window.
-    public let stale: Int?
-    /// Users skipped for an unusable address.
-    public let invalidEmail: Int?
-    /// Users skipped for an empty name.
-    public let invalidName: Int?
-    /// Due users whose row another session held.
-    public let busyElsewhere: Int?
     /// The run's error, when it failed (addresses masked unless full emails were asked for).
     public let error: String?
-    /// Users superseded by a newer account (nil for runs of versions before the guards).
-    public var superseded: Int? = nil
-    /// Users away (`paused_until ≥ D`).
-    public var paused: Int? = nil
-    /// Due users whose claim found them no longer due (a check-in during the run).
-    public var cancelled: Int? = nil
-    /// Users with check-ins dated after `D + 1` (ignored).
-    public var futureIgnored: Int? = nil
+    /// The stored counts by `RunTally.Field.name`; a count the row has as NULL (a run still
+    /// going, or one whose process died, or a count newer than the run's version) is absent.
+    public let counts: [String: Int]
+
+    /// The counts the history report lists, in order.
+    public static var listedFields: [RunTally.Field] { RunTally.fields.filter(\.inHistory) }
+
+    /// A run with `counts` by field name.
+    public init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
+                status: String, error: String?, counts: [String: Int]) {
+        (self.id, self.runDate, self.mode, self.host) = (id, runDate, mode, host)
+        (self.startedAt, self.finishedAt, self.status, self.error, self.counts) = (startedAt, finishedAt, status, error, counts)
+    }
+
+    /// A run with the counts every version stored (the guards' counts nil: a run before them).
+    public init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
+                status: String, due: Int?, sent: Int?, failed: Int?, alreadyNotified: Int?, stale: Int?,
+                invalidEmail: Int?, invalidName: Int?, busyElsewhere: Int?, error: String?) {
+        let given: [(String, Int?)] = [("due", due), ("sent", sent), ("failed", failed), ("already_notified", alreadyNotified),
+                                       ("stale", stale), ("invalid_email", invalidEmail), ("invalid_name", invalidName),
+                                       ("busy_elsewhere", busyElsewhere)]
+        self.init(id: id, runDate: runDate, mode: mode, host: host, startedAt: startedAt, finishedAt: finishedAt,
+                  status: status, error: error, counts: Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } }))
+    }
+
+    /// Users due (decided `send`).
+    public var due: Int? { counts["due"] }
+    /// Mails accepted.
+    public var sent: Int? { counts["sent"] }
+    /// Mails failed.
+    public var failed: Int? { counts["failed"] }
+    /// Users already notified in their streak.
+    public var alreadyNotified: Int? { counts["already_notified"] }
+    /// Users past the catch-up window.
+    public var stale: Int? { counts["stale"] }
+    /// Users skipped for an unusable address.
+    public var invalidEmail: Int? { counts["invalid_email"] }
+    /// Users skipped for an empty name.
+    public var invalidName: Int? { counts["invalid_name"] }
+    /// Due users whose row another session held.
+    public var busyElsewhere: Int? { counts["busy_elsewhere"] }
 
     /// The guards' counts in words (`2 superseded, 1 paused`), only those above zero; nil when none.
     public var guardsText: String? {
-        RunCounts.guardsText(superseded: superseded, paused: paused, cancelled: cancelled, futureIgnored: futureIgnored)
+        RunTally.guardsText(superseded: counts["superseded"], paused: counts["paused"], cancelled: counts["cancelled"],
+                            futureIgnored: counts["future_ignored"])
     }
 
     /// Seconds from start to finish, when finished.

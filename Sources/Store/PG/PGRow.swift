@@ -1,7 +1,7 @@
 import CLibPQ
 import Values
 
-/// One row of a result, read by column position. A row taken from a `PGResult` keeps that
+/// One row of a result, read by column name (or, where a statement's columns are generic, by position). A row taken from a `PGResult` keeps that
 /// result alive; a row handed to a streaming callback is valid only during the callback.
 public struct PGRow {
     package let result: OpaquePointer
@@ -29,4 +29,24 @@ public struct PGRow {
 
     /// Column `column` as a date (`YYYY-MM-DD`), nil for NULL.
     public func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
+
+    /// The position of the column named `name` (as the statement's `AS` names it, lower case); a
+    /// name the result lacks is a programming error: the statement and its reader disagree.
+    public func column(_ name: String) -> Int {
+        let position = Int(PQfnumber(result, name))
+        precondition(position >= 0, "PGRow: the result has no column \(name)")
+        return position
+    }
+
+    /// The text value of the column named `name`, nil for SQL NULL.
+    public func string(_ name: String) -> String? { string(column(name)) }
+
+    /// The column named `name` as an integer, nil for NULL or non-numeric text.
+    public func int(_ name: String) -> Int? { int(column(name)) }
+
+    /// The column named `name` as a boolean (`t`/`f`), false for NULL.
+    public func bool(_ name: String) -> Bool { bool(column(name)) }
+
+    /// The column named `name` as a date, nil for NULL.
+    public func date(_ name: String) -> CalendarDate? { date(column(name)) }
 }

@@ -39,7 +39,7 @@ struct GuardReportRowTests {
         #expect(rows[0].newerAccount == newer.userID)
         let pipe = Pipe()
         let writer = TableReportWriter(output: TextOutput(descriptor: pipe.fileHandleForWriting.fileDescriptor), fullEmails: false)
-        var counts = RunCounts()
+        var counts = RunTally()
         try writer.begin(ReportHeader(runDate: runDate, timeZone: "Asia/Shanghai", thresholdDays: 2, catchUpDays: 7, dryRun: true))
         for row in rows { counts.count(row.decision); try writer.row(row) }
         counts.futureIgnored = 1

@@ -26,7 +26,7 @@ struct ReportWriterTests {
         let pipe = Pipe()
         let output = TextOutput(descriptor: pipe.fileHandleForWriting.fileDescriptor)
         let sink = make(output)
-        var counts = RunCounts()
+        var counts = RunTally()
         try sink.begin(header)
         for row in rows() { counts.count(row.decision); try sink.row(row) }
         try sink.end(counts)

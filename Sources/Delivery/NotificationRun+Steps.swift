@@ -1,0 +1,144 @@
+import Config
+import Foundation
+import Logging
+import Rule
+import Store
+import Systemd
+import Values
+
+extension NotificationRun {
+    /// The steps of a real run around its plan and its delivery: each a write (or the journal),
+    /// named, on the run's own connection.
+    struct Steps {
+        let run: NotificationRun
+        /// The run's first connection: reconnected when it breaks (`DATABASE_RECONNECT_SECONDS`).
+        let db: ReconnectingConnection
+        /// Claims as this run (`claimed_by`).
+        let store: NotificationStore
+        /// `notifier_runs.id`.
+        let id: Int64
+        /// The fields every event of the run carries.
+        let base: Logger.Metadata
+
+        /// A store that claims as a new owner: this run's own (the claim takes its own rows over
+        /// after a broken connection).
+        static func newStore(_ run: NotificationRun) -> NotificationStore {
+            NotificationStore(owner: "\(run.host):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())",
+                              claimLeaseSeconds: run.configuration.claimLeaseSeconds)
+        }
+
+        /// Opens the run's connection, refuses rows hidden by row security (they would look like
+        /// nobody being due: exit 78), inserts the `running` row and logs `run_started`.
+        static func begin(_ run: NotificationRun, control: RunControl) throws -> Steps {
+            let configuration = run.configuration
+            // After `startRun` (not retried: it inserts), every statement on this connection may
+            // run twice, so a broken connection is reconnected.
+            let db = try ReconnectingConnection(
+                configuration.databaseURL, schema: configuration.databaseSchema, patience: configuration.databaseReconnectSeconds,
+                onRetry: Dispatcher.reconnectNotice(run.logger), onWait: { control.alive() }, stop: control.stop)
+            let store = newStore(run)
+            try db.perform { try RowSecurity.verify($0) }
+            let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host) }
+            let base: Logger.Metadata = ["run_date": "\(run.runDate)", "run_mode": "\(run.mode.rawValue)", "run_id": "\(id)"]
+            run.logger.info("run started for \(run.runDate) (\(run.mode.rawValue))", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
+                "threshold_days": "\(configuration.rule.thresholdDays)", "time_zone": "\(configuration.timeZone.identifier)",
+                "notifier_version": "\(NotifierVersion.current)",
+            ]) { $1 })
+            return Steps(run: run, db: db, store: store, id: id, base: base)
+        }
+
+        /// `retry`: the failed mails of `users` still due are due again now (the claim takes them).
+        func releaseForRetry(_ db: PGConnection, users: Set<String>) throws {
+            try store.releaseForRetry(db, userIDs: Array(users), runDate: run.runDate,
+                                      kinds: run.scope.kinds == RunPlan.Scope.day.kinds ? nil : Array(run.scope.kinds))
+        }
+
+        /// Writes down what the plan decided that is not a message: the skipped users, and the
+        /// introductions the run does not make (pairs no longer in force or unusable, or every
+        /// pending one with `INTRODUCE_CONTACTS=off`).
+        func record(_ db: PGConnection, _ plan: RunPlan) throws {
+            try store.recordSkips(db, plan.skips, runDate: run.runDate, runID: id)
+            if run.scope.kinds.contains(.introduction) {
+                try LifecycleStore(claimLeaseSeconds: run.configuration.claimLeaseSeconds)
+                    .settleIntroductions(db, introduceContacts: run.configuration.introduceContacts, wholeDay: run.scope.isWholeDay,
+                                         unusable: plan.unusableIntroductions)
+            }
+        }
+
+        /// The plan's warnings in the journal: future-dated check-ins ignored, each skipped user.
+        func announce(_ plan: RunPlan) {
+            let logger = run.logger
+            if plan.tally.futureIgnored > 0 {
+                logger.warning("\(plan.tally.futureIgnored) user(s) have check-ins dated after \(run.runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
+                               metadata: base.merging(NotifierEvent.futureCheckInsIgnored.metadata) { $1 }.merging([
+                    "future_ignored": "\(plan.tally.futureIgnored)"]) { $1 })
+            }
+            for skip in plan.skips {
+                var fields: Logger.Metadata = [
+                    "user_id": "\(skip.userID)", "miss_days": "\(skip.missedDays)",
+                    "skip_reason": "\(skip.decision.rawValue)", "detail": "\(skip.reason)",
+                ]
+                if let newer = skip.newerAccount { fields["newer_user_id"] = "\(newer)" }
+                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
+                               metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging(fields) { $1 })
+            }
+        }
+
+        /// After the sends: the accepted contacts are `ok` in `contact_status`, and the all-clear
+        /// queue drops the users whose all-clears are all settled. Neither may fail the run.
+        func settle(after delivery: DeliveryResult) {
+            try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
+            _ = try? db.perform {
+                try LifecycleStore(claimLeaseSeconds: run.configuration.claimLeaseSeconds)
+                    .settleAllClearQueue($0, channels: run.configuration.channels(for: .allClear))
+            }
+        }
+
+        /// Reports the run from its tally: the `notifier_runs` row, the metrics file and the
+        /// journal's `run_finished`. The row is written on the run's first connection; if that is
+        /// gone too, the journal is the record (and the row stays `running`).
+        func report(_ delivery: DeliveryResult) -> RunResult {
+            var errors = delivery.errors
+            if delivery.notStarted > 0 { errors.append(RunInterrupted(remaining: delivery.notStarted)) }
+            let tally = delivery.tally
+            let result = RunResult(runID: id, counts: tally, errors: errors.map { "\($0)" },
+                                   databaseLost: errors.contains { ($0 as? DatabaseError)?.kind == .unreachable },
+                                   mailServerUnavailable: tally.serverUnavailable > 0 && tally.sent == 0)
+            try? db.perform { try store.finishRun($0, id: id, tally: tally, error: result.errors.first) }
+            try? db.perform { MetricsFile.update(run.configuration, $0, logger: run.logger) }
+            run.logger.log(level: result.errors.isEmpty && tally.failed == 0 ? .notice : .error, summary(result),
+                           metadata: base.merging(NotifierEvent.runFinished.metadata) { $1 }.merging(fields(result)) { $1 })
+            return result
+        }
+
+        /// `run finished for D: 4 sent (alerts 3, 1 all_clear), 0 failed, 1 skipped, …`.
+        private func summary(_ result: RunResult) -> Logger.Message {
+            let tally = result.counts
+            let gone = tally.gone > 0 ? ", \(tally.gone) deleted during the run" : ""
+            let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
+            let guards = tally.guardsText.map { ", " + $0 } ?? ""
+            let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
+                tally.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
+            }
+            let lifecycle = others.isEmpty ? "" : " (alerts \(tally.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
+            let webhook = run.configuration.webhook == nil ? ""
+                : "; webhook events: \(tally.webhookSent) delivered, \(tally.webhookFailed) failed"
+            return "run finished for \(run.runDate): \(tally.sent) sent\(lifecycle), \(tally.failed) failed, \(tally.skipped) skipped, \(tally.alreadyNotified) already notified, \(tally.stale) stale\(guards)\(gone)\(webhook)\(errorText)"
+        }
+
+        /// `run_finished`'s fields: every count of `RunTally.fields`, `sent_<kind>` and
+        /// `failed_<kind>` for every kind (0 included), the webhook's, and the exit status.
+        private func fields(_ result: RunResult) -> Logger.Metadata {
+            let tally = result.counts
+            var fields: Logger.Metadata = ["exit_status": "\(result.exitStatus.rawValue)"]
+            for (name, value) in tally.byName { fields[name] = "\(value)" }
+            for kind in DeliveryJob.Kind.allCases {
+                fields["sent_\(kind.rawValue)"] = "\(tally.sentByKind[kind] ?? 0)"
+                fields["failed_\(kind.rawValue)"] = "\(tally.failedByKind[kind] ?? 0)"
+            }
+            fields["sent_webhook"] = "\(tally.webhookSent)"
+            fields["failed_webhook"] = "\(tally.webhookFailed)"
+            return fields
+        }
+    }
+}

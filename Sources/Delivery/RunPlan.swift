@@ -1,0 +1,115 @@
+import Config
+import Foundation
+import Logging
+import Rule
+import Store
+import Values
+
+/// What a run will do, decided from the database without writing to it: the rule's decision for
+/// every listed user (counted into the tally), the skips to record, the messages to send in the
+/// order they go out, and what the lifecycle found unusable. The daily run, `retry` and the
+/// daemon's all-clear pass carry out a plan; the dry run and the retry plan print one.
+public struct RunPlan: Sendable {
+    /// Which part of a run date's work a plan covers.
+    public struct Scope: Sendable, Equatable {
+        /// Only these users, or everyone.
+        public var users: Set<String>?
+        /// Only these kinds of message.
+        public var kinds: Set<DeliveryJob.Kind>
+        /// Whether the rule is evaluated (the all-clear pass only answers check-ins).
+        public var evaluatesRule: Bool
+
+        /// The daily run: everyone, every kind.
+        public static let day = Scope(users: nil, kinds: Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
+
+        /// `retry`: the given users (and kinds).
+        public static func retry(users: Set<String>, kinds: Set<DeliveryJob.Kind>? = nil) -> Scope {
+            Scope(users: users, kinds: kinds ?? Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
+        }
+
+        /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue).
+        public static func allClears(users: Set<String>? = nil) -> Scope {
+            Scope(users: users, kinds: [.allClear], evaluatesRule: false)
+        }
+
+        /// Everyone's whole day: the plan counts the stale and future-dated users too.
+        public var isWholeDay: Bool { users == nil }
+    }
+
+    /// The rule's decisions, counted (the dispatcher adds the messages' outcomes to a copy).
+    public var tally = RunTally()
+    /// Users (and single contacts) skipped for bad data: recorded in `notification_logs`.
+    public var skips: [SkippedUser] = []
+    /// The messages, in sending order: introductions, the rule's alerts, then the lifecycle's others.
+    public var jobs: [DeliveryJob] = []
+    /// The lifecycle's messages as the database owes them (before validation: what the dry run lists).
+    public var owed: [LifecycleStore.Due] = []
+    /// Introduction pairs whose address is not usable (recorded as not introduced).
+    public var unusableIntroductions: [(user: String, contact: String)] = []
+    /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
+    public var decisions: [String: Decision] = [:]
+
+    /// Reads the plan of `scope` on `runDate` (never writes). `includeStale` lists the users past
+    /// the catch-up window through `each` instead of counting them (the dry run); `each` hears
+    /// every listed user's evaluation as the batch query streams it. `logger` hears of the owed
+    /// messages left out as unusable (a run's; a reader that only shows the plan passes none).
+    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
+                            logger: Logger? = nil, includeStale: Bool = false, control: RunControl? = nil,
+                            each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
+        var plan = RunPlan()
+        var alerts: [DeliveryJob] = []
+        if scope.evaluatesRule {
+            if scope.isWholeDay {
+                if !includeStale { plan.tally.stale = try store(configuration).countStale(db, runDate: runDate, rule: configuration.rule) }
+                plan.tally.futureIgnored = try store(configuration).countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
+            }
+            let hooksAlerts = configuration.webhookSends(.alert)
+            var evaluated = 0
+            try store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
+                                              onlyUsers: scope.users) { candidate, evaluation in
+                plan.tally.count(evaluation.decision)
+                if scope.users != nil { plan.decisions[candidate.userID] = evaluation.decision }
+                evaluated += 1
+                if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
+                try each(candidate, evaluation)
+                plan.add(candidate, evaluation, alerts: scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
+                         hooked: hooksAlerts, into: &alerts)
+            }
+        }
+        let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
+                                  logger: logger ?? Logger(label: "sileme-notifier.plan") { _ in SwiftLogNoOpLogHandler() })
+        plan.owed = try lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users)
+        let around = try lifecycle.jobs(db, owed: plan.owed)
+        plan.unusableIntroductions = around.unusable
+        // Introductions first (a new contact learns who named them before anything else), then
+        // the alerts, the all-clears and the follow-ups.
+        plan.jobs = around.jobs.filter { $0.kind == .introduction } + alerts + around.jobs.filter { $0.kind != .introduction }
+        return plan
+    }
+
+    /// One listed user's part: their alerts (and the alert's webhook event, listing the contacts),
+    /// or the skip their decision records; an invalid contact beside valid ones is its own skip.
+    private mutating func add(_ candidate: Candidate, _ evaluation: Evaluation, alerts: [DeliveryJob], hooked: Bool,
+                              into jobs: inout [DeliveryJob]) {
+        if !alerts.isEmpty {
+            jobs += alerts
+            if hooked { jobs.append(alerts[0].onWebhook(contacts: evaluation.contacts)) }
+            for bad in evaluation.invalidContacts {
+                skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
+                                         lastCheckIn: candidate.lastCheckIn, decision: .invalidEmail,
+                                         reason: "emergency contact #\(bad.position): \(bad.reason)",
+                                         contact: bad.raw.trimmingCharacters(in: .whitespaces).lowercased()))
+            }
+        } else if evaluation.decision.recordsSkip {
+            skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
+                                     lastCheckIn: candidate.lastCheckIn, decision: evaluation.decision,
+                                     reason: evaluation.reason ?? evaluation.decision.rawValue,
+                                     newerAccount: evaluation.supersededBy?.userID))
+        }
+    }
+
+    /// The store the plan reads through (it claims nothing).
+    private static func store(_ configuration: NotifierConfiguration) -> NotificationStore {
+        NotificationStore(owner: "plan", claimLeaseSeconds: configuration.claimLeaseSeconds)
+    }
+}

@@ -1,0 +1,192 @@
+import Rule
+
+/// The one tally of a run: the plan counts the rule's decisions into it, the dispatcher counts
+/// every message's outcome into it, and everything that reports a run reads it through `fields`
+/// — the `notifier_runs` row, the journal's `run_finished`, the metrics file and the history
+/// report. A new count is one property and one entry of `fields` (and, to be stored, a column).
+public struct RunTally: Sendable, Equatable {
+    // MARK: The plan: the rule's decisions
+
+    /// Users decided `send` (due, valid, not yet notified).
+    public var due = 0
+    /// Users whose streak was already notified.
+    public var alreadyNotified = 0
+    /// Users past the catch-up window.
+    public var stale = 0
+    /// Users skipped for an unusable emergency email.
+    public var invalidEmail = 0
+    /// Users skipped for an empty name.
+    public var invalidName = 0
+    /// Users whose newer account (same contact and name) checked in after their `L'`.
+    public var superseded = 0
+    /// Users away (`paused_until ≥ D`) whose missed days reached the threshold.
+    public var paused = 0
+    /// Users with a check-in dated after `D + 1`, ignored by the rule (a wrong device clock).
+    public var futureIgnored = 0
+
+    // MARK: Delivery: each message's outcome
+
+    /// Mails the server accepted in this run.
+    public var sent = 0
+    /// Mails that failed (transient after retries, or permanent); due again later.
+    public var failed = 0
+    /// Of `failed`, the permanent (5xx) ones.
+    public var failedPermanently = 0
+    /// Of `failed`, those that failed because the server was unusable (drives the exit status).
+    public var serverUnavailable = 0
+    /// Due users whose row another live session holds (or whose retry time has not come).
+    public var busyElsewhere = 0
+    /// Due users deleted from `users` during the run (the app's account deletion): no mail.
+    public var gone = 0
+    /// Due users whose claim statement failed: skipped with the reason, due again at the next run.
+    public var claimErrors = 0
+    /// Due users whose claim found them no longer due (a check-in dated `D` or `D + 1`, a pause or a
+    /// newer account committed during the run): not mailed.
+    public var cancelled = 0
+    /// Webhook events delivered and failed (`sent` and `failed` count mails).
+    public var webhookSent = 0
+    public var webhookFailed = 0
+    /// Mails accepted and failed, by kind of message.
+    public var sentByKind: [DeliveryJob.Kind: Int] = [:]
+    public var failedByKind: [DeliveryJob.Kind: Int] = [:]
+
+    /// Creates zero counts.
+    public init() {}
+
+    // MARK: Counting
+
+    /// Counts one decision of the rule.
+    public mutating func count(_ decision: Decision) {
+        switch decision {
+        case .send: due += 1
+        case .alreadyNotified: alreadyNotified += 1
+        case .stale: stale += 1
+        case .invalidEmail: invalidEmail += 1
+        case .invalidName: invalidName += 1
+        case .superseded: superseded += 1
+        case .paused: paused += 1
+        }
+    }
+
+    /// What one message came to.
+    public enum Outcome: Sendable {
+        case sent, failedTransiently, failedPermanently, serverUnavailable, busyElsewhere
+        /// The claim's re-check found the user no longer due (a check-in, pause or newer account during the run).
+        case cancelled
+    }
+
+    /// Counts one message's outcome: mails by kind, webhook events apart.
+    public mutating func count(_ outcome: Outcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
+        switch (outcome, channel) {
+        case (.busyElsewhere, _): busyElsewhere += 1
+        case (.cancelled, _): cancelled += 1
+        case (.sent, .webhook): webhookSent += 1
+        case (_, .webhook): webhookFailed += 1
+        case (.sent, .email):
+            sent += 1
+            sentByKind[kind, default: 0] += 1
+        case (.failedTransiently, .email), (.failedPermanently, .email), (.serverUnavailable, .email):
+            failed += 1
+            failedByKind[kind, default: 0] += 1
+            if outcome == .failedPermanently { failedPermanently += 1 }
+            if outcome == .serverUnavailable { serverUnavailable += 1 }
+        }
+    }
+
+    /// Messages handled so far, whatever the outcome (the progress the daemon reports).
+    public var handled: Int {
+        sent + failed + busyElsewhere + gone + claimErrors + cancelled + webhookSent + webhookFailed
+    }
+
+    /// Users skipped for bad data or a failed claim (the journal summary's `skipped`).
+    public var skipped: Int { invalidEmail + invalidName + claimErrors }
+
+    /// The number of users with each decision, for the report's summary.
+    public func decisionCount(_ decision: Decision) -> Int {
+        switch decision {
+        case .send: due
+        case .alreadyNotified: alreadyNotified
+        case .stale: stale
+        case .invalidEmail: invalidEmail
+        case .invalidName: invalidName
+        case .superseded: superseded
+        case .paused: paused
+        }
+    }
+
+    // MARK: The one definition every report reads
+
+    /// One count and where it appears: its name (the `run_finished` field and the history
+    /// report's key), its `notifier_runs` column, its metrics outcome label.
+    public struct Field: Sendable, Hashable {
+        /// The journal field and the JSON key.
+        public let name: String
+        /// The `notifier_runs` column; nil when it is not stored.
+        public let column: String?
+        /// The `outcome` label of `sileme_notifier_last_run_notifications`; nil when not exported.
+        public let metric: String?
+        /// Whether the history report lists it per run.
+        public let inHistory: Bool
+        /// The count.
+        public let value: KeyPath<RunTally, Int> & Sendable
+
+        public static func == (a: Field, b: Field) -> Bool { a.name == b.name }
+        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    }
+
+    /// Every count a run reports, in the order the journal and the history report list them.
+    public static let fields: [Field] = [
+        Field(name: "due", column: "due", metric: "due", inHistory: true, value: \.due),
+        Field(name: "sent", column: "sent", metric: "sent", inHistory: true, value: \.sent),
+        Field(name: "failed", column: "failed", metric: "failed", inHistory: true, value: \.failed),
+        Field(name: "failed_permanently", column: nil, metric: nil, inHistory: false, value: \.failedPermanently),
+        Field(name: "already_notified", column: "already_notified", metric: "already_notified", inHistory: true, value: \.alreadyNotified),
+        Field(name: "stale", column: "stale", metric: "stale", inHistory: true, value: \.stale),
+        Field(name: "invalid_email", column: "invalid_email", metric: "invalid_email", inHistory: true, value: \.invalidEmail),
+        Field(name: "invalid_name", column: "invalid_name", metric: "invalid_name", inHistory: true, value: \.invalidName),
+        Field(name: "busy_elsewhere", column: "busy_elsewhere", metric: "busy_elsewhere", inHistory: true, value: \.busyElsewhere),
+        Field(name: "superseded", column: "superseded", metric: "superseded", inHistory: true, value: \.superseded),
+        Field(name: "paused", column: "paused", metric: "paused", inHistory: true, value: \.paused),
+        Field(name: "cancelled", column: "cancelled", metric: "cancelled", inHistory: true, value: \.cancelled),
+        Field(name: "future_ignored", column: "future_ignored", metric: "future_check_in_ignored", inHistory: true, value: \.futureIgnored),
+        Field(name: "gone", column: "gone", metric: "gone", inHistory: false, value: \.gone),
+        Field(name: "claim_errors", column: "claim_errors", metric: "claim_error", inHistory: false, value: \.claimErrors),
+    ]
+
+    /// The counts stored in `notifier_runs`.
+    public static var storedFields: [Field] { fields.filter { $0.column != nil } }
+
+    /// The tally of a `notifier_runs` row read with `storedFields`' columns (NULL counts as 0).
+    public init(stored row: PGRow) {
+        self.init()
+        for field in Self.storedFields {
+            guard let column = field.column, let value = row.int(column),
+                  let path = field.value as? WritableKeyPath<RunTally, Int> else { continue }
+            self[keyPath: path] = value
+        }
+    }
+
+    /// The values of `fields` by name.
+    public var byName: [(name: String, value: Int)] { Self.fields.map { ($0.name, self[keyPath: $0.value]) } }
+
+    // MARK: Words
+
+    /// The guards' counts in words, those above zero (`1 superseded, 2 paused`); nil when none.
+    public var guardsText: String? {
+        Self.guardsText(superseded: superseded, paused: paused, cancelled: cancelled, futureIgnored: futureIgnored)
+    }
+
+    /// The guards' counts in words, those given and above zero; nil when none. One wording for
+    /// `run_finished`, the dry run's summary and the history report.
+    public static func guardsText(superseded: Int?, paused: Int?, cancelled: Int?, futureIgnored: Int?) -> String? {
+        let parts = [(superseded, "superseded"), (paused, "paused"), (cancelled, "cancelled during the run"),
+                     (futureIgnored, "with future-dated check-ins ignored")]
+            .compactMap { count, what in count.flatMap { $0 > 0 ? "\($0) \(what)" : nil } }
+        return parts.isEmpty ? nil : parts.joined(separator: ", ")
+    }
+
+    /// The decisions a summary names: the first five always, the others when counted.
+    public var summarisedDecisions: [Decision] {
+        Decision.allCases.filter { $0.alwaysSummarised || decisionCount($0) > 0 }
+    }
+}

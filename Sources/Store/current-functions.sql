@@ -1,0 +1,223 @@
+-- The notifier's functions and triggers as the migrations leave them (schema `sileme`, on a
+-- fresh database migrated to the latest version): read here what each one does now; the
+-- migrations in Migrations/ are the history. Generated, and checked by the integration test
+-- CurrentFunctionsIntegrationTests: after a migration that changes one, run
+--   SILEME_WRITE_CURRENT_FUNCTIONS=1 swift test --filter CurrentFunctions
+-- and commit the result. Not run by anything.
+
+CREATE OR REPLACE FUNCTION sileme.sileme_dequeue_check_in()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    DELETE FROM check_in_queue WHERE user_id = OLD.user_id;
+    INSERT INTO user_last_check_in (user_id, last_check_in_date)
+    SELECT OLD.user_id, m.last FROM (SELECT max(check_in_date) AS last FROM check_ins WHERE user_id = OLD.user_id) m
+    WHERE m.last IS NOT NULL
+    ON CONFLICT (user_id) DO NOTHING;
+    RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_fill_last_notified()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    NEW.last_notified_date := (SELECT max(notification_date) FROM notification_logs
+                               WHERE user_id = NEW.user_id AND email_sent AND kind = 'alert');
+    RETURN NEW;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_fold_check_ins()
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+DECLARE
+    cleared_user uuid;
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'));
+    FOR cleared_user IN
+        WITH taken AS (
+            DELETE FROM check_in_queue RETURNING user_id, check_in_date, queued_at
+        ), latest AS (
+            SELECT user_id, max(check_in_date) AS last FROM taken GROUP BY user_id
+        ), moved AS (
+            -- `cleared_after` from the row before the update (SET reads the old values).
+            UPDATE user_last_check_in s
+               SET last_check_in_date = l.last,
+                   cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+              FROM latest l
+             WHERE s.user_id = l.user_id AND s.last_check_in_date < l.last
+            RETURNING s.user_id, s.cleared_after, s.last_check_in_date
+        ), added AS (
+            -- A user's first check-in (the summary's own trigger fills its latest accepted alert).
+            INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+            SELECT l.user_id, l.last FROM latest l
+            WHERE NOT EXISTS (SELECT 1 FROM user_last_check_in e WHERE e.user_id = l.user_id)
+            ON CONFLICT (user_id) DO UPDATE
+                SET last_check_in_date = EXCLUDED.last_check_in_date,
+                    cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+                WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
+            RETURNING s.user_id, s.cleared_after, s.last_check_in_date
+        ), cleared AS (
+            SELECT user_id, cleared_after, last_check_in_date FROM moved WHERE cleared_after IS NOT NULL
+            UNION ALL
+            SELECT user_id, cleared_after, last_check_in_date FROM added WHERE cleared_after IS NOT NULL
+        ), queued AS (
+            -- When the streak ended: the first queued check-in after it (a join, not a subquery
+            -- per user: that scanned the whole batch for each).
+            INSERT INTO pending_all_clears (user_id, streak_after, check_in_date, checked_in_at)
+            SELECT c.user_id, c.cleared_after, c.last_check_in_date, min(t.queued_at)
+            FROM cleared c
+            JOIN taken t ON t.user_id = c.user_id AND t.check_in_date > c.cleared_after
+            GROUP BY c.user_id, c.cleared_after, c.last_check_in_date
+            ON CONFLICT (user_id) DO NOTHING
+        )
+        SELECT user_id FROM cleared
+    LOOP
+        PERFORM pg_notify('sileme_check_in', cleared_user::text);
+        RETURN NEXT cleared_user;
+    END LOOP;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_note_contact()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+DECLARE
+    address TEXT;
+    owner   UUID;
+BEGIN
+    IF TG_TABLE_NAME = 'users' THEN
+        -- No column list on the trigger (that would stop the app from altering the column's
+        -- type): an update that leaves the address alone returns here.
+        IF TG_OP = 'UPDATE' AND NEW.emergency_email IS NOT DISTINCT FROM OLD.emergency_email THEN
+            RETURN NULL;
+        END IF;
+        address := lower(btrim(NEW.emergency_email));
+        owner := NEW.id;
+    ELSE
+        IF TG_OP = 'UPDATE' AND NEW.email IS NOT DISTINCT FROM OLD.email THEN
+            RETURN NULL;
+        END IF;
+        address := lower(btrim(NEW.email));
+        owner := NEW.user_id;
+    END IF;
+    IF address IS NOT NULL AND address <> '' THEN
+        INSERT INTO known_contacts (user_id, contact) VALUES (owner, address) ON CONFLICT DO NOTHING;
+    END IF;
+    RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_queue_check_in()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    INSERT INTO check_in_queue (user_id, check_in_date) VALUES (NEW.user_id, NEW.check_in_date);
+    RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_track_last_check_in()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+DECLARE
+    cleared DATE;
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        PERFORM 1 FROM user_last_check_in WHERE user_id = OLD.user_id FOR UPDATE;
+        UPDATE user_last_check_in s
+           SET last_check_in_date = m.last
+          FROM (SELECT max(check_in_date) AS last FROM check_ins WHERE user_id = OLD.user_id) m
+         WHERE s.user_id = OLD.user_id AND m.last IS NOT NULL AND s.last_check_in_date IS DISTINCT FROM m.last;
+        DELETE FROM user_last_check_in s
+         WHERE s.user_id = OLD.user_id AND NOT EXISTS (SELECT 1 FROM check_ins WHERE user_id = OLD.user_id);
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        -- `cleared_after` from the row before the update (SET reads the old values).
+        UPDATE user_last_check_in s
+           SET last_check_in_date = NEW.check_in_date,
+               cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+         WHERE s.user_id = NEW.user_id AND s.last_check_in_date < NEW.check_in_date
+        RETURNING s.cleared_after INTO cleared;
+        IF NOT FOUND AND NOT EXISTS (SELECT 1 FROM user_last_check_in WHERE user_id = NEW.user_id) THEN
+            -- The user's first check-in (or one racing it: the upsert settles which comes first).
+            INSERT INTO user_last_check_in AS s (user_id, last_check_in_date)
+            VALUES (NEW.user_id, NEW.check_in_date)
+            ON CONFLICT (user_id) DO UPDATE
+                SET last_check_in_date = EXCLUDED.last_check_in_date,
+                    cleared_after = CASE WHEN s.last_notified_date > s.last_check_in_date THEN s.last_check_in_date END
+                WHERE s.last_check_in_date < EXCLUDED.last_check_in_date
+            RETURNING s.cleared_after INTO cleared;
+        END IF;
+        IF cleared IS NOT NULL THEN
+            INSERT INTO pending_all_clears (user_id, streak_after, check_in_date)
+            VALUES (NEW.user_id, cleared, NEW.check_in_date)
+            ON CONFLICT (user_id) DO NOTHING;
+            PERFORM pg_notify('sileme_check_in', NEW.user_id::text);
+        END IF;
+    END IF;
+    RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_track_last_notified()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.email_sent AND OLD.kind = 'alert'
+       AND EXISTS (SELECT 1 FROM user_last_check_in s
+                   WHERE s.user_id = OLD.user_id AND (s.last_notified_date IS NULL OR s.last_notified_date <= OLD.notification_date)) THEN
+        PERFORM 1 FROM user_last_check_in WHERE user_id = OLD.user_id FOR UPDATE;
+        UPDATE user_last_check_in s
+           SET last_notified_date = (SELECT max(notification_date) FROM notification_logs
+                                     WHERE user_id = OLD.user_id AND email_sent AND kind = 'alert')
+         WHERE s.user_id = OLD.user_id;
+    END IF;
+    IF TG_OP IN ('INSERT', 'UPDATE') AND NEW.email_sent AND NEW.kind = 'alert' THEN
+        UPDATE user_last_check_in s
+           SET last_notified_date = NEW.notification_date
+         WHERE s.user_id = NEW.user_id
+           AND (s.last_notified_date IS NULL OR s.last_notified_date < NEW.notification_date);
+    END IF;
+    RETURN NULL;
+END $function$;
+
+CREATE OR REPLACE FUNCTION sileme.sileme_truncate_last_check_in()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    DELETE FROM user_last_check_in;
+    DELETE FROM check_in_queue;
+    RETURN NULL;
+END $function$;
+
+-- Triggers
+CREATE TRIGGER sileme_dequeue_check_in AFTER DELETE OR UPDATE OF user_id, check_in_date ON public.check_ins FOR EACH ROW EXECUTE FUNCTION sileme.sileme_dequeue_check_in();
+CREATE TRIGGER sileme_queue_check_in AFTER INSERT ON public.check_ins FOR EACH ROW EXECUTE FUNCTION sileme.sileme_queue_check_in();
+CREATE TRIGGER sileme_track_last_check_in AFTER DELETE OR UPDATE OF user_id, check_in_date ON public.check_ins FOR EACH ROW EXECUTE FUNCTION sileme.sileme_track_last_check_in();
+CREATE TRIGGER sileme_truncate_last_check_in AFTER TRUNCATE ON public.check_ins FOR EACH STATEMENT EXECUTE FUNCTION sileme.sileme_truncate_last_check_in();
+CREATE TRIGGER sileme_note_contact AFTER INSERT OR UPDATE ON public.emergency_contacts FOR EACH ROW EXECUTE FUNCTION sileme.sileme_note_contact();
+CREATE TRIGGER sileme_track_last_notified_delete AFTER DELETE ON public.notification_logs FOR EACH ROW WHEN ((old.email_sent AND (old.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
+CREATE TRIGGER sileme_track_last_notified_insert AFTER INSERT ON public.notification_logs FOR EACH ROW WHEN ((new.email_sent AND (new.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
+CREATE TRIGGER sileme_track_last_notified_update AFTER UPDATE OF user_id, notification_date, email_sent, kind ON public.notification_logs FOR EACH ROW WHEN (((old.email_sent AND (old.kind = 'alert'::text)) OR (new.email_sent AND (new.kind = 'alert'::text)))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
+CREATE TRIGGER sileme_fill_last_notified BEFORE INSERT ON sileme.user_last_check_in FOR EACH ROW EXECUTE FUNCTION sileme.sileme_fill_last_notified();
+CREATE TRIGGER sileme_note_contact AFTER INSERT OR UPDATE ON public.users FOR EACH ROW EXECUTE FUNCTION sileme.sileme_note_contact();
