@@ -260,10 +260,11 @@ def roff(text):
     # Non-ASCII (the Chinese defaults) as groff's \[uXXXX] escapes.
     return "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in text)
 
-# The one list of settings (docs/configuration.md) and the exit codes (README.md).
+# The one list of settings (docs/configuration.md) and the exit codes (docs/interfaces.md).
 settings = [(r["setting"], r["default"], r["accepted"], r["meaning"])
             for r in table("docs/configuration.md", r"^## Settings$", "setting")]
-codes = [(r["code"], r["meaning"]) for r in table("README.md", r"^### Exit codes$", "code")]
+codes = [(r["code"], (r["name"].strip("`") + ": " if r.get("name", "—") not in ("", "—") else "") + r["meaning"])
+         for r in table("docs/interfaces.md", r"^## Exit codes$", "code")]
 
 out = [".Sh CONFIGURATION",
        "The configuration is one file of",
