@@ -15,7 +15,7 @@
 # RUNPATH), stripped. Depends: dpkg-shlibdeps on the libraries it links (libpq5, libcurl4,
 # libsystemd0, libc6, libstdc++6, libgcc-s1), plus systemd-sysusers for the postinst.
 #
-# Contents (README.md, "Install on a server"):
+# Contents (docs/install.md, "What the package holds"):
 #   /usr/bin/sileme-notifier
 #   /lib/systemd/system/sileme-notifier.service, sileme-notifier-run.{service,timer}
 #       generated from systemd/ with /usr/local/bin -> /usr/bin and the documentation paths changed
@@ -110,8 +110,8 @@ EOF
 "$PY" - "$REPO/systemd" "$root" <<'EOF'
 import pathlib, re, sys
 src, root = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-header = """# Installed by the Debian package sileme-notifier (man 8 sileme-notifier; README.md,
-# "Install on a server"): edit /etc/sileme-notifier/notifier.conf, write the secrets into
+header = """# Installed by the Debian package sileme-notifier (man 8 sileme-notifier; docs/install.md,
+# "The Debian package"): edit /etc/sileme-notifier/notifier.conf, write the secrets into
 # /etc/sileme-notifier/smtp-password and database-url (mode 0600), run `sileme-notifier migrate` as
 # the tables' owner, then `systemctl enable --now sileme-notifier.service`. The package never
 # enables or starts it.
@@ -360,7 +360,7 @@ cat >"$root/DEBIAN/postinst" <<EOF
 #!/bin/sh
 # postinst of sileme-notifier: the system user, the configuration's group, the journal catalog.
 # It does not migrate the database and does not enable or start the service: that is the
-# operator's step once the configuration is written (README.md, "Install on a server").
+# operator's step once the configuration is written (docs/install.md, "The Debian package").
 set -e
 
 if [ "\$1" = configure ]; then
