@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # package-test.sh — the Debian package (scripts/package.sh) installed with dpkg under a real
-# systemd, configured, run, upgraded and purged, the way README.md's "Install on a server" says.
+# systemd, configured, run, upgraded and purged, the way docs/install.md's "The Debian package" says.
 #
 # The root it installs into: the machine's own, seen through the namespaces of
 # scripts/systemd-boot-test.sh (namespace.sh, ns-init.sh) with /etc, /usr, /var/lib/dpkg,
@@ -15,7 +15,7 @@
 # Checks, in order:
 #   package   both packages build: the version of NotifierVersion.current, and a newer one (same
 #             binary, version +pkgtest1: dpkg's upgrade path is what is tested)
-#   lintian   no error; every warning one of those README.md explains
+#   lintian   no error; every warning one of those docs/install.md explains
 #   contents  the files, modes, conffile, Depends (libpq5, libcurl4, libsystemd0, no Swift), no
 #             libswift*.so and no RUNPATH in the binary
 #   install   dpkg -i: the system user, notifier.conf 0640 root:sileme-notifier, the catalog; the
@@ -52,7 +52,7 @@ readonly UNIT=sileme-notifier.service
 readonly PY=/usr/bin/python3 # Debian's
 readonly ZONE=Asia/Shanghai
 readonly RSS_LIMIT_KB=40960
-# Lintian warnings README.md explains ("The Debian package").
+# Lintian warnings docs/install.md explains ("What lintian says").
 readonly EXPLAINED_WARNINGS="non-standard-dir-perm non-standard-file-perm"
 BUDGET=180
 START=$SECONDS
@@ -141,7 +141,7 @@ unexplained=$(awk '/^W: / {print $3}' "$STATE/lintian.log" | sort -u | while rea
 done | tr '\n' ' ')
 tags=$(awk '/^[EWIP]: / {print $1 $3}' "$STATE/lintian.log" | sort | uniq -c | awk '{printf "%s%s ", $2, ($1 > 1 ? " (" $1 "x)" : "")}' | sed 's/ $//')
 if ((lintian_rc == 0 && errors == 0)) && [[ -z "${unexplained// /}" ]]; then
-    pass "lintian --pedantic -I: no error, no warning README.md does not explain; tags: ${tags:-none}"
+    pass "lintian --pedantic -I: no error, no warning docs/install.md does not explain; tags: ${tags:-none}"
 else
     fail "lintian: exit $lintian_rc, $errors error(s), unexplained warnings: ${unexplained:-none}"
     sed 's/^/    /' "$STATE/lintian.log" >&2
@@ -167,6 +167,8 @@ for entry in \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/en/introduction.body.txt.mustache" \
     "-rw-r--r-- ./usr/share/sileme-notifier/migrations/010_lifecycle.sql" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/README.md" \
+    "-rw-r--r-- ./usr/share/doc/sileme-notifier/docs/install.md" \
+    "-rw-r--r-- ./usr/share/doc/sileme-notifier/docs/configuration.md" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/copyright" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/changelog.gz" \
     "-rw-r--r-- ./usr/share/man/man8/sileme-notifier.8.gz" \
@@ -213,7 +215,7 @@ psql_db() { timeout 20 "$PSQL" "$DB_URL" -qAtX -v ON_ERROR_STOP=1 "$@"; }
 psql_admin -c "CREATE DATABASE $DB" >/dev/null
 DB_CREATED=1
 
-# Files the operator writes (README.md, "Install on a server"), prepared outside.
+# Files the operator writes (docs/install.md, "The Debian package"), prepared outside.
 files=$STATE/files
 cp "$DEB1" "$DEB2" "$files/"
 cp "$SILEME_TEST_SMTP_CA" "$files/smtp-ca.pem"

@@ -15,7 +15,7 @@
 # RUNPATH), stripped. Depends: dpkg-shlibdeps on the libraries it links (libpq5, libcurl4,
 # libsystemd0, libc6, libstdc++6, libgcc-s1), plus systemd-sysusers for the postinst.
 #
-# Contents (README.md, "Install on a server"):
+# Contents (docs/install.md, "What the package holds"):
 #   /usr/bin/sileme-notifier
 #   /lib/systemd/system/sileme-notifier.service, sileme-notifier-run.{service,timer}
 #       generated from systemd/ with /usr/local/bin -> /usr/bin and the documentation paths changed
@@ -110,8 +110,8 @@ EOF
 "$PY" - "$REPO/systemd" "$root" <<'EOF'
 import pathlib, re, sys
 src, root = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-header = """# Installed by the Debian package sileme-notifier (man 8 sileme-notifier; README.md,
-# "Install on a server"): edit /etc/sileme-notifier/notifier.conf, write the secrets into
+header = """# Installed by the Debian package sileme-notifier (man 8 sileme-notifier; docs/install.md,
+# "The Debian package"): edit /etc/sileme-notifier/notifier.conf, write the secrets into
 # /etc/sileme-notifier/smtp-password and database-url (mode 0600), run `sileme-notifier migrate` as
 # the tables' owner, then `systemctl enable --now sileme-notifier.service`. The package never
 # enables or starts it.
@@ -219,33 +219,40 @@ gzip -9n -c "$work/changelog" >"$doc/changelog.gz"
 mkdir -p "$work/man"
 "$genman" "$bin" --section 8 --date "$(date -u -d "@$SOURCE_DATE_EPOCH" +%F)" \
     --authors "SileMe maintainers<maintainers@sileme.app>" --output-directory "$work/man" >&2
-"$PY" - "$work/man/sileme-notifier.8" "$REPO/README.md" <<'EOF'
-import re, sys
-page_path, readme_path = sys.argv[1], sys.argv[2]
+"$PY" - "$work/man/sileme-notifier.8" "$REPO" <<'EOF'
+import os, re, sys
+page_path, repo = sys.argv[1], sys.argv[2]
 page = open(page_path, encoding="utf-8").read()
-readme = open(readme_path, encoding="utf-8").read()
 
-def table(heading_re, first_col):
-    """The rows of the first Markdown table after the heading matching heading_re."""
-    m = re.search(heading_re, readme, flags=re.M)
+def table(name, heading_re, first_col):
+    """The rows of the first Markdown table after the heading matching heading_re in the file
+    `name` (relative to the repository), each a dict keyed by the table's column headers."""
+    text = open(os.path.join(repo, name), encoding="utf-8").read()
+    m = re.search(heading_re, text, flags=re.M)
     if not m:
-        sys.exit(f"package.sh: README.md has no heading {heading_re}")
-    rows, started = [], False
-    for line in readme[m.end():].splitlines():
+        sys.exit(f"package.sh: {name} has no heading {heading_re}")
+    header, rows, started = None, [], False
+    for line in text[m.end():].splitlines():
         if line.startswith("|"):
             cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-            if cells[0] == first_col or set(cells[0]) <= set("-: "):
+            if cells[0] == first_col:
+                header, started = cells, True
+                continue
+            if set(cells[0]) <= set("-: "):
                 started = True
                 continue
-            rows.append([c.replace("\\|", "|") for c in cells])
+            if header is None:
+                sys.exit(f"package.sh: the table under {heading_re} in {name} does not start with a column {first_col}")
+            rows.append(dict(zip(header, (c.replace("\\|", "|") for c in cells))))
         elif started and rows:
             break
     if not rows:
-        sys.exit(f"package.sh: README.md has no table under {heading_re}")
+        sys.exit(f"package.sh: {name} has no table under {heading_re}")
     return rows
 
 def roff(text):
     """Markdown cell text to mdoc text: no code spans or links, escapes for roff."""
+    text = re.sub(r"\[([\w-]+\.md)\]\([^)]+\)", r"docs/\1", text)  # [rule.md](rule.md): docs/rule.md
     text = re.sub(r"\[([^\]]+)\]\([^)]+\)", r"\1", text)
     text = text.replace("`", "").replace("**", "")
     text = text.replace("\\", "\\e")
@@ -253,8 +260,11 @@ def roff(text):
     # Non-ASCII (the Chinese defaults) as groff's \[uXXXX] escapes.
     return "".join(c if ord(c) < 128 else "\\[u%04X]" % ord(c) for c in text)
 
-settings = table(r"^## Configuration$", "setting")
-codes = table(r"^### Exit codes$", "code")
+# The one list of settings (docs/configuration.md) and the exit codes (docs/interfaces.md).
+settings = [(r["setting"], r["default"], r["accepted"], r["meaning"])
+            for r in table("docs/configuration.md", r"^## Settings$", "setting")]
+codes = [(r["code"], (r["name"].strip("`") + ": " if r.get("name", "—") not in ("", "—") else "") + r["meaning"])
+         for r in table("docs/interfaces.md", r"^## Exit codes$", "code")]
 
 out = [".Sh CONFIGURATION",
        "The configuration is one file of",
@@ -271,15 +281,16 @@ out = [".Sh CONFIGURATION",
        "The secrets may also come from systemd credentials",
        ".Pa ( $CREDENTIALS_DIRECTORY/smtp-password , database-url ) .",
        ".Bl -tag -width Ds"]
-for name, default, meaning in settings:
+for name, default, accepted, meaning in settings:
     keys = [k.strip() for k in roff(name).split(",")]
     out.append(".It " + " , ".join("Ev " + k for k in keys))
     text = roff(meaning)
     default = default.strip()
     if default.startswith("(") and default.endswith(")"):
         default = default[1:-1]
-    if default:
-        text += " (default: " + roff(default) + ")"
+    extras = ([roff(accepted)] if accepted.strip() else []) + (["default: " + roff(default)] if default else [])
+    if extras:
+        text += " (" + "; ".join(extras) + ")"
     out.append(text)
 out.append(".El")
 out += [".Sh EXIT STATUS", ".Bl -tag -width Ds"]
@@ -307,7 +318,16 @@ out += [".Sh FILES", ".Bl -tag -width Ds",
         "The daemon; alternatively",
         ".Pa sileme-notifier-run.timer",
         "starts one run a day.",
-        ".It Pa /usr/share/doc/sileme-notifier/README.md", "The operator's guide.",
+        ".It Pa /usr/share/doc/sileme-notifier/",
+        "The documentation:",
+        ".Pa README.md",
+        "(the overview),",
+        ".Pa docs/operating.md",
+        "(the operator's manual),",
+        ".Pa docs/install.md",
+        "and",
+        ".Pa docs/configuration.md",
+        "(every setting, with its default).",
         ".El",
         ".Sh SEE ALSO",
         ".Xr journalctl 1 ,",
@@ -349,7 +369,7 @@ cat >"$root/DEBIAN/postinst" <<EOF
 #!/bin/sh
 # postinst of sileme-notifier: the system user, the configuration's group, the journal catalog.
 # It does not migrate the database and does not enable or start the service: that is the
-# operator's step once the configuration is written (README.md, "Install on a server").
+# operator's step once the configuration is written (docs/install.md, "The Debian package").
 set -e
 
 if [ "\$1" = configure ]; then
