@@ -34,7 +34,7 @@ package enum NextAction: Equatable, Sendable {
 
     /// The decision at `now`: the latest scheduled run if it has not completed (catch-up after
     /// downtime included: a fire more than a minute ago), a retry pass when failed mails of that
-    /// date are due again and its day is not over in the zone, or a wait for whichever comes first
+    /// date are due again (until the next fire, whatever the hour), or a wait for whichever comes first
     /// of the next fire time and the next retry. `state` is what the database says about the
     /// latest fire's date; `notBefore` ends the back-off after a failed run.
     package static func decide(now: Date, schedule: DailySchedule, state: DaemonState, notBefore: Date) -> NextAction {
@@ -45,8 +45,9 @@ package enum NextAction: Equatable, Sendable {
             let reason: Reason = state.started ? .unfinished : (now.timeIntervalSince(latest.instant) > 60 ? .catchUp : .scheduled)
             return .run(latest.date, reason: reason)
         }
-        // Retries of the latest run's failures, until that date's day is over in the zone.
-        if let retryAt = state.nextRetry, schedule.runDate(at: now) == latest.date {
+        // Retries of the latest run's failures, until the next fire takes over (never cut off by
+        // the zone's midnight: an alert that failed at 23:40 is retried at 00:10 all the same).
+        if let retryAt = state.nextRetry {
             if retryAt <= now { return .run(latest.date, reason: .retry) }
             if retryAt < next.instant { return .waitForRetry(until: retryAt) }
         }

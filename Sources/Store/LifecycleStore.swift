@@ -72,32 +72,32 @@ public struct LifecycleStore: Sendable {
     /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
     public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute("""
+        try db.execute(SQLStatement("""
             -- MATERIALIZED: with statistics that have not seen today's alerts yet, the planner
             -- estimated one row and ran the whole union once per alert (4 million check-in
             -- probes at 2,016 alerts; no all-clear at all at 20,000 until an ANALYZE).
             WITH q AS MATERIALIZED (
-                -- `onlyUsers` ($3) limits each branch, so a pass for the check-ins just heard of
+                -- `onlyUsers` ($user_ids) limits each branch, so a pass for the check-ins just heard of
                 -- reads their rows only (no check-in probe for every recent alert).
                 SELECT user_id, streak_after, check_in_date, checked_in_at, NULL::date AS only_date FROM sileme.pending_all_clears
-                WHERE $3::uuid[] IS NULL OR user_id = ANY($3::uuid[])
+                WHERE $user_ids::uuid[] IS NULL OR user_id = ANY($user_ids::uuid[])
                 UNION ALL
                 -- All-clears to finish: a retry or a crashed claim, answering its own alert only.
                 SELECT x.user_id, x.notification_date - 1, coalesce(x.event_at, now())::date, coalesce(x.event_at, now()),
                        x.notification_date
                 FROM notification_logs x
                 WHERE x.status IN ('retry', 'sending') AND x.kind = 'all_clear' AND x.channel = 'email' AND NOT x.email_sent
-                  AND ($3::uuid[] IS NULL OR x.user_id = ANY($3::uuid[]))
+                  AND ($user_ids::uuid[] IS NULL OR x.user_id = ANY($user_ids::uuid[]))
                 UNION ALL
                 SELECT a.user_id, a.last_check_in_date, c.check_in_date, c.at, NULL
                 FROM notification_logs a
                 CROSS JOIN LATERAL (SELECT c.check_in_date, coalesce(c.check_in_time::timestamptz, now()) AS at
                                     FROM check_ins c
                                     WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date
-                                      AND c.check_in_date <= $2::date
+                                      AND c.check_in_date <= $latest_trusted::date
                                     ORDER BY c.check_in_date LIMIT 1) c
-                WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $1::date
-                  AND ($3::uuid[] IS NULL OR a.user_id = ANY($3::uuid[]))
+                WHERE a.email_sent AND a.kind = 'alert' AND a.notification_date >= $window_start::date
+                  AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[]))
                 UNION ALL
                 -- Check-ins still queued that end a notified streak: what the next fold queues
                 -- (so a reader that does not fold sees the all-clears a run would send).
@@ -106,14 +106,15 @@ public struct LifecycleStore: Sendable {
                 JOIN sileme.user_last_check_in s ON s.user_id = k.user_id
                 WHERE s.last_notified_date > s.last_check_in_date AND k.check_in_date > s.last_check_in_date
                   AND NOT EXISTS (SELECT 1 FROM sileme.pending_all_clears p WHERE p.user_id = k.user_id)
-                  AND ($3::uuid[] IS NULL OR k.user_id = ANY($3::uuid[]))
+                  AND ($user_ids::uuid[] IS NULL OR k.user_id = ANY($user_ids::uuid[]))
                 GROUP BY s.user_id, s.last_check_in_date
             )
             SELECT DISTINCT ON (a.user_id, a.notification_date, a.channel, a.contact)
-                   a.user_id::text, u.name, a.contact, a.notification_date, a.message_id, a.consecutive_miss_days,
-                   a.last_check_in_date, q.check_in_date, extract(epoch FROM q.checked_in_at), a.channel
+                   a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
+                   a.consecutive_miss_days AS miss, a.last_check_in_date AS last, q.check_in_date AS checked_in_date,
+                   extract(epoch FROM q.checked_in_at) AS checked_in_epoch, a.channel
             FROM q
-            JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($4::text[])
+            JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($channels::text[])
                                     AND a.email_sent AND a.notification_date > q.streak_after
                                     AND (a.contact <> '' OR a.channel = 'webhook')
                                     AND (q.only_date IS NULL OR (a.notification_date = q.only_date AND a.channel = 'email'))
@@ -121,15 +122,10 @@ public struct LifecycleStore: Sendable {
             WHERE \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
                                channel: "a.channel"))
             ORDER BY a.user_id, a.notification_date, a.channel, a.contact, q.checked_in_at
-            """, [windowStart.description, latestTrusted.description, onlyUsers.map { PGArray.literal($0) },
-                  PGArray.literal(channels.map(\.rawValue))]).rows.compactMap { row in
-            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3),
-                  let last = row.date(6), let checkInDate = row.date(7) else { return nil }
-            let at = Date(timeIntervalSince1970: row.string(8).flatMap(Double.init) ?? Date().timeIntervalSince1970)
-            return Due(kind: .allClear, userID: user, rawName: row.string(1), contact: contact, position: 1,
-                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
-                       checkedIn: (at, checkInDate), channel: DeliveryJob.Channel(rawValue: row.string(9) ?? "") ?? .email)
-        }
+            """), [
+            "window_start": windowStart.description, "latest_trusted": latestTrusted.description,
+            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
+        ]).rows.compactMap { Due($0, kind: .allClear) }
     }
 
     /// The unfinished alerts of users whose streak was already notified through another contact:
@@ -139,24 +135,23 @@ public struct LifecycleStore: Sendable {
     /// comes back with its row's date (the same row is claimed, with its Message-ID).
     public func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                  onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute("""
-            SELECT n.user_id::text, u.name, n.contact, n.notification_date, n.consecutive_miss_days, n.last_check_in_date
+        try db.execute(SQLStatement("""
+            SELECT n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
+                   n.last_check_in_date AS last
             FROM notification_logs n
             JOIN users u ON u.id = n.user_id
             JOIN sileme.user_last_check_in s ON s.user_id = n.user_id
-            WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $2::date AND $1::date
+            WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $oldest::date AND $run_date::date
               AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
               AND s.last_notified_date > n.last_check_in_date
-              AND ($3::uuid[] IS NULL OR n.user_id = ANY($3::uuid[]))
+              AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[]))
               -- Still a contact in force (the app may have corrected or removed it since).
               AND \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
               AND \(claimSQL.unfinished("n"))
             ORDER BY n.notification_date, n.user_id, n.contact
-            """, [runDate.description, oldest.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
-            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(5) else { return nil }
-            return Due(kind: .alert, userID: user, rawName: row.string(1), contact: contact, position: 1,
-                       notificationDate: date, inReplyTo: nil, missedDays: row.int(4) ?? 0, lastCheckIn: last)
-        }
+            """), [
+            "run_date": runDate.description, "oldest": oldest.description, "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.compactMap { Due($0, kind: .alert) }
     }
 
     /// Removes the queue entries whose every all-clear — on each of `channels` — has a settled row
@@ -187,27 +182,24 @@ public struct LifecycleStore: Sendable {
     public func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
         guard days > 0 else { return [] }
-        return try db.execute("""
-            SELECT a.user_id::text, u.name, a.contact, a.notification_date, a.message_id,
-                   a.consecutive_miss_days + ($1::date - a.notification_date), a.last_check_in_date, a.channel
+        return try db.execute(SQLStatement("""
+            SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
+                   a.consecutive_miss_days + ($run_date::date - a.notification_date) AS miss, a.last_check_in_date AS last, a.channel
             FROM notification_logs a
             JOIN users u ON u.id = a.user_id
-            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = ANY($5::text[]) AND (a.contact <> '' OR a.channel = 'webhook')
-              AND a.notification_date BETWEEN $1::date - $2::int - $3::int AND $1::date - $2::int
-              AND (u.paused_until IS NULL OR u.paused_until < $1::date)
+            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = ANY($channels::text[]) AND (a.contact <> '' OR a.channel = 'webhook')
+              AND a.notification_date BETWEEN $run_date::date - $days::int - $catch_up_days::int AND $run_date::date - $days::int
+              AND (u.paused_until IS NULL OR u.paused_until < $run_date::date)
               AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
-                              AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $1::date + 1)
-              AND ($4::uuid[] IS NULL OR a.user_id = ANY($4::uuid[]))
+                              AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $run_date::date + 1)
+              AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[]))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
                                  channel: "a.channel"))
             ORDER BY a.notification_date, a.user_id, a.channel, a.contact
-            """, [runDate.description, String(days), String(catchUpDays), onlyUsers.map { PGArray.literal($0) },
-                  PGArray.literal(channels.map(\.rawValue))]).rows.compactMap { row in
-            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(6) else { return nil }
-            return Due(kind: .followUp, userID: user, rawName: row.string(1), contact: contact, position: 1,
-                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
-                       channel: DeliveryJob.Channel(rawValue: row.string(7) ?? "") ?? .email)
-        }
+            """), [
+            "run_date": runDate.description, "days": String(days), "catch_up_days": String(catchUpDays),
+            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
+        ]).rows.compactMap { Due($0, kind: .followUp) }
     }
 
     /// The introductions due on `runDate`: pairs first seen since the lifecycle was migrated
@@ -220,10 +212,10 @@ public struct LifecycleStore: Sendable {
     /// is `unfinishedWebhooks`' to finish).
     public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
                                  onlyUsers: [String]? = nil) throws -> [Due] {
-        return try db.execute("""
-            SELECT k.user_id::text, u.name, f.email, f.position, s.last_check_in_date,
+        return try db.execute(SQLStatement("""
+            SELECT k.user_id::text AS user_id, u.name, f.email AS contact, f.position, s.last_check_in_date AS last,
                    EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
-                           AND w.channel = 'webhook' AND w.contact = k.contact)
+                           AND w.channel = 'webhook' AND w.contact = k.contact) AS has_webhook
             FROM sileme.known_contacts k
             JOIN users u ON u.id = k.user_id
             JOIN \(CheckInQueue.currentSummary) s ON s.user_id = k.user_id
@@ -235,17 +227,17 @@ public struct LifecycleStore: Sendable {
                 WHERE lower(btrim(u.emergency_email)) = k.contact
                   AND NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
                 LIMIT 1) f
-            WHERE k.state = 'pending' AND ($3::uuid[] IS NULL OR k.user_id = ANY($3::uuid[]))
-              AND \(noSettledRow(user: "k.user_id", date: "$1::date", kind: "introduction", contact: "k.contact"))
+            WHERE k.state = 'pending' AND ($user_ids::uuid[] IS NULL OR k.user_id = ANY($user_ids::uuid[]))
+              AND \(noSettledRow(user: "k.user_id", date: "$run_date::date", kind: "introduction", contact: "k.contact"))
             ORDER BY k.first_seen, k.user_id, k.contact
-            LIMIT $2
-            """, [runDate.description, String(limit), onlyUsers.map { PGArray.literal($0) }]).rows.flatMap { row -> [Due] in
-            guard let user = row.string(0), let contact = row.string(2), let last = row.date(4) else { return [] }
-            let due = Due(kind: .introduction, userID: user, rawName: row.string(1), contact: contact, position: row.int(3) ?? 1,
-                          notificationDate: nil, inReplyTo: nil, missedDays: 0, lastCheckIn: last)
+            LIMIT $limit
+            """), [
+            "run_date": runDate.description, "limit": String(limit), "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.flatMap { row -> [Due] in
+            guard let due = Due(row, kind: .introduction) else { return [] }
             var hook = due
             hook.channel = .webhook
-            return webhook && !row.bool(5) ? [due, hook] : [due]
+            return webhook && !row.bool("has_webhook") ? [due, hook] : [due]
         }
     }
 
@@ -254,24 +246,20 @@ public struct LifecycleStore: Sendable {
     /// their reminder of the day is settled. Two index range scans (the summary's date, the
     /// pauses' end).
     public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute("""
-            SELECT r.user_id::text, u.name, r.last
+        try db.execute(SQLStatement("""
+            SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
             FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
-                  WHERE s.last_check_in_date = $1::date - 2
+                  WHERE s.last_check_in_date = $run_date::date - 2
                   UNION ALL
                   SELECT p.id, s.last_check_in_date FROM users p
-                  JOIN \(CheckInQueue.currentSummary) s ON s.user_id = p.id AND s.last_check_in_date < $1::date - 2
-                  WHERE p.paused_until = $1::date - 2) r
+                  JOIN \(CheckInQueue.currentSummary) s ON s.user_id = p.id AND s.last_check_in_date < $run_date::date - 2
+                  WHERE p.paused_until = $run_date::date - 2) r
             JOIN users u ON u.id = r.user_id
-            WHERE (u.paused_until IS NULL OR u.paused_until <= $1::date - 2)
-              AND ($2::uuid[] IS NULL OR r.user_id = ANY($2::uuid[]))
-              AND \(noSettledRow(user: "r.user_id", date: "$1::date", kind: "reminder", contact: "''", channel: "'webhook'"))
+            WHERE (u.paused_until IS NULL OR u.paused_until <= $run_date::date - 2)
+              AND ($user_ids::uuid[] IS NULL OR r.user_id = ANY($user_ids::uuid[]))
+              AND \(noSettledRow(user: "r.user_id", date: "$run_date::date", kind: "reminder", contact: "''", channel: "'webhook'"))
             ORDER BY r.user_id
-            """, [runDate.description, onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
-            guard let user = row.string(0), let last = row.date(2) else { return nil }
-            return Due(kind: .reminder, userID: user, rawName: row.string(1), contact: "", position: 1, notificationDate: nil,
-                       inReplyTo: nil, missedDays: 1, lastCheckIn: last, channel: .webhook)
-        }
+            """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
     }
 
     /// The webhook events to finish, of `kinds`: rows waiting for their retry time that has come,
@@ -282,30 +270,26 @@ public struct LifecycleStore: Sendable {
     public func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil) throws -> [Due] {
         guard !kinds.isEmpty else { return [] }
-        return try db.execute("""
-            SELECT x.user_id::text, u.name, x.contact, x.notification_date, x.in_reply_to, x.consecutive_miss_days,
-                   x.last_check_in_date, x.event_at::date, extract(epoch FROM x.event_at), x.kind,
+        return try db.execute(SQLStatement("""
+            SELECT x.user_id::text AS user_id, u.name, x.contact, x.notification_date, x.in_reply_to,
+                   x.consecutive_miss_days AS miss, x.last_check_in_date AS last, x.kind,
+                   CASE WHEN x.kind = 'all_clear' THEN x.event_at::date END AS checked_in_date,
+                   extract(epoch FROM x.event_at) AS checked_in_epoch,
                    CASE WHEN x.kind = 'alert' AND u.paused_until > x.last_check_in_date AND u.paused_until < x.notification_date
-                        THEN u.paused_until END
+                        THEN u.paused_until END AS paused_until
             FROM notification_logs x
             JOIN users u ON u.id = x.user_id
             WHERE x.status IN ('sending', 'retry') AND x.channel = 'webhook' AND NOT x.email_sent
-              AND x.kind = ANY($3::text[])
+              AND x.kind = ANY($kinds::text[])
               AND \(claimSQL.unfinished("x"))
-              AND (x.kind <> 'alert' OR x.notification_date >= $2::date)
-              AND (x.kind <> 'reminder' OR x.notification_date = $1::date)
-              AND ($4::uuid[] IS NULL OR x.user_id = ANY($4::uuid[]))
+              AND (x.kind <> 'alert' OR x.notification_date >= $oldest::date)
+              AND (x.kind <> 'reminder' OR x.notification_date = $run_date::date)
+              AND ($user_ids::uuid[] IS NULL OR x.user_id = ANY($user_ids::uuid[]))
             ORDER BY x.notification_date, x.user_id, x.kind, x.contact
-            """, [runDate.description, oldest.description, PGArray.literal(kinds.map(\.rawValue).sorted()),
-                  onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { row in
-            guard let user = row.string(0), let contact = row.string(2), let date = row.date(3), let last = row.date(6),
-                  let kind = DeliveryJob.Kind(rawValue: row.string(9) ?? "") else { return nil }
-            let checkedIn = kind == .allClear
-                ? row.date(7).map { (Date(timeIntervalSince1970: row.string(8).flatMap(Double.init) ?? 0), $0) } : nil
-            return Due(kind: kind, userID: user, rawName: row.string(1), contact: contact, position: 1,
-                       notificationDate: date, inReplyTo: row.string(4), missedDays: row.int(5) ?? 0, lastCheckIn: last,
-                       checkedIn: checkedIn, channel: .webhook, pausedUntil: row.date(10))
-        }
+            """), [
+            "run_date": runDate.description, "oldest": oldest.description,
+            "kinds": PGArray.literal(kinds.map(\.rawValue).sorted()), "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.compactMap { Due($0, channel: .webhook) }
     }
 
     /// The user's contacts in force of each of `userIDs` as stored: the rows of
@@ -404,3 +388,26 @@ public struct LifecycleStore: Sendable {
         return due
     }
 }
+
+extension LifecycleStore.Due {
+    /// A row of one of the owed-message queries, read by column name: `user_id`, `name`,
+    /// `contact` and `last` always; `kind`, `channel`, `notification_date`, `in_reply_to`, `miss`,
+    /// `position`, `checked_in_date` with `checked_in_epoch`, and `paused_until` where the query
+    /// has them (`kind`, `channel` and `missedDays` given here when it has not). Nil for a row
+    /// without a user, contact, `L` or known kind.
+    init?(_ row: PGRow, kind: DeliveryJob.Kind? = nil, channel: DeliveryJob.Channel? = nil, missedDays: Int? = nil) {
+        func optional<T>(_ name: String, _ read: (String) -> T?) -> T? { row.hasColumn(name) ? read(name) : nil }
+        guard let user = row.string("user_id"), let contact = row.string("contact"), let last = row.date("last"),
+              let kind = kind ?? optional("kind", { DeliveryJob.Kind(rawValue: row.string($0) ?? "") }) else { return nil }
+        let checkedIn = optional("checked_in_date", row.date).map { date in
+            (Date(timeIntervalSince1970: optional("checked_in_epoch", row.string).flatMap(Double.init) ?? Date().timeIntervalSince1970), date)
+        }
+        self.init(kind: kind, userID: user, rawName: row.string("name"), contact: contact,
+                  position: optional("position", row.int) ?? 1, notificationDate: optional("notification_date", row.date),
+                  inReplyTo: optional("in_reply_to", row.string), missedDays: missedDays ?? optional("miss", row.int) ?? 0,
+                  lastCheckIn: last, checkedIn: checkedIn,
+                  channel: channel ?? optional("channel", { DeliveryJob.Channel(rawValue: row.string($0) ?? "") }) ?? .email,
+                  pausedUntil: optional("paused_until", row.date))
+    }
+}
+

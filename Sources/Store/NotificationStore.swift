@@ -144,10 +144,11 @@ public struct NotificationStore: Sendable {
 
     /// Inserts a `running` row in `notifier_runs` and returns its id.
     public func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String) throws -> Int64 {
-        let row = try db.execute(
-            "INSERT INTO sileme.notifier_runs (run_date, mode, host, pid) VALUES ($1, $2, $3, $4) RETURNING id",
-            [runDate.description, mode.rawValue, host, String(ProcessInfo.processInfo.processIdentifier)])
-        return Int64(row[0].string(0)!)!
+        let row = try db.execute(SQLStatement("""
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid) VALUES ($run_date, $mode, $host, $pid) RETURNING id
+            """), ["run_date": runDate.description, "mode": mode.rawValue, "host": host,
+                   "pid": String(ProcessInfo.processInfo.processIdentifier)])
+        return Int64(row[0].string("id")!)!
     }
 
     /// Completes the run's row with its tally (status `completed`, or `failed` with `error`): one
@@ -276,8 +277,8 @@ public struct NotificationStore: Sendable {
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
-            try db.executePrepared("""
-                WITH r AS (SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::float8[]) AS r(id, attempts, reply, at_epoch)),
+            try db.executePrepared(SQLStatement("""
+                WITH r AS (SELECT * FROM unnest($ids::bigint[], $attempts::int[], $replies::text[], $at_epochs::float8[]) AS r(id, attempts, reply, at_epoch)),
                 done AS (
                     UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
                            attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
@@ -292,14 +293,16 @@ public struct NotificationStore: Sendable {
                       AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
                 )
                 SELECT count(*) FROM done
-                """, [PGArray.literal(sent.map { String($0.logID) }), PGArray.literal(sent.map { String($0.attempts) }),
-                      PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
-                      PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) })])
+                """), [
+                "ids": PGArray.literal(sent.map { String($0.logID) }), "attempts": PGArray.literal(sent.map { String($0.attempts) }),
+                "replies": PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
+                "at_epochs": PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) }),
+            ])
         }
         let failed = outcomes.filter { $0.status != .sent }
         if !failed.isEmpty {
-            try db.executePrepared("""
-                WITH r AS (SELECT * FROM unnest($1::bigint[], $2::text[], $3::int[], $4::text[], $5::float8[], $6::bool[])
+            try db.executePrepared(SQLStatement("""
+                WITH r AS (SELECT * FROM unnest($ids::bigint[], $statuses::text[], $attempts::int[], $errors::text[], $next_epochs::float8[], $undeliverable::bool[])
                                          AS r(id, status, attempts, error, next_epoch, undeliverable)),
                 done AS (
                     UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
@@ -314,10 +317,13 @@ public struct NotificationStore: Sendable {
                       AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
                 )
                 \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
-                """, [PGArray.literal(failed.map { String($0.logID) }), PGArray.literal(failed.map(\.status.rawValue)),
-                      PGArray.literal(failed.map { String($0.attempts) }), PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
-                      PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } }),
-                      PGArray.literal(failed.map { String($0.undeliverable) })])
+                """), [
+                "ids": PGArray.literal(failed.map { String($0.logID) }), "statuses": PGArray.literal(failed.map(\.status.rawValue)),
+                "attempts": PGArray.literal(failed.map { String($0.attempts) }),
+                "errors": PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
+                "next_epochs": PGArray.literal(failed.map { $0.nextAttempt.map { String($0.timeIntervalSince1970) } }),
+                "undeliverable": PGArray.literal(failed.map { String($0.undeliverable) }),
+            ])
         }
     }
 
@@ -385,23 +391,23 @@ public struct NotificationStore: Sendable {
     /// and claims whose process died — of one user, or of everyone; of `kinds`, or of every kind.
     public func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?,
                              kinds: [DeliveryJob.Kind]? = nil) throws -> [RetryTarget] {
-        try db.execute("""
-            SELECT n.user_id::text, n.status, n.attempts, n.last_error,
-                   coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END), n.kind,
-                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")), n.channel
+        try db.execute(SQLStatement("""
+            SELECT n.user_id::text AS user_id, n.status, n.attempts, n.last_error,
+                   coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END) AS recipient, n.kind,
+                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel
             FROM notification_logs n
-            WHERE n.notification_date = $1::date AND NOT n.email_sent AND ($2::uuid IS NULL OR n.user_id = $2::uuid)
+            WHERE n.notification_date = $run_date::date AND NOT n.email_sent AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid)
               AND (n.status IN ('failed', 'retry')
                    OR \(claimSQL.abandoned("n")))
-              AND ($3::text[] IS NULL OR n.kind = ANY($3::text[]))
+              AND ($kinds::text[] IS NULL OR n.kind = ANY($kinds::text[]))
             ORDER BY n.user_id, n.kind, n.contact
-            """, [runDate.description, userID, kinds.map { PGArray.literal($0.map(\.rawValue)) }]).rows.compactMap { row in
-                row.string(0).map {
-                    var target = RetryTarget(userID: $0, status: row.string(1) ?? "", attempts: row.int(2) ?? 0,
-                                             lastError: row.string(3), recipient: row.string(4).map(EmailMasking.mask))
-                    target.kind = row.string(5) ?? "alert"
-                    target.contactInForce = row.bool(6)
-                    target.channel = row.string(7) ?? "email"
+            """), ["run_date": runDate.description, "user_id": userID, "kinds": kinds.map { PGArray.literal($0.map(\.rawValue)) }]).rows.compactMap { row in
+                row.string("user_id").map {
+                    var target = RetryTarget(userID: $0, status: row.string("status") ?? "", attempts: row.int("attempts") ?? 0,
+                                             lastError: row.string("last_error"), recipient: row.string("recipient").map(EmailMasking.mask))
+                    target.kind = row.string("kind") ?? "alert"
+                    target.contactInForce = row.bool("contact_in_force")
+                    target.channel = row.string("channel") ?? "email"
                     if target.channel == "webhook" { target.recipient = "webhook" }
                     return target
                 }
@@ -413,16 +419,16 @@ public struct NotificationStore: Sendable {
     public func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate,
                                 kinds: [DeliveryJob.Kind]? = nil) throws {
         guard !userIDs.isEmpty else { return }
-        try db.execute("""
+        try db.execute(SQLStatement("""
             UPDATE notification_logs SET status = 'retry', next_attempt_at = now(), updated_at = now()
-            WHERE notification_date = $1::date AND user_id = ANY($2::uuid[]) AND NOT email_sent
-              AND status IN ('failed', 'retry') AND ($3::text[] IS NULL OR kind = ANY($3::text[]))
+            WHERE notification_date = $run_date::date AND user_id = ANY($user_ids::uuid[]) AND NOT email_sent
+              AND status IN ('failed', 'retry') AND ($kinds::text[] IS NULL OR kind = ANY($kinds::text[]))
               -- A refused alert mail of a streak another contact was told of stays refused (a
               -- webhook event refused is sent again: the operator fixed the endpoint).
               AND NOT (kind = 'alert' AND channel = 'email' AND status = 'failed'
                        AND EXISTS (SELECT 1 FROM sileme.user_last_check_in s WHERE s.user_id = notification_logs.user_id
                                    AND s.last_notified_date > notification_logs.last_check_in_date))
-            """, [runDate.description, PGArray.literal(userIDs), kinds.map { PGArray.literal($0.map(\.rawValue)) }])
+            """), ["run_date": runDate.description, "user_ids": PGArray.literal(userIDs), "kinds": kinds.map { PGArray.literal($0.map(\.rawValue)) }])
     }
 
     /// Records alerts skipped for bad data (one statement for all of them): a whole user (contact
@@ -430,16 +436,18 @@ public struct NotificationStore: Sendable {
     /// as it is, and a user deleted meanwhile is left out.
     public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
         guard !skips.isEmpty else { return }
-        _ = try Self.againAfterDeletion { try db.execute("""
+        _ = try Self.againAfterDeletion { try db.execute(SQLStatement("""
             INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent,
                                            consecutive_miss_days, status, last_error, last_check_in_date, run_id, updated_at)
-            SELECT s.user_id, $1::date, 'alert', 'email', s.contact, false, s.miss, 'skipped', s.reason, s.last, $2::bigint, now()
-            FROM unnest($3::uuid[], $4::int[], $5::text[], $6::date[], $7::text[]) AS s(user_id, miss, reason, last, contact)
+            SELECT s.user_id, $run_date::date, 'alert', 'email', s.contact, false, s.miss, 'skipped', s.reason, s.last, $run_id::bigint, now()
+            FROM unnest($user_ids::uuid[], $miss::int[], $reasons::text[], $lasts::date[], $contacts::text[]) AS s(user_id, miss, reason, last, contact)
             WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)  -- deleted since the evaluation: no row
             ON CONFLICT (user_id, notification_date, kind, channel, contact) DO NOTHING
-            """, [runDate.description, runID.map(String.init), PGArray.literal(skips.map(\.userID)),
-                  PGArray.literal(skips.map { String($0.missedDays) }), PGArray.literal(skips.map(\.reason)),
-                  PGArray.literal(skips.map(\.lastCheckIn.description)), PGArray.literal(skips.map(\.contact))]) }
+            """), [
+            "run_date": runDate.description, "run_id": runID.map(String.init), "user_ids": PGArray.literal(skips.map(\.userID)),
+            "miss": PGArray.literal(skips.map { String($0.missedDays) }), "reasons": PGArray.literal(skips.map(\.reason)),
+            "lasts": PGArray.literal(skips.map(\.lastCheckIn.description)), "contacts": PGArray.literal(skips.map(\.contact)),
+        ]) }
     }
 
     /// Runs `statement` (an insert that leaves out users its snapshot no longer has) again when a

@@ -49,4 +49,7 @@ public struct PGRow {
 
     /// The column named `name` as a date, nil for NULL.
     public func date(_ name: String) -> CalendarDate? { date(column(name)) }
+
+    /// Whether the result has a column named `name`.
+    public func hasColumn(_ name: String) -> Bool { PQfnumber(result, name) >= 0 }
 }

@@ -43,11 +43,17 @@ struct NextActionTests {
         #expect(Self.decide("2026-01-13T02:05:00Z", waiting) == .run(Self.day, reason: "retry"))
     }
 
-    @Test("retries end with the run date's day in the zone")
-    func retriesEndWithTheDay() {
-        // 16:00 UTC is midnight in Shanghai: 01-14 there, the latest fire is still 01-13's.
-        let stale = DaemonState(completed: true, started: true, nextRetry: ScheduleFixtures.instant("2026-01-13T15:00:00Z"))
-        #expect(Self.decide("2026-01-13T16:30:00Z", stale) == .waitForNextRun(until: Self.nextFire))
+    @Test("retries go on past the zone's midnight, until the next fire takes over")
+    func retriesOutliveTheDay() {
+        // 16:00 UTC is midnight in Shanghai: 01-14 there, the latest fire is still 01-13's, and its
+        // failed mails are retried all the same (a contact would otherwise wait until the next fire).
+        let due = DaemonState(completed: true, started: true, nextRetry: ScheduleFixtures.instant("2026-01-13T15:00:00Z"))
+        #expect(Self.decide("2026-01-13T16:30:00Z", due) == .run(Self.day, reason: "retry"))
+        let later = DaemonState(completed: true, started: true, nextRetry: ScheduleFixtures.instant("2026-01-13T17:00:00Z"))
+        #expect(Self.decide("2026-01-13T16:30:00Z", later) == .waitForRetry(until: ScheduleFixtures.instant("2026-01-13T17:00:00Z")))
+        // A retry time after the next fire: the next fire comes first (its run takes the user over).
+        let past = DaemonState(completed: true, started: true, nextRetry: Self.nextFire.addingTimeInterval(60))
+        #expect(Self.decide("2026-01-13T16:30:00Z", past) == .waitForNextRun(until: Self.nextFire))
     }
 
     @Test("a failed run backs off: wait until the back-off ends, never past the next fire")
