@@ -33,7 +33,9 @@ public struct DryRun: Sendable {
             // With the webhook on, each new alert's event too (one per user).
             var hooked: [LifecycleStore.Due] = []
             let hooksAlerts = configuration.webhookSends(.alert)
-            let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: .day, includeStale: true) { candidate, evaluation in
+            // The other messages owed are read meanwhile on a second read-only connection.
+            let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: .day, includeStale: true,
+                                        alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
                 try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
                 if hooksAlerts && evaluation.decision == .send {
                     hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,

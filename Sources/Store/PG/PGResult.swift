@@ -13,6 +13,17 @@ public final class PGResult {
     /// Number of columns.
     public var columnCount: Int { Int(PQnfields(handle)) }
 
+    /// Column positions by name, looked up once per result (a streamed batch reads 2,000 rows by name).
+    private var positions: [String: Int] = [:]
+
+    /// The position of the column named `name`, -1 when the result has none.
+    package func position(of name: String) -> Int {
+        if let known = positions[name] { return known }
+        let position = Int(PQfnumber(handle, name))
+        positions[name] = position
+        return position
+    }
+
     /// Row `index`.
     public subscript(index: Int) -> PGRow { PGRow(result: handle, index: Int32(index), owner: self) }
 

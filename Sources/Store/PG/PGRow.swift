@@ -33,7 +33,7 @@ public struct PGRow {
     /// The position of the column named `name` (as the statement's `AS` names it, lower case); a
     /// name the result lacks is a programming error: the statement and its reader disagree.
     public func column(_ name: String) -> Int {
-        let position = Int(PQfnumber(result, name))
+        let position = owner?.position(of: name) ?? Int(PQfnumber(result, name))
         precondition(position >= 0, "PGRow: the result has no column \(name)")
         return position
     }
@@ -51,5 +51,5 @@ public struct PGRow {
     public func date(_ name: String) -> CalendarDate? { date(column(name)) }
 
     /// Whether the result has a column named `name`.
-    public func hasColumn(_ name: String) -> Bool { PQfnumber(result, name) >= 0 }
+    public func hasColumn(_ name: String) -> Bool { (owner?.position(of: name) ?? Int(PQfnumber(result, name))) >= 0 }
 }
