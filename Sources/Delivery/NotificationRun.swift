@@ -83,9 +83,10 @@ public struct NotificationRun: Sendable {
         }
         var delivery = DeliveryResult()
         if !plan.jobs.isEmpty {
-            delivery = dispatcher(composer: try MailComposer(sending: configuration), store: Steps.newStore(self), runID: nil,
+            let store = Steps.newStore(self)
+            delivery = dispatcher(composer: try MailComposer(sending: configuration), store: store, runID: nil,
                                   makeTransport: makeTransport, control: control).deliver(plan.jobs)
-            try Steps.newStore(self).markContactsOK(db, logIDs: delivery.acceptedLogIDs)
+            try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         }
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
             .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
