@@ -1,5 +1,6 @@
 import ArgumentParser
 import Config
+import Daemon
 import Foundation
 import Values
 import Webhook
@@ -43,16 +44,40 @@ struct SendingDateOptions: ParsableArguments {
     @Option(name: .long, help: "The run date D as YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE). A date after today is refused (exit 64) unless --allow-future-date; the dry run takes any date.")
     var date: String?
 
+    @Option(name: .long, help: "Evaluate as of this instant (RFC 3339, e.g. 2026-01-13T09:00:00+08:00): the run date is the date of the latest NOTIFY_TIME in NOTIFY_TIME_ZONE at or before it (before 09:00, the day before). An instant in the future is refused when sending (exit 64); the dry run takes any.")
+    var at: String?
+
     @Flag(name: .long, help: "Accept a --date after today in NOTIFY_TIME_ZONE when sending (a typo there mails everyone who checked in today).")
     var allowFutureDate = false
 
     func validate() throws {
         if let date, CalendarDate(parsing: date) == nil { throw ValidationError("--date must be a real date as YYYY-MM-DD (got \"\(date)\")") }
+        if date != nil && at != nil { throw ValidationError("--date and --at name the run date two ways: give one") }
+        if let at, Self.instant(at) == nil {
+            throw ValidationError("--at must be an RFC 3339 instant with its offset, as 2026-01-13T09:00:00+08:00 or 2026-01-13T01:00:00Z (got \"\(at)\")")
+        }
     }
 
-    /// The run date: `--date`, or today in the service zone. When `sending`, a date after today
-    /// there is refused (exit 64, after telling why) unless `--allow-future-date`; it is checked
-    /// after the configuration is loaded, since the zone is a setting.
+    /// `text` as an RFC 3339 instant (`Z` or a numeric offset; fractional seconds allowed).
+    static func instant(_ text: String) -> Date? {
+        let whole = ISO8601DateFormatter()
+        whole.formatOptions = [.withInternetDateTime]
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return whole.date(from: text) ?? fractional.date(from: text)
+    }
+
+    /// The run date of `--at`, `--date`, or today, for `configuration`'s zone and notify time.
+    func runDate(for configuration: NotifierConfiguration, sending: Bool, now: Date = Date()) throws -> CalendarDate {
+        guard let at, let instant = Self.instant(at) else { return try runDate(in: configuration.timeZone, sending: sending, now: now) }
+        if sending && instant > now {
+            Console.error("sileme-notifier: --at \(at) is in the future: nothing was sent or written. Use --run-now --dry-run "
+                          + "to look ahead.")
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        return DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone).latestFire(atOrBefore: instant).date
+    }
+
     func runDate(in zone: TimeZone, sending: Bool, now: Date = Date()) throws -> CalendarDate {
         let today = CalendarDate(now, in: zone)
         let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? today

@@ -42,7 +42,7 @@ struct RetryCommand: ParsableCommand {
     func run() throws {
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
-        let runDate = try dates.runDate(in: configuration.timeZone, sending: !dryRun)
+        let runDate = try dates.runDate(for: configuration, sending: !dryRun)
         try Console.exitOnFailure {
             let kinds = kind.isEmpty ? nil : kind.compactMap(DeliveryJob.Kind.init(rawValue:))
             let plan = try RetryPlan.make(configuration: configuration, runDate: runDate, userID: user?.lowercased(), logger: logger,

@@ -75,8 +75,8 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
-        if !runNow && (dates.date != nil || fullEmails || dates.allowFutureDate) {
-            throw ValidationError("--date, --allow-future-date and --full-emails need --run-now")
+        if !runNow && (dates.date != nil || dates.at != nil || fullEmails || dates.allowFutureDate) {
+            throw ValidationError("--date, --at, --allow-future-date and --full-emails need --run-now")
         }
         if preview != nil && !dryRun { throw ValidationError("--preview needs --run-now --dry-run") }
         if DeliveryJob.Kind(rawValue: kind) == nil {
@@ -90,7 +90,7 @@ struct RunCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
         // The dry run and --preview look at any date; a run that sends refuses a date after today.
-        let runDate = try dates.runDate(in: configuration.timeZone, sending: !dryRun)
+        let runDate = try dates.runDate(for: configuration, sending: !dryRun)
         try Console.exitOnFailure {
             if let preview {
                 do {

@@ -143,4 +143,43 @@ struct InfrastructureIntegrationTests {
         #expect(forced.status == 0)
         #expect(try mail.deliveries().count == 1, "an operator who really means it can")
     }
+
+    @Test("--at INSTANT: the run date is the latest NOTIFY_TIME at or before it (09:00 Shanghai, either side of it, any offset); a future one is refused when sending; a bad one is exit 64")
+    func atInstant() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // L = 01-10: due (m = 2) on 01-13, not on 01-12 (m = 1).
+        let user = try db.addUser(name: "Due", email: mail.address("due"), checkIns: ["2026-01-10"])
+        let env = try NotifierProcess.environment(database: db)
+        func dryRun(_ at: String) throws -> (date: String?, listed: [String]) {
+            let result = try NotifierProcess.run(["--run-now", "--dry-run", "--at", at, "--format", "json"], environment: env)
+            #expect(result.status == 0, "\(at): \(result.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+            let users = object?["users"] as? [[String: Any]] ?? []
+            return (object?["run_date"] as? String, users.compactMap { $0["user_id"] as? String })
+        }
+        // 08:59:59 in Shanghai on the 13th: the 13th's notify time has not come, the run date is the 12th.
+        #expect(try dryRun("2026-01-13T00:59:59Z") == ("2026-01-12", []))
+        #expect(try dryRun("2026-01-13T09:00:00+08:00") == ("2026-01-13", [user]))
+        // The same instant written in another offset (Los Angeles' 17:00 on the 12th).
+        #expect(try dryRun("2026-01-12T17:00:00-08:00") == ("2026-01-13", [user]))
+        #expect(try dryRun("2026-01-13T01:00:00.250Z") == ("2026-01-13", [user]))
+        let before = try db.dump()
+        let future = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3 * 86_400))
+        for arguments in [["--run-now", "--at", future], ["retry", "--at", future]] {
+            let result = try NotifierProcess.run(arguments, environment: env)
+            #expect(result.status == 64 && result.stderr.contains("--at \(future) is in the future"), "\(arguments): \(result.stderr)")
+        }
+        for bad in [["--at", "2026-01-13"], ["--at", "2026-01-13T09:00:00"], ["--at", "tomorrow"],
+                    ["--at", "2026-01-13T01:00:00Z", "--date", "2026-01-13"]] {
+            let result = try NotifierProcess.run(["--run-now", "--dry-run"] + bad, environment: env)
+            #expect(result.status == 64, "\(bad): \(result.stderr)")
+        }
+        #expect(try db.dump() == before, "nothing written")
+        // A real run as of a past instant sends for that instant's run date.
+        let run = try NotifierProcess.run(["--run-now", "--at", "2026-01-13T01:00:00Z"], environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try db.query("SELECT notification_date::text FROM notification_logs WHERE email_sent") == [["2026-01-13"]])
+        #expect(try mail.deliveries().count == 1)
+    }
 }
