@@ -49,8 +49,7 @@ extension NotificationRun {
 
         /// `retry`: the failed mails of `users` still due are due again now (the claim takes them).
         func releaseForRetry(_ db: PGConnection, users: Set<String>) throws {
-            try store.releaseForRetry(db, userIDs: Array(users), runDate: run.runDate,
-                                      kinds: run.scope.kinds == RunPlan.Scope.day.kinds ? nil : Array(run.scope.kinds))
+            try store.releaseForRetry(db, userIDs: Array(users), runDate: run.runDate, kinds: Array(run.scope.kinds))
         }
 
         /// Writes down what the plan decided that is not a message: the skipped users, and the

@@ -10,11 +10,14 @@ public struct NotificationStore: Sendable {
     public let owner: String
     /// When a claim may be taken over (`CLAIM_LEASE_SECONDS`).
     package let claimSQL: ClaimSQL
+    /// The claim statement, parsed once per store (a worker runs it for every few messages).
+    private let claimStatement: SQLStatement
 
     /// Creates a store that claims as `owner`, with claims through a pooler leased for `claimLeaseSeconds`.
     public init(owner: String, claimLeaseSeconds: Double) {
         self.owner = owner
         claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds)
+        claimStatement = Self.claimStatement(claimSQL)
     }
 
     // MARK: The batch query
@@ -219,7 +222,7 @@ public struct NotificationStore: Sendable {
     }
 
     /// The claim statement (see `claim`), one text for every call: prepared once per session.
-    private var claimStatement: SQLStatement {
+    private static func claimStatement(_ claimSQL: ClaimSQL) -> SQLStatement {
         SQLStatement("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
@@ -277,23 +280,7 @@ public struct NotificationStore: Sendable {
     public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
-            try db.executePrepared(SQLStatement("""
-                WITH r AS (SELECT * FROM unnest($ids::bigint[], $attempts::int[], $replies::text[], $at_epochs::float8[]) AS r(id, attempts, reply, at_epoch)),
-                done AS (
-                    UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
-                           attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
-                           last_reply = r.reply, updated_at = now()
-                    FROM r WHERE n.id = r.id AND NOT n.email_sent
-                    RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply
-                ), introduced AS (
-                    -- An introduction mail accepted settles its pair in the same statement (the
-                    -- webhook's event tells the app, not the contact).
-                    UPDATE sileme.known_contacts k SET state = 'introduced', updated_at = now()
-                    FROM done WHERE done.kind = 'introduction' AND done.channel = 'email'
-                      AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
-                )
-                SELECT count(*) FROM done
-                """), [
+            try db.executePrepared(Self.recordSent, [
                 "ids": PGArray.literal(sent.map { String($0.logID) }), "attempts": PGArray.literal(sent.map { String($0.attempts) }),
                 "replies": PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
                 "at_epochs": PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) }),
@@ -301,23 +288,7 @@ public struct NotificationStore: Sendable {
         }
         let failed = outcomes.filter { $0.status != .sent }
         if !failed.isEmpty {
-            try db.executePrepared(SQLStatement("""
-                WITH r AS (SELECT * FROM unnest($ids::bigint[], $statuses::text[], $attempts::int[], $errors::text[], $next_epochs::float8[], $undeliverable::bool[])
-                                         AS r(id, status, attempts, error, next_epoch, undeliverable)),
-                done AS (
-                    UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
-                           last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
-                           updated_at = now()
-                    FROM r WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
-                    RETURNING n.user_id, n.contact, n.channel, n.kind, r.status, r.error AS reply, r.undeliverable
-                ), refused AS (
-                    -- An introduction refused for good is not tried again on later days.
-                    UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
-                    FROM done WHERE done.kind = 'introduction' AND done.status = 'failed' AND done.channel = 'email'
-                      AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
-                )
-                \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
-                """), [
+            try db.executePrepared(Self.recordFailed, [
                 "ids": PGArray.literal(failed.map { String($0.logID) }), "statuses": PGArray.literal(failed.map(\.status.rawValue)),
                 "attempts": PGArray.literal(failed.map { String($0.attempts) }),
                 "errors": PGArray.literal(failed.map { String($0.text.prefix(1000)) }),
@@ -326,6 +297,44 @@ public struct NotificationStore: Sendable {
             ])
         }
     }
+
+    /// `record`'s statement for accepted messages (parsed once: the recorder runs it per micro-batch).
+    private static let recordSent = SQLStatement("""
+            WITH r AS (SELECT * FROM unnest($ids::bigint[], $attempts::int[], $replies::text[], $at_epochs::float8[]) AS r(id, attempts, reply, at_epoch)),
+            done AS (
+                UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
+                       attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
+                       last_reply = r.reply, updated_at = now()
+                FROM r WHERE n.id = r.id AND NOT n.email_sent
+                RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply
+            ), introduced AS (
+                -- An introduction mail accepted settles its pair in the same statement (the
+                -- webhook's event tells the app, not the contact).
+                UPDATE sileme.known_contacts k SET state = 'introduced', updated_at = now()
+                FROM done WHERE done.kind = 'introduction' AND done.channel = 'email'
+                  AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
+            )
+            SELECT count(*) FROM done
+            """)
+
+    /// `record`'s statement for failures.
+    private static let recordFailed = SQLStatement("""
+            WITH r AS (SELECT * FROM unnest($ids::bigint[], $statuses::text[], $attempts::int[], $errors::text[], $next_epochs::float8[], $undeliverable::bool[])
+                                     AS r(id, status, attempts, error, next_epoch, undeliverable)),
+            done AS (
+                UPDATE notification_logs n SET status = r.status, attempts = n.attempts + r.attempts,
+                       last_error = r.error, last_reply = r.error, next_attempt_at = to_timestamp(r.next_epoch),
+                       updated_at = now()
+                FROM r WHERE n.id = r.id AND NOT n.email_sent AND n.status = 'sending'
+                RETURNING n.user_id, n.contact, n.channel, n.kind, r.status, r.error AS reply, r.undeliverable
+            ), refused AS (
+                -- An introduction refused for good is not tried again on later days.
+                UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
+                FROM done WHERE done.kind = 'introduction' AND done.status = 'failed' AND done.channel = 'email'
+                  AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
+            )
+            \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
+            """)
 
     /// Marks the contacts of the accepted rows `logIDs` `ok` in `contact_status` (one statement,
     /// after a run's or a pass's sends): the app learns the address works, and a contact marked

@@ -128,7 +128,7 @@ public struct RunTally: Sendable, Equatable {
         /// Whether the history report lists it per run.
         public let inHistory: Bool
         /// The count.
-        public let value: KeyPath<RunTally, Int> & Sendable
+        public let value: WritableKeyPath<RunTally, Int> & Sendable
 
         public static func == (a: Field, b: Field) -> Bool { a.name == b.name }
         public func hash(into hasher: inout Hasher) { hasher.combine(name) }
@@ -160,9 +160,8 @@ public struct RunTally: Sendable, Equatable {
     public init(stored row: PGRow) {
         self.init()
         for field in Self.storedFields {
-            guard let column = field.column, let value = row.int(column),
-                  let path = field.value as? WritableKeyPath<RunTally, Int> else { continue }
-            self[keyPath: path] = value
+            guard let column = field.column, let value = row.int(column) else { continue }
+            self[keyPath: field.value] = value
         }
     }
 
