@@ -1,6 +1,7 @@
 import Config
 import Delivery
 import Foundation
+import Rule
 import Logging
 import Store
 import Systemd

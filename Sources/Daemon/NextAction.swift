@@ -1,4 +1,5 @@
 import Foundation
+import Rule
 import Store
 import Values
 

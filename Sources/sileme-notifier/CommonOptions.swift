@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Daemon
 import Foundation
+import Rule
 import Values
 import Webhook
 

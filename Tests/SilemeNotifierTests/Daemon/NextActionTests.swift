@@ -3,6 +3,7 @@ import Testing
 @testable import Values
 @testable import Store
 @testable import Daemon
+import Rule
 
 /// The daemon's next-action decision, pure: the clock, the schedule (09:00 Asia/Shanghai, i.e.
 /// 01:00 UTC), what the database says about the latest fire's date, and the failure back-off.

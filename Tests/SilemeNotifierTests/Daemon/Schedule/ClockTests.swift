@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Values
 @testable import Daemon
+import Rule
 
 /// `SystemClock`, the test `ManualClock`, and a simulated daemon loop driven by a clock.
 @Suite("Clocks")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import Values
-@testable import Daemon
+@testable import Rule
 
 /// Basic behaviour at a fixed offset (Asia/Shanghai, UTC+8, no DST since 1991): strict
 /// "after" / inclusive "at or before", run dates, and month, year and leap-day boundaries.

@@ -1,8 +1,9 @@
 import Foundation
 import Values
 
-/// When the daily job fires: one configured wall-clock time (`NOTIFY_TIME`) in one IANA
-/// time zone (`NOTIFY_TIME_ZONE`), once per calendar date of that zone.
+/// When something happens daily: one wall-clock time (`NOTIFY_TIME`, or a user's `notify_time`)
+/// in one IANA time zone (`NOTIFY_TIME_ZONE`, or the user's `time_zone`), once per calendar date
+/// of that zone. The service's schedule and every user's own one (`NotifySlots`) follow it.
 ///
 /// Every calendar date of the zone gets exactly one fire instant (see `fireInstant(on:)`), and
 /// those instants strictly increase from one date to the next, so walking `nextFire(after:)`
@@ -10,22 +11,12 @@ import Values
 ///
 /// * **Time exists once:** the job fires at that instant.
 /// * **Time falls in a gap** (clocks spring forward, e.g. 02:30 on 2026-03-08 in
-///   America/New_York): the job fires at the configured wall time shifted forward by the
-///   length of the gap, i.e. the wall time read with the offset in force *before* the
-///   transition (02:30 EST = 07:30Z, which the clocks show as 03:30 EDT). Why this and not
-///   the literal first instant after the gap (the transition itself, 03:00 EDT):
-///     - it is what RFC 5545 (iCalendar), java.time (`ZonedDateTime.of`), Python's
-///       `zoneinfo` (`fold=0`), glibc `mktime` (`tm_isdst = -1`) and Foundation's
-///       `Calendar.date(from:)` all do, so it matches what people and other tools expect;
-///     - the fire stays the same real time after the previous day's fire that it would
-///       have been without the transition (exactly 24 h after 02:30 EST the day before), and
-///       different configured times inside the gap keep distinct, ordered fire instants
-///       instead of all collapsing onto the transition instant.
-///   Exception: if the shifted instant would already be on the *next* local date (a gap that
-///   reaches local midnight, e.g. Asia/Pyongyang going from 2018-05-04 23:30 straight to
-///   05-05 00:00, with the time 23:45), the job fires at the first instant after the gap
-///   (00:00) instead: the earliest moment at which that date's time has passed, keeping the
-///   run as close to its date as possible.
+///   America/New_York): the job fires at the first instant after the gap (the transition,
+///   03:00 EDT = 07:00Z) — the earliest moment at which the date's time has passed, so a
+///   contact is told as soon as the user's chosen time is over and never later. Every time
+///   inside the gap fires at that same instant. (RFC 5545 and `Calendar.date(from:)` would
+///   shift the time by the gap's length instead, to 03:30: half an hour after the time had
+///   passed.)
 /// * **The whole date is skipped** (Pacific/Apia jumped from 2011-12-29 24:00 to 2011-12-31
 ///   00:00; Pacific/Kwajalein skipped 1993-08-21): no wall clock in the zone ever showed that
 ///   date, so it gets no fire: `nextFire(after:)` and `latestFire(atOrBefore:)` never return
@@ -158,10 +149,6 @@ public struct DailySchedule: Sendable, Equatable {
             let transition = after.start
             let gapStart = transition + before.offset, gapEnd = transition + after.offset
             guard wall >= gapStart, wall < gapEnd else { continue }
-            let shifted = wall - before.offset
-            if localDay(at: shifted) == date.dayNumber {
-                return Resolution(second: shifted, dateExists: true)
-            }
             let dayStart = date.dayNumber * 86_400
             let skipsWholeDate = gapStart <= dayStart && gapEnd >= dayStart + 86_400
             return Resolution(second: transition, dateExists: !skipsWholeDate)

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Values
-@testable import Daemon
+@testable import Rule
 
 /// Helpers shared by the schedule tests. Instants are parsed with `ISO8601DateFormatter` and
 /// local wall times read with a Gregorian `Calendar`, so the expectations do not depend on the
@@ -63,8 +63,7 @@ enum ScheduleFixtures {
 
     /// The fire instant for `date` by brute force, straight from the rules on `DailySchedule`:
     /// the first instant (scanned minute by minute) whose wall clock shows the configured time;
-    /// if none does (a gap), the wall time read with the offset in force just before the gap,
-    /// or the first instant after the gap if that would already be on a later local date.
+    /// if none does (a gap), the first instant after the gap.
     ///
     /// Only dates whose ±15 h neighbourhood contains an offset change are scanned; elsewhere the
     /// single offset gives the answer directly (checked). Minute steps suffice because every
@@ -83,9 +82,7 @@ enum ScheduleFixtures {
             return Date(timeIntervalSince1970: TimeInterval(second))
         }
         for second in stride(from: low, through: high, by: 60) where second + offset(second) > wall {
-            let shifted = wall - offset(second - 1)
-            let shiftedDay = Int((Double(shifted + offset(shifted)) / 86_400).rounded(.down))
-            return Date(timeIntervalSince1970: TimeInterval(shiftedDay == date.dayNumber ? shifted : second))
+            return Date(timeIntervalSince1970: TimeInterval(second))
         }
         preconditionFailure("no instant at or after \(schedule.time.description) on \(date.description)")
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Daemon
+@testable import Rule
 
 /// Configured times that a daylight-saving (or other offset) transition skips or repeats.
 @Suite("DailySchedule across DST transitions")
@@ -9,16 +9,16 @@ struct DailyScheduleTransitionTests {
 
     // MARK: America/New_York, spring forward 2026-03-08 02:00 EST → 03:00 EDT
 
-    @Test("02:30 on 2026-03-08 (in the gap) fires once, at 02:30 EST = 07:30Z = 03:30 EDT")
+    @Test("02:30 on 2026-03-08 (in the gap) fires once, at the first instant after it: 03:00 EDT = 07:00Z")
     func springForwardGap() {
         let schedule = F.schedule("02:30", "America/New_York")
         let instant = schedule.fireInstant(on: F.date("2026-03-08"))
-        #expect(instant == F.instant("2026-03-08T07:30:00Z"))
+        #expect(instant == F.instant("2026-03-08T07:00:00Z"))
         let shown = F.wallClock(instant, in: schedule.timeZone)
         #expect(shown.date == "2026-03-08")
-        #expect(shown.time == "03:30")
-        // Exactly 24 h after the previous day's fire, as if the clocks had not moved yet.
-        #expect(instant.timeIntervalSince(schedule.fireInstant(on: F.date("2026-03-07"))) == 86_400)
+        #expect(shown.time == "03:00")
+        // 23.5 h after the previous day's fire: the earliest moment 02:30 has passed on the 8th.
+        #expect(instant.timeIntervalSince(schedule.fireInstant(on: F.date("2026-03-07"))) == 84_600)
     }
 
     @Test("the days around the gap fire at 02:30 local")
@@ -41,14 +41,14 @@ struct DailyScheduleTransitionTests {
         #expect(zip(fires, fires.dropFirst()).allSatisfy { $0.instant < $1.instant })
         let onEighth = fires.filter { F.wallClock($0.instant, in: schedule.timeZone).date == "2026-03-08" }
         #expect(onEighth.count == 1)
-        #expect(onEighth.first?.instant == F.instant("2026-03-08T07:30:00Z"))
+        #expect(onEighth.first?.instant == F.instant("2026-03-08T07:00:00Z"))
     }
 
     @Test("other times in and at the edges of the gap", arguments: [
         ("01:59", "2026-03-08T06:59:00Z", "01:59"),
         ("02:00", "2026-03-08T07:00:00Z", "03:00"),
-        ("02:01", "2026-03-08T07:01:00Z", "03:01"),
-        ("02:59", "2026-03-08T07:59:00Z", "03:59"),
+        ("02:01", "2026-03-08T07:00:00Z", "03:00"),
+        ("02:59", "2026-03-08T07:00:00Z", "03:00"),
         ("03:00", "2026-03-08T07:00:00Z", "03:00"),
         ("03:30", "2026-03-08T07:30:00Z", "03:30"),
     ])
@@ -63,11 +63,11 @@ struct DailyScheduleTransitionTests {
     @Test("latestFire and nextFire around the gap fire")
     func springForwardLatestAndNext() {
         let schedule = F.schedule("02:30", "America/New_York")
-        let gapFire = F.instant("2026-03-08T07:30:00Z")
+        let gapFire = F.instant("2026-03-08T07:00:00Z")
         #expect(schedule.latestFire(atOrBefore: gapFire).date == F.date("2026-03-08"))
         #expect(schedule.latestFire(atOrBefore: gapFire - 1).date == F.date("2026-03-07"))
-        // 03:00 EDT, the first instant after the gap: today's run is still ahead.
-        #expect(schedule.nextFire(after: F.instant("2026-03-08T07:00:00Z")) == (F.date("2026-03-08"), gapFire))
+        // 01:59:59 EST, just before the gap: today's run is still ahead, at 03:00 EDT.
+        #expect(schedule.nextFire(after: F.instant("2026-03-08T06:59:59Z")) == (F.date("2026-03-08"), gapFire))
         #expect(schedule.nextFire(after: gapFire).date == F.date("2026-03-09"))
     }
 
@@ -124,8 +124,8 @@ struct DailyScheduleTransitionTests {
     func london() {
         let schedule = F.schedule("01:30", "Europe/London")
         let gap = schedule.fireInstant(on: F.date("2026-03-29"))
-        #expect(gap == F.instant("2026-03-29T01:30:00Z"))
-        #expect(F.wallClock(gap, in: schedule.timeZone).time == "02:30")
+        #expect(gap == F.instant("2026-03-29T01:00:00Z"))
+        #expect(F.wallClock(gap, in: schedule.timeZone).time == "02:00")
         let overlap = schedule.fireInstant(on: F.date("2026-10-25"))
         #expect(overlap == F.instant("2026-10-25T00:30:00Z"))
         #expect(F.wallClock(overlap, in: schedule.timeZone).time == "01:30")
@@ -133,11 +133,11 @@ struct DailyScheduleTransitionTests {
 
     @Test("Australia/Lord_Howe (30-minute DST): gap 02:00–02:30 and repeated 01:30–02:00")
     func lordHowe() {
-        // 2026-10-04 02:00 +10:30 → 02:30 +11: 02:15 is shifted by the 30-minute gap to 02:45.
+        // 2026-10-04 02:00 +10:30 → 02:30 +11: 02:15 fires at the first instant after the gap, 02:30.
         let inGap = F.schedule("02:15", "Australia/Lord_Howe")
         let gapInstant = inGap.fireInstant(on: F.date("2026-10-04"))
-        #expect(gapInstant == F.instant("2026-10-03T15:45:00Z"))
-        #expect(F.wallClock(gapInstant, in: inGap.timeZone) == ("2026-10-04", "02:45", 0))
+        #expect(gapInstant == F.instant("2026-10-03T15:30:00Z"))
+        #expect(F.wallClock(gapInstant, in: inGap.timeZone) == ("2026-10-04", "02:30", 0))
         let firstAfterGap = F.schedule("02:30", "Australia/Lord_Howe").fireInstant(on: F.date("2026-10-04"))
         #expect(firstAfterGap == F.instant("2026-10-03T15:30:00Z"))
         // 2026-04-05 02:00 +11 → 01:30 +10:30: 01:45 happens twice; the first is at +11.
@@ -149,11 +149,11 @@ struct DailyScheduleTransitionTests {
 
     @Test("America/Santiago: transitions at local midnight")
     func santiago() {
-        // 2026-09-06 00:00 -04 → 01:00 -03: 00:30 does not exist and becomes 01:30 the same date.
+        // 2026-09-06 00:00 -04 → 01:00 -03: 00:30 does not exist; it fires at 01:00 the same date.
         let halfPast = F.schedule("00:30", "America/Santiago")
         let gap = halfPast.fireInstant(on: F.date("2026-09-06"))
-        #expect(gap == F.instant("2026-09-06T04:30:00Z"))
-        #expect(F.wallClock(gap, in: halfPast.timeZone) == ("2026-09-06", "01:30", 0))
+        #expect(gap == F.instant("2026-09-06T04:00:00Z"))
+        #expect(F.wallClock(gap, in: halfPast.timeZone) == ("2026-09-06", "01:00", 0))
         let midnight = F.schedule("00:00", "America/Santiago").fireInstant(on: F.date("2026-09-06"))
         #expect(F.wallClock(midnight, in: halfPast.timeZone) == ("2026-09-06", "01:00", 0))
         // 2026-04-05 00:00 -03 → 2026-04-04 23:00 -04: 23:30 on 04-04 happens twice.
@@ -167,8 +167,8 @@ struct DailyScheduleTransitionTests {
 
     @Test("a gap that ends at midnight: the run for the date happens at the first instant after it")
     func gapEndingAtMidnight() {
-        // Asia/Pyongyang 2018-05-04 23:30 +08:30 → 2018-05-05 00:00 +09: 23:45 shifted by the
-        // 30-minute gap would be 00:15 on 05-05, so the rule falls back to 00:00 on 05-05.
+        // Asia/Pyongyang 2018-05-04 23:30 +08:30 → 2018-05-05 00:00 +09: 23:45 on 05-04 fires at
+        // the first instant after the gap, which the clocks show as 00:00 on 05-05.
         let schedule = F.schedule("23:45", "Asia/Pyongyang")
         let fires = F.walk(schedule, from: F.date("2018-05-02"), through: F.date("2018-05-07"))
         #expect(fires.map(\.date.description)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Daemon
+@testable import Rule
 
 /// Zones far from UTC, where the local date differs from the UTC date most of the day.
 @Suite("DailySchedule in zones far from UTC")
