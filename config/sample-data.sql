@@ -1,5 +1,6 @@
 -- Sample users for the local demo (scripts/demo.sh): the design doc's scenario and its edge cases,
--- with dates relative to today in Asia/Shanghai, so that a run today has something to do.
+-- with dates relative to the run date of a run now: the date of the latest 09:00 (NOTIFY_TIME) in
+-- Asia/Shanghai — before 09:00 that is yesterday — so that a run now has something to do.
 -- Contacts are on example.com and go to the demo's local SMTP sink only.
 BEGIN;
 CREATE TEMP TABLE demo (id uuid, name text, email text, last_offset int, notified_offset int);
@@ -28,12 +29,12 @@ SELECT id, name, email FROM demo ON CONFLICT DO NOTHING;
 
 -- A daily check-in for 10 days up to each user's last check-in.
 INSERT INTO check_ins (user_id, check_in_date)
-SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai')::date - d.last_offset - g
+SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai' - interval '9 hours')::date - d.last_offset - g
 FROM demo d, generate_series(0, 9) g
 ON CONFLICT DO NOTHING;
 
 INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at)
-SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai')::date - d.notified_offset, true, d.last_offset - d.notified_offset - 1, 'sent', now() - interval '1 day'
+SELECT d.id, (now() AT TIME ZONE 'Asia/Shanghai' - interval '9 hours')::date - d.notified_offset, true, d.last_offset - d.notified_offset - 1, 'sent', now() - interval '1 day'
 FROM demo d WHERE d.notified_offset IS NOT NULL
 ON CONFLICT DO NOTHING;
 

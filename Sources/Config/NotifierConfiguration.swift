@@ -28,6 +28,9 @@ public struct NotifierConfiguration: Sendable {
     public var notifyTime = TimeOfDay(hour: 9, minute: 0)
     /// `NOTIFY_TIME_ZONE`: the service zone that defines days (default Asia/Shanghai).
     public var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
+    /// `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`: the schedule of every user who set neither their own
+    /// zone nor their own time (docs/user-time.md).
+    public var schedule: DailySchedule { DailySchedule(time: notifyTime, timeZone: timeZone) }
     /// `MISS_THRESHOLD_DAYS`, `CATCH_UP_DAYS` and `SUPERSEDE` (default on).
     public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.

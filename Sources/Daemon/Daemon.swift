@@ -8,11 +8,12 @@ import Store
 import Systemd
 import Values
 
-/// The long-running worker: wakes at `NOTIFY_TIME` in `NOTIFY_TIME_ZONE` every day and runs the
-/// rule for that day; catches up a run it missed while it was down (like a timer's
-/// `Persistent=true`); retries transient failures later the same day; survives the database being
-/// down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`, `RELOADING`,
-/// `STOPPING`).
+/// The long-running worker: serves every user at their own notify instant (their `time_zone` and
+/// `notify_time`, or `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`: docs/user-time.md), looking at the
+/// users' times again every minute; catches up the instants it missed while it was down (like a
+/// timer's `Persistent=true`); retries transient failures until the next instant; survives the
+/// database being down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`,
+/// `RELOADING`, `STOPPING`).
 ///
 /// Blocking: `run()` occupies the calling thread until `requestStop()`. `requestStop()` and
 /// `requestReload()` may be called from any thread (the signal handlers).
@@ -78,8 +79,9 @@ public final class Daemon: @unchecked Sendable {
                                       stop: stop)
         watcher.start()
         defer { watcher.join() }
-        systemd.ready(status: "started; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
-        logger.notice("daemon started: runs every day at \(configuration.notifyTime) \(configuration.timeZone.identifier)",
+        systemd.ready(status: "started; " + waitingStatus(next: (try? currentSlots()) ?? serviceSlots))
+        let service = "\(configuration.notifyTime) \(configuration.timeZone.identifier)"
+        logger.notice("daemon started: serves each user at their own time, by default \(service)",
                       metadata: NotifierEvent.daemonStarted.metadata)
         var databaseBackoff: TimeInterval = 0
         while !stopRequested {
@@ -87,19 +89,21 @@ public final class Daemon: @unchecked Sendable {
             pingWatchdogIfDue()
             do {
                 let now = clock.now()
-                let next = schedule.nextFire(after: now)
-                switch try nextAction(now: now) {
-                case .run(let date, let reason):
-                    performRun(date: date, reason: reason)
+                let (slots, action) = try look(now: now)
+                // A user who changes their zone or time is seen within a minute.
+                let lookAgain = now.addingTimeInterval(Self.slotsInterval)
+                switch action {
+                case .run(let instant, let only, let reason):
+                    performRun(at: instant, slots: only, reason: reason)
                 case .waitAfterFailure(let deadline):
                     systemd.status("last run failed; trying again at \(Self.format(notBefore, in: configuration.timeZone)); last run: \(lastRun)")
-                    wait(until: deadline)
+                    wait(until: min(deadline, lookAgain))
                 case .waitForRetry(let deadline):
-                    systemd.status("retry of failed mails at \(Self.format(deadline, in: configuration.timeZone)); " + waitingStatus(next: next))
-                    wait(until: deadline)
+                    systemd.status("retry of failed mails at \(Self.format(deadline, in: configuration.timeZone)); " + waitingStatus(next: slots))
+                    wait(until: min(deadline, lookAgain))
                 case .waitForNextRun(let deadline):
-                    systemd.status("waiting; " + waitingStatus(next: next))
-                    wait(until: deadline)
+                    systemd.status("waiting; " + waitingStatus(next: slots))
+                    wait(until: min(deadline, lookAgain))
                 }
                 databaseBackoff = 0
             } catch {
@@ -117,25 +121,37 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Deciding
 
-    private var schedule: DailySchedule {
-        DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone)
+    /// How often the daemon looks at the users' times again (one index probe per slot).
+    static let slotsInterval: TimeInterval = 60
+
+    /// The service's own slot only (before the database has answered).
+    private var serviceSlots: NotifySlots { NotifySlots(keys: [], service: configuration.schedule) }
+
+    /// Every user's own time, read now (`users_slot_idx`'s skip scan).
+    private func currentSlots() throws -> NotifySlots {
+        try UserTimes.read(try PGConnection(configuration, applicationName: "sileme-notifier (scheduler)"), configuration: configuration)
     }
 
-    /// Reads the latest fire's state from the database and decides (`NextAction.decide`).
-    private func nextAction(now: Date) throws -> NextAction {
-        let latest = schedule.latestFire(atOrBefore: now)
+    /// Reads every user's own time and the state of the dates their latest instants are on, and
+    /// decides (`NextAction.decide`): a few index probes, once a minute.
+    private func look(now: Date) throws -> (NotifySlots, NextAction) {
         let db = try PGConnection(configuration, applicationName: "sileme-notifier (scheduler)")
-        let state = try DaemonState.read(db, runDate: latest.date, claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
-        return NextAction.decide(now: now, schedule: schedule, state: state, notBefore: notBefore)
+        let slots = try UserTimes.read(db, configuration: configuration)
+        let state = try DaemonState.read(db, dates: NextAction.dates(now: now, slots: slots),
+                                         claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
+        return (slots, NextAction.decide(now: now, slots: slots, state: state, notBefore: notBefore))
     }
 
-    private func waitingStatus(next: (date: CalendarDate, instant: Date)) -> String {
-        "next run \(Self.format(next.instant, in: configuration.timeZone)), last run: \(lastRun)"
+    private func waitingStatus(next slots: NotifySlots) -> String {
+        let next = slots.nextFire(after: clock.now())
+        let users = next.slots.count == slots.slots.count ? "" : " (\(next.slots.count) of \(slots.slots.count) users' times)"
+        return "next run \(Self.format(next.instant, in: configuration.timeZone))\(users), last run: \(lastRun)"
     }
 
     // MARK: Running
 
-    private func performRun(date: CalendarDate, reason: NextAction.Reason) {
+    /// The runs of `instant` for the users of `slots` (nil: everyone), one per run date, under the run lock.
+    private func performRun(at instant: Date, slots: Set<String>?, reason: NextAction.Reason) {
         let lock: RunLock
         do {
             guard let acquired = try RunLock.take(for: configuration, waiting: .no) else {
@@ -151,6 +167,28 @@ public final class Daemon: @unchecked Sendable {
             return
         }
         defer { lock.release() }
+        let runs: [NotificationRun]
+        do {
+            runs = try UserTimes.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, logger: logger, host: host)
+        } catch {
+            logger.error("cannot read the users' times: \(error)", metadata: NotifierEvent.runFailed.metadata)
+            backOffAfterFailure()
+            return
+        }
+        var failed = false
+        for run in runs where !stopRequested && !failed {
+            failed = !perform(run, reason: reason)
+        }
+        if !failed && !stopRequested {
+            failedRuns = 0
+            notBefore = .distantPast
+            if reason != .retry, let latest = runs.first { applyRetention(runDate: latest.runDate) }
+        }
+    }
+
+    /// One run; false when it failed (the back-off has begun).
+    private func perform(_ run: NotificationRun, reason: NextAction.Reason) -> Bool {
+        let date = run.runDate
         systemd.status("running for \(date) (\(reason))")
         let control = RunControl(stop: stop, onProgress: { [weak self] progress in
             guard let self else { return }
@@ -159,24 +197,19 @@ public final class Daemon: @unchecked Sendable {
                                                      : "running for \(date): \(progress.evaluated) users evaluated")
             }
         }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
-        if stopRequested { return }
-        let run = NotificationRun(configuration: configuration, runDate: date, mode: .daemon, logger: logger, host: host)
         do {
             let result = try run.execute(control: control)
             lastRun = "\(date): \(result.counts.sent) sent, \(result.counts.failed) failed"
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
-            if result.errors.isEmpty {
-                failedRuns = 0
-                notBefore = .distantPast
-                if reason != .retry { applyRetention(runDate: date) }
-            } else if !stopRequested {
-                backOffAfterFailure()
-            }
+            if result.errors.isEmpty || stopRequested { return true }
+            backOffAfterFailure()
+            return false
         } catch {
             lastRun = "\(date): failed (\(error))"
             logger.error("run for \(date) failed: \(error)", metadata: NotifierEvent.runFailed.metadata.merging(["run_date": "\(date)"]) { $1 })
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
+            return false
         }
     }
 
@@ -252,7 +285,7 @@ public final class Daemon: @unchecked Sendable {
             logger.error("configuration reload refused, the previous configuration stays in force: \(error)",
                          metadata: NotifierEvent.configurationRejected.metadata)
         }
-        systemd.ready(status: "waiting; " + waitingStatus(next: schedule.nextFire(after: clock.now())))
+        systemd.ready(status: "waiting; " + waitingStatus(next: (try? currentSlots()) ?? serviceSlots))
     }
 
     /// What must hold before the daemon says READY: the configuration can send, the templates

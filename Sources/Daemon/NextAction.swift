@@ -3,8 +3,8 @@ import Rule
 import Store
 import Values
 
-/// What the daemon does next — a pure function of the clock, the schedule, what the database says
-/// about the latest scheduled run date, and the back-off after a failed run.
+/// What the daemon does next — a pure function of the clock, every user's own time (the slots),
+/// what the database says about the run dates they are on, and the back-off after a failed run.
 package enum NextAction: Equatable, Sendable {
     /// Why the daemon runs: in its status line, and `retry` (a pass for the failed mails of a
     /// completed run) is also what keeps retention to the daily run.
@@ -24,34 +24,44 @@ package enum NextAction: Equatable, Sendable {
         package static let retry: Reason = "retry"
     }
 
-    /// Run for this date now; `reason` says why.
-    case run(CalendarDate, reason: Reason)
-    /// The last run failed: wait until the back-off ends (or the next fire time, if earlier).
+    /// Run now, as of `instant`, for the users of `slots` (nil: every user) — each on the date of
+    /// their latest notify instant; `reason` says why.
+    case run(at: Date, slots: Set<String>?, reason: Reason)
+    /// The last run failed: wait until the back-off ends (or the next notify instant, if earlier).
     case waitAfterFailure(until: Date)
-    /// Failed mails of today are due again at this instant, before the next fire time.
+    /// Failed messages are due again at this instant, before the next notify instant.
     case waitForRetry(until: Date)
-    /// Nothing to do until the next fire time.
+    /// Nothing to do until the next notify instant.
     case waitForNextRun(until: Date)
 
-    /// The decision at `now`: the latest scheduled run if it has not completed (catch-up after
-    /// downtime included: a fire more than a minute ago), a retry pass when failed mails of that
-    /// date are due again (until the next fire, whatever the hour), or a wait for whichever comes first
-    /// of the next fire time and the next retry. `state` is what the database says about the
-    /// latest fire's date; `notBefore` ends the back-off after a failed run.
-    package static func decide(now: Date, schedule: DailySchedule, state: DaemonState, notBefore: Date) -> NextAction {
-        let latest = schedule.latestFire(atOrBefore: now)
-        let next = schedule.nextFire(after: now)
-        if now < notBefore { return .waitAfterFailure(until: min(notBefore, next.instant)) }
-        if !state.completed {
-            let reason: Reason = state.started ? .unfinished : (now.timeIntervalSince(latest.instant) > 60 ? .catchUp : .scheduled)
-            return .run(latest.date, reason: reason)
+    /// The decision at `now` over every user's own time (docs/user-time.md): a run for the slots
+    /// whose latest notify instant has no completed run (a catch-up after downtime included: an
+    /// instant more than a minute ago, every missed one served at once with the real count of
+    /// days), a retry pass when failed messages of those dates are due again (until the next
+    /// instant, whatever the hour), or a wait for whichever comes first of the next notify instant
+    /// and the next retry. `state` is what the database says about the dates the slots' latest
+    /// instants are on; `notBefore` ends the back-off after a failed run.
+    package static func decide(now: Date, slots: NotifySlots, state: DaemonState, notBefore: Date) -> NextAction {
+        let fires = slots.latestFires(atOrBefore: now)
+        let next = slots.nextFire(after: now).instant
+        if now < notBefore { return .waitAfterFailure(until: min(notBefore, next)) }
+        let pending = fires.filter { !(state.completed[$0.date]?.covers($0.slot.key) ?? false) }
+        if !pending.isEmpty {
+            let reason: Reason = pending.contains { state.started[$0.date]?.covers($0.slot.key) ?? false } ? .unfinished
+                : pending.contains { now.timeIntervalSince($0.instant) > 60 } ? .catchUp : .scheduled
+            return .run(at: now, slots: pending.count == fires.count ? nil : Set(pending.map(\.slot.key)), reason: reason)
         }
-        // Retries of the latest run's failures, until the next fire takes over (never cut off by
-        // the zone's midnight: an alert that failed at 23:40 is retried at 00:10 all the same).
+        // Retries of the latest runs' failures, until the next instant takes over (never cut off
+        // by a zone's midnight: an alert that failed at 23:40 is retried at 00:10 all the same).
         if let retryAt = state.nextRetry {
-            if retryAt <= now { return .run(latest.date, reason: .retry) }
-            if retryAt < next.instant { return .waitForRetry(until: retryAt) }
+            if retryAt <= now { return .run(at: now, slots: nil, reason: .retry) }
+            if retryAt < next { return .waitForRetry(until: retryAt) }
         }
-        return .waitForNextRun(until: next.instant)
+        return .waitForNextRun(until: next)
+    }
+
+    /// The run dates of the slots' latest notify instants at `now` (what `DaemonState.read` reads).
+    package static func dates(now: Date, slots: NotifySlots) -> [CalendarDate] {
+        Array(Set(slots.latestFires(atOrBefore: now).map(\.date))).sorted()
     }
 }

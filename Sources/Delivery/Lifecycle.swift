@@ -18,10 +18,12 @@ package struct Lifecycle: Sendable {
     /// Where problems go.
     package let logger: Logger
 
-    /// The messages of `kinds` the database owes now (only of `onlyUsers` when given), as read.
-    package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil) throws -> [LifecycleStore.Due] {
+    /// The messages of `kinds` the database owes now (only of `onlyUsers` when given; those at
+    /// the user's own time only of the users of `slots` when given), as read.
+    package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil,
+                      slots: [String]? = nil) throws -> [LifecycleStore.Due] {
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-            .due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) })
+            .due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) }, slots: slots)
     }
 
     /// The owed messages `due` as jobs, each validated: a row whose name or address is no longer

@@ -38,12 +38,14 @@ extension NotificationRun {
                 onRetry: Dispatcher.reconnectNotice(run.logger), onWait: { control.alive() }, stop: control.stop)
             let store = newStore(run)
             try db.perform { try RowSecurity.verify($0) }
-            let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host) }
+            let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host,
+                                                                              slots: run.scope.slots) }
             let base: Logger.Metadata = ["run_date": "\(run.runDate)", "run_mode": "\(run.mode.rawValue)", "run_id": "\(id)"]
-            run.logger.info("run started for \(run.runDate) (\(run.mode.rawValue))", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
+            let slots = run.scope.slots.map { " for the users of \($0.count) of the users' own times" } ?? ""
+            run.logger.info("run started for \(run.runDate) (\(run.mode.rawValue))\(slots)", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
                 "threshold_days": "\(configuration.rule.thresholdDays)", "time_zone": "\(configuration.timeZone.identifier)",
                 "notifier_version": "\(NotifierVersion.current)",
-            ]) { $1 })
+            ]) { $1 }.merging(run.scope.slots.map { ["slots": "\($0.joined(separator: ","))"] } ?? [:]) { $1 })
             return Steps(run: run, db: db, store: store, id: id, base: base)
         }
 

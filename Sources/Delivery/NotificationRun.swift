@@ -39,6 +39,17 @@ public struct NotificationRun: Sendable {
             ?? RunPlan.Scope(users: nil, kinds: onlyKinds ?? RunPlan.Scope.day.kinds, evaluatesRule: true)
     }
 
+    /// Creates the run of `scope` on `runDate` (one run date of an instant: `RunPlan.Scope.runDate`).
+    public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
+                host: String = ProcessInfo.processInfo.hostName, scope: RunPlan.Scope) {
+        self.configuration = configuration
+        self.runDate = runDate
+        self.mode = mode
+        self.logger = logger
+        self.host = host
+        self.scope = scope
+    }
+
     /// The real run: plan → deliver → report. Delivers through `makeTransport` (by default the
     /// one `MAIL_TRANSPORT` names).
     public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,

@@ -18,6 +18,9 @@ public struct RunPlan: Sendable {
         public var kinds: Set<DeliveryJob.Kind>
         /// Whether the rule is evaluated (the all-clear pass only answers check-ins).
         public var evaluatesRule: Bool
+        /// Only the users of these slots (`NotifySlots.RunDate.keys`: one run date of an instant,
+        /// whose users' own times differ from others'), or every user.
+        public var slots: [String]? = nil
 
         /// The daily run: everyone, every kind.
         public static let day = Scope(users: nil, kinds: Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
@@ -30,6 +33,14 @@ public struct RunPlan: Sendable {
         /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue).
         public static func allClears(users: Set<String>? = nil) -> Scope {
             Scope(users: users, kinds: [.allClear], evaluatesRule: false)
+        }
+
+        /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
+        /// messages that come at once whatever the user's time (introductions, all-clears) with
+        /// the `first` run date only, so that one instant plans each once.
+        public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool) -> Scope {
+            let kinds = first ? day.kinds : day.kinds.subtracting([.introduction, .allClear])
+            return Scope(users: nil, kinds: kinds, evaluatesRule: true, slots: runDate.keys)
         }
 
         /// Everyone's whole day: the plan counts the stale and future-dated users too.
@@ -65,7 +76,9 @@ public struct RunPlan: Sendable {
         let owed = alongside.map { connect in
             Self.readAlongside {
                 let other = try connect()
-                return try other.transaction(readOnly: true) { try lifecycle.owed(other, kinds: scope.kinds, onlyUsers: scope.users) }
+                return try other.transaction(readOnly: true) {
+                    try lifecycle.owed(other, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
+                }
             }
         }
         var plan = RunPlan()
@@ -77,7 +90,7 @@ public struct RunPlan: Sendable {
             _ = try? owed?()  // the other thread's connection is done with before this returns
             throw error
         }
-        plan.owed = try owed?() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users)
+        plan.owed = try owed?() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
         let around = try lifecycle.jobs(db, owed: plan.owed)
         plan.unusableIntroductions = around.unusable
         // Introductions first (a new contact learns who named them before anything else), then
@@ -113,13 +126,14 @@ public struct RunPlan: Sendable {
                                    each: (Candidate, Evaluation) throws -> Void, alerts: inout [DeliveryJob]) throws {
         if scope.evaluatesRule {
             if scope.isWholeDay {
-                if !includeStale { tally.stale = try Self.store(configuration).countStale(db, runDate: runDate, rule: configuration.rule) }
-                tally.futureIgnored = try Self.store(configuration).countFutureCheckIns(db, runDate: runDate, rule: configuration.rule)
+                let store = Self.store(configuration)
+                if !includeStale { tally.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule, slots: scope.slots) }
+                tally.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule, slots: scope.slots)
             }
             let hooksAlerts = configuration.webhookSends(.alert)
             var evaluated = 0
             try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
-                                              onlyUsers: scope.users) { candidate, evaluation in
+                                              onlyUsers: scope.users, slots: scope.slots) { candidate, evaluation in
                 tally.count(evaluation.decision)
                 if scope.users != nil { decisions[candidate.userID] = evaluation.decision }
                 evaluated += 1

@@ -26,6 +26,9 @@ public struct Candidate: Sendable, Equatable {
     public var ignoredFutureCheckIn: CalendarDate?
     /// The other users with the same contact address (empty when `SUPERSEDE=off` or there are none).
     public var sameContact: [OtherAccount]
+    /// The user's slot key (`NotifySlots.Slot.key`: their own zone and notify time as stored);
+    /// nil where the reader did not ask.
+    public var slot: String?
 
     /// One row of `emergency_contacts` as stored.
     public struct RawContact: Sendable, Equatable {
@@ -50,8 +53,9 @@ public struct Candidate: Sendable, Equatable {
     /// Creates a candidate.
     public init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool,
                 pausedUntil: CalendarDate? = nil, ignoredFutureCheckIn: CalendarDate? = nil, sameContact: [OtherAccount] = [],
-                contacts: [RawContact] = []) {
+                contacts: [RawContact] = [], slot: String? = nil) {
         self.contacts = contacts
+        self.slot = slot
         self.userID = userID
         self.rawName = rawName
         self.rawEmail = rawEmail

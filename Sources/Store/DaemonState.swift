@@ -1,31 +1,64 @@
 import Foundation
 import Values
 
-/// What the runs table and `notification_logs` say about one run date, for the scheduler.
-package struct DaemonState {
-    /// A run for the date completed (daemon, timer or by hand).
-    package let completed: Bool
-    /// A run for the date started (and did not complete: it failed or was interrupted).
-    package let started: Bool
-    /// When the earliest transient failure of the date is due again (now, for an abandoned claim;
+/// What the runs table and `notification_logs` say about the run dates the users are on now, for
+/// the scheduler: which slots each date's runs served (docs/user-time.md), and when failed
+/// messages are due again.
+package struct DaemonState: Equatable {
+    /// The slots some runs of a date served: everyone (a run without a slot filter: `--date`, a
+    /// run of an instant at which everyone was on one date, any run before migration 014), or these keys.
+    package struct Coverage: Equatable, Sendable {
+        /// A run served everyone.
+        package var everyone = false
+        /// The slots runs served, when none served everyone.
+        package var keys: Set<String> = []
+
+        /// Every slot.
+        package static let all = Coverage(everyone: true)
+        /// Some slots.
+        package static func only(_ keys: Set<String>) -> Coverage { Coverage(keys: keys) }
+
+        /// Whether slot `key` was served.
+        package func covers(_ key: String) -> Bool { everyone || keys.contains(key) }
+
+        /// Adds a run's slots (nil: everyone).
+        mutating func add(_ slots: [String]?) {
+            if let slots { keys.formUnion(slots) } else { everyone = true }
+        }
+    }
+
+    /// Per run date, the slots its completed runs served (daemon, timer or by hand; `retry` aside).
+    package let completed: [CalendarDate: Coverage]
+    /// Per run date, the slots its runs started for (and did not complete: failed or interrupted).
+    package let started: [CalendarDate: Coverage]
+    /// When the earliest transient failure of those dates is due again (now, for an abandoned claim;
     /// when its lease runs out, for a claim made through a pooler); nil when nothing waits for a retry.
     package let nextRetry: Date?
 
-    package static func read(_ db: PGConnection, runDate: CalendarDate, claims: ClaimSQL) throws -> DaemonState {
-        let row = try db.execute("""
-            SELECT EXISTS (SELECT 1 FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed' AND mode <> 'retry'),
-                   EXISTS (SELECT 1 FROM sileme.notifier_runs WHERE run_date = $1 AND mode <> 'retry'),
-                   (SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
-                                                       ELSE \(claims.takeoverTime("n")) END))
-                    FROM notification_logs n
-                    WHERE n.notification_date = $1 AND NOT n.email_sent AND n.status IN ('retry', 'sending'))
-            """, [runDate.description])[0]
-        return DaemonState(completed: row.bool(0), started: row.bool(1),
-                           nextRetry: row.string(2).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) })
+    /// Reads the state of `dates` (the dates the users' latest notify instants are on: one to three).
+    package static func read(_ db: PGConnection, dates: [CalendarDate], claims: ClaimSQL) throws -> DaemonState {
+        let days = PGArray.literal(dates.map(\.description))
+        var completed: [CalendarDate: Coverage] = [:], started: [CalendarDate: Coverage] = [:]
+        for row in try db.execute("""
+            SELECT run_date, status = 'completed', array_to_json(slots)::text FROM sileme.notifier_runs
+            WHERE run_date = ANY($1::date[]) AND mode <> 'retry'
+            """, [days]).rows {
+            guard let date = row.date(0) else { continue }
+            let slots = row.string(2).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+            if row.bool(1) { completed[date, default: Coverage()].add(slots) } else { started[date, default: Coverage()].add(slots) }
+        }
+        let retry = try db.execute("""
+            SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
+                                               ELSE \(claims.takeoverTime("n")) END))
+            FROM notification_logs n
+            WHERE n.notification_date = ANY($1::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
+            """, [days])[0]
+        return DaemonState(completed: completed, started: started,
+                           nextRetry: retry.string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) })
     }
 
     /// Creates the value.
-    package init(completed: Bool, started: Bool, nextRetry: Date? = nil) {
+    package init(completed: [CalendarDate: Coverage], started: [CalendarDate: Coverage] = [:], nextRetry: Date? = nil) {
         self.completed = completed
         self.started = started
         self.nextRetry = nextRetry

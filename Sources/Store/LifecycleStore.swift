@@ -134,7 +134,7 @@ public struct LifecycleStore: Sendable {
     /// is made for them, and without this that contact's alert would never be finished. Each
     /// comes back with its row's date (the same row is claimed, with its Message-ID).
     public func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
-                                 onlyUsers: [String]? = nil) throws -> [Due] {
+                                 onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             SELECT n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
                    n.last_check_in_date AS last
@@ -144,13 +144,14 @@ public struct LifecycleStore: Sendable {
             WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $oldest::date AND $run_date::date
               AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
               AND s.last_notified_date > n.last_check_in_date
-              AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[]))
+              AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
               -- Still a contact in force (the app may have corrected or removed it since).
               AND \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact"))
               AND \(claimSQL.unfinished("n"))
             ORDER BY n.notification_date, n.user_id, n.contact
             """), [
             "run_date": runDate.description, "oldest": oldest.description, "user_ids": onlyUsers.map { PGArray.literal($0) },
+            "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, kind: .alert) }
     }
 
@@ -180,7 +181,8 @@ public struct LifecycleStore: Sendable {
     /// still open — no check-in after the alert's `L` dated at most `D + 1`, not paused now.
     /// One per alert and contact (the row's date is the alert's), on the alert's channel (of `channels`).
     public func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
-                             channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
+                             channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil,
+                             slots: [String]? = nil) throws -> [Due] {
         guard days > 0 else { return [] }
         return try db.execute(SQLStatement("""
             SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
@@ -192,13 +194,14 @@ public struct LifecycleStore: Sendable {
               AND (u.paused_until IS NULL OR u.paused_until < $run_date::date)
               AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
                               AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $run_date::date + 1)
-              AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[]))
+              AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
                                  channel: "a.channel"))
             ORDER BY a.notification_date, a.user_id, a.channel, a.contact
             """), [
             "run_date": runDate.description, "days": String(days), "catch_up_days": String(catchUpDays),
             "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
+            "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, kind: .followUp) }
     }
 
@@ -245,7 +248,8 @@ public struct LifecycleStore: Sendable {
     /// day — `L' = D - 2`, counted from the last check-in or from the end of a pause — unless
     /// their reminder of the day is settled. Two index range scans (the summary's date, the
     /// pauses' end).
-    public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil) throws -> [Due] {
+    public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil,
+                             slots: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
             FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
@@ -256,10 +260,11 @@ public struct LifecycleStore: Sendable {
                   WHERE p.paused_until = $run_date::date - 2) r
             JOIN users u ON u.id = r.user_id
             WHERE (u.paused_until IS NULL OR u.paused_until <= $run_date::date - 2)
-              AND ($user_ids::uuid[] IS NULL OR r.user_id = ANY($user_ids::uuid[]))
+              AND ($user_ids::uuid[] IS NULL OR r.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
               AND \(noSettledRow(user: "r.user_id", date: "$run_date::date", kind: "reminder", contact: "''", channel: "'webhook'"))
             ORDER BY r.user_id
-            """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }]).rows.compactMap { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
+            """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }, "slots": SlotSQL.bind(slots)])
+            .rows.compactMap { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
     }
 
     /// The webhook events to finish, of `kinds`: rows waiting for their retry time that has come,
@@ -268,7 +273,7 @@ public struct LifecycleStore: Sendable {
     /// of any date. Each comes back with its row's date, so the same row is claimed again with its
     /// `webhook-id`. The open rows' partial index keeps this a small read.
     public func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
-                                   kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil) throws -> [Due] {
+                                   kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         guard !kinds.isEmpty else { return [] }
         return try db.execute(SQLStatement("""
             SELECT x.user_id::text AS user_id, u.name, x.contact, x.notification_date, x.in_reply_to,
@@ -285,10 +290,13 @@ public struct LifecycleStore: Sendable {
               AND (x.kind <> 'alert' OR x.notification_date >= $oldest::date)
               AND (x.kind <> 'reminder' OR x.notification_date = $run_date::date)
               AND ($user_ids::uuid[] IS NULL OR x.user_id = ANY($user_ids::uuid[]))
+              -- Introductions and all-clears come at once, whatever the user's own time.
+              AND (x.kind IN ('introduction', 'all_clear') OR \(SlotSQL.filter("u")))
             ORDER BY x.notification_date, x.user_id, x.kind, x.contact
             """), [
             "run_date": runDate.description, "oldest": oldest.description,
             "kinds": PGArray.literal(kinds.map(\.rawValue).sorted()), "user_ids": onlyUsers.map { PGArray.literal($0) },
+            "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, channel: .webhook) }
     }
 
@@ -360,9 +368,10 @@ public struct LifecycleStore: Sendable {
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
     /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), then the webhook events to finish — each
     /// on e-mail and, for the event types the webhook sends, on the webhook. The one selection of
-    /// the real run and of the dry run. Reads only.
+    /// the real run and of the dry run. Reads only. `slots` limits the messages that come at the
+    /// user's own time (alerts, follow-ups, reminders) to the users of those slots.
     public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
-                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil) throws -> [Due] {
+                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         let rule = configuration.rule
         let hooked = kinds.filter { configuration.webhookSends($0) }
         var due: [Due] = []
@@ -370,7 +379,8 @@ public struct LifecycleStore: Sendable {
             due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers)
         }
         if kinds.contains(.alert) {
-            due += try unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), onlyUsers: onlyUsers)
+            due += try unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), onlyUsers: onlyUsers,
+                                        slots: slots)
         }
         if kinds.contains(.allClear) {
             due += try dueAllClears(db, windowStart: Self.sweepStart(runDate: runDate), latestTrusted: runDate.adding(days: 1),
@@ -378,13 +388,13 @@ public struct LifecycleStore: Sendable {
         }
         if kinds.contains(.followUp) {
             due += try dueFollowUps(db, runDate: runDate, days: configuration.followUpDays, catchUpDays: rule.catchUpDays,
-                                    channels: configuration.channels(for: .followUp), onlyUsers: onlyUsers)
+                                    channels: configuration.channels(for: .followUp), onlyUsers: onlyUsers, slots: slots)
         }
         if hooked.contains(.reminder) && configuration.userReminder && rule.thresholdDays >= 2 {
-            due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers)
+            due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers, slots: slots)
         }
         due += try unfinishedWebhooks(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), kinds: hooked,
-                                      onlyUsers: onlyUsers)
+                                      onlyUsers: onlyUsers, slots: slots)
         return due
     }
 }

@@ -41,8 +41,12 @@ public struct NotificationStore: Sendable {
     /// They come as extra rows (a left join), grouped back into one candidate here. JIT compilation
     /// is off for the statement: on this short plan it cost more than the whole query (190 ms of
     /// 0.76 s at 1,000,000 users).
+    ///
+    /// `slots` (slot keys, `SlotSQL`) limits it to the users of those slots: a run date that
+    /// serves some users' own times only. The filter is on the user row each listed user's probe
+    /// reads anyway.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
-                                 _ body: (Candidate) throws -> Void) throws {
+                                 slots: [String]? = nil, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
@@ -62,13 +66,14 @@ public struct NotificationStore: Sendable {
                 WHERE p.paused_until >= $oldest::date
             )
             SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future,
+                   \(SlotSQL.key("u")) AS slot,
                    o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
             FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
-            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until,
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until, time_zone, notify_time,
                                        coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
-                                FROM users WHERE users.id = d.user_id OFFSET 0) u
+                                FROM users WHERE users.id = d.user_id AND \(SlotSQL.filter("users")) OFFSET 0) u
             LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$latest_trusted::date", when: """
                 $supersede::bool AND \(Self.mayBeSentTo)
                 """))) o ON true
@@ -82,13 +87,15 @@ public struct NotificationStore: Sendable {
             "latest_qualifying": rule.latestQualifyingCheckIn(runDate: runDate).description, "oldest": oldest,
             "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description, "supersede": rule.supersede ? "true" : "false",
             "run_date": runDate.description, "oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
+            "slots": SlotSQL.bind(slots),
         ], localSettings: [("jit", "off")]) { row in
             guard let id = row.string("id"), let last = row.date("last") else { return }
             if pending?.userID != id {
                 if let done = pending { try body(done) }
                 pending = Candidate(userID: id, rawName: row.string("name"), rawEmail: row.string("emergency_email"), lastCheckIn: last,
                                     notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"),
-                                    ignoredFutureCheckIn: row.date("future"), contacts: GuardSQL.contacts(row))
+                                    ignoredFutureCheckIn: row.date("future"), contacts: GuardSQL.contacts(row),
+                                    slot: row.string("slot"))
             }
             if let other = GuardSQL.otherAccount(row) { pending?.sameContact.append(other) }
         }
@@ -108,8 +115,9 @@ public struct NotificationStore: Sendable {
     /// to `body` — only `onlyUsers` when given. With `includeStale: false` (the real run) stale
     /// users are not streamed; the caller counts them with `countStale`.
     public func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
-                         onlyUsers: Set<String>? = nil, _ body: (Candidate, Evaluation) throws -> Void) throws {
-        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale) { candidate in
+                         onlyUsers: Set<String>? = nil, slots: [String]? = nil,
+                         _ body: (Candidate, Evaluation) throws -> Void) throws {
+        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots) { candidate in
             if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }
@@ -118,38 +126,45 @@ public struct NotificationStore: Sendable {
     /// The number of stale users on `runDate` (`L'` before the catch-up window) — the users the
     /// dry run lists as `stale` — from three range scans: the summary's index, minus the users of
     /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
-    /// future-dated users whose real `L` (and pause) is older than the window.
-    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
+    /// future-dated users whose real `L` (and pause) is older than the window. Of the users of
+    /// `slots` only, when given (a probe of `users` per row counted: only when the run dates differ).
+    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
         try db.execute(SQLStatement("""
-            SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date)
+            SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date
+                    \(SlotSQL.restrict("s.user_id", slots)))
                  - (SELECT count(*) FROM users p
                     CROSS JOIN LATERAL (SELECT 1 FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
                                         AND s.last_check_in_date < $oldest_due::date OFFSET 0) s
-                    WHERE p.paused_until >= $oldest_due::date)
+                    WHERE p.paused_until >= $oldest_due::date \(SlotSQL.restrict("p.id", slots)))
                  + (SELECT count(*) FROM \(CheckInQueue.currentSummary) s
                     JOIN users u ON u.id = s.user_id
                     WHERE s.last_check_in_date > $latest_trusted::date
                       AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) < $oldest_due::date
-                      AND (u.paused_until IS NULL OR u.paused_until < $oldest_due::date)) AS stale
-            """), ["oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
-                   "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description])[0].int("stale") ?? 0
+                      AND (u.paused_until IS NULL OR u.paused_until < $oldest_due::date)
+                      \(SlotSQL.restrict("u.id", slots))) AS stale
+            """), SlotSQL.binding(slots, ["oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
+                   "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description]))[0].int("stale") ?? 0
     }
 
     /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
     /// summary's index alone.
-    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule) throws -> Int {
+    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT count(*) AS future FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date > $latest_trusted::date
-            """), ["latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description])[0].int("future") ?? 0
+                \(SlotSQL.restrict("s.user_id", slots))
+            """), SlotSQL.binding(slots, ["latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description]))[0]
+            .int("future") ?? 0
     }
 
     // MARK: Runs
 
     /// Inserts a `running` row in `notifier_runs` and returns its id.
-    public func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String) throws -> Int64 {
+    /// `slots`: the slots the run serves (nil: every user).
+    public func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String, slots: [String]? = nil) throws -> Int64 {
         let row = try db.execute(SQLStatement("""
-            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid) VALUES ($run_date, $mode, $host, $pid) RETURNING id
-            """), ["run_date": runDate.description, "mode": mode.rawValue, "host": host,
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, slots)
+            VALUES ($run_date, $mode, $host, $pid, $slots::text[]) RETURNING id
+            """), ["run_date": runDate.description, "mode": mode.rawValue, "host": host, "slots": SlotSQL.bind(slots),
                    "pid": String(ProcessInfo.processInfo.processIdentifier)])
         return Int64(row[0].string("id")!)!
     }

@@ -98,6 +98,16 @@ public struct RunTally: Sendable, Equatable {
         sent + failed + busyElsewhere + gone + claimErrors + cancelled + webhookSent + webhookFailed
     }
 
+    /// Adds `other`'s counts (the dry run of an instant reports its run dates as one).
+    public mutating func add(_ other: RunTally) {
+        for field in Self.fields { self[keyPath: field.value] += other[keyPath: field.value] }
+        serverUnavailable += other.serverUnavailable
+        webhookSent += other.webhookSent
+        webhookFailed += other.webhookFailed
+        sentByKind.merge(other.sentByKind, uniquingKeysWith: +)
+        failedByKind.merge(other.failedByKind, uniquingKeysWith: +)
+    }
+
     /// Users skipped for bad data or a failed claim (the journal summary's `skipped`).
     public var skipped: Int { invalidEmail + invalidName + claimErrors }
 

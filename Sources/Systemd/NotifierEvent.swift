@@ -20,6 +20,9 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// Once per run: how many users have check-ins dated after `D + 1`, which the rule ignores
     /// (`FUTURE_IGNORED`).
     case futureCheckInsIgnored = "future_check_ins_ignored"
+    /// Users whose `time_zone` the zone database does not know (`TIME_ZONE_NAME`, `USERS`): they
+    /// are served in `NOTIFY_TIME_ZONE`, never skipped. Once per run of an instant.
+    case unknownTimeZone = "unknown_time_zone"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -44,7 +47,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .notificationFailed: "ce86ef5e801347caaa6f2e50266c0468"
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
-        case .notificationCancelled, .futureCheckInsIgnored,
+        case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil
         }

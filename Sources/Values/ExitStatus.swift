@@ -12,4 +12,8 @@ public enum ExitStatus: Int32, Sendable {
     case tempFailure = 75
     /// A configuration error (`EX_CONFIG`).
     case configuration = 78
+
+    /// The status of two runs one after the other (one instant's runs): the first that is not
+    /// `success`, so the exit says what went wrong first.
+    public func then(_ next: ExitStatus) -> ExitStatus { self == .success ? next : self }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Config
 import Daemon
+import Delivery
 import Foundation
 import Rule
 import Values
@@ -42,10 +43,10 @@ struct CommonOptions: ParsableArguments {
 
 /// `--date` and `--allow-future-date` of the commands that send (`--run-now`, `retry`).
 struct SendingDateOptions: ParsableArguments {
-    @Option(name: .long, help: "The run date D as YYYY-MM-DD (default: today in NOTIFY_TIME_ZONE). A date after today is refused (exit 64) unless --allow-future-date; the dry run takes any date.")
+    @Option(name: .long, help: "The run date D as YYYY-MM-DD, for every user whatever their own time (default: each user's own run date now; for retry, today in NOTIFY_TIME_ZONE). A date after today is refused (exit 64) unless --allow-future-date; the dry run takes any date.")
     var date: String?
 
-    @Option(name: .long, help: "Evaluate as of this instant (RFC 3339, e.g. 2026-01-13T09:00:00+08:00): the run date is the date of the latest NOTIFY_TIME in NOTIFY_TIME_ZONE at or before it (before 09:00, the day before). An instant in the future is refused when sending (exit 64); the dry run takes any.")
+    @Option(name: .long, help: "Evaluate as of this instant (RFC 3339, e.g. 2026-01-13T09:00:00+08:00): each user's run date is the date of their latest notify instant at or before it — their own time_zone and notify_time, or NOTIFY_TIME in NOTIFY_TIME_ZONE (before 09:00, the day before). An instant in the future is refused when sending (exit 64); the dry run takes any.")
     var at: String?
 
     @Flag(name: .long, help: "Accept a --date after today in NOTIFY_TIME_ZONE when sending (a typo there mails everyone who checked in today).")
@@ -68,14 +69,28 @@ struct SendingDateOptions: ParsableArguments {
         return whole.date(from: text) ?? fractional.date(from: text)
     }
 
-    /// The run date of `--at`, `--date`, or today, for `configuration`'s zone and notify time.
-    func runDate(for configuration: NotifierConfiguration, sending: Bool, now: Date = Date()) throws -> CalendarDate {
-        guard let at, let instant = Self.instant(at) else { return try runDate(in: configuration.timeZone, sending: sending, now: now) }
+    /// When the run is: `--date`'s date (everyone on it), or the instant of `--at` or now (each
+    /// user on the date of their own latest notify instant, docs/user-time.md). A future one is
+    /// refused when sending (64).
+    func when(for configuration: NotifierConfiguration, sending: Bool, now: Date = Date()) throws -> RunWhen {
+        if date != nil { return .date(try runDate(in: configuration.timeZone, sending: sending, now: now)) }
+        guard let at, let instant = Self.instant(at) else { return .instant(now) }
+        try refuseFuture(instant, sending: sending, now: now)
+        return .instant(instant)
+    }
+
+    private func refuseFuture(_ instant: Date, sending: Bool, now: Date) throws {
         if sending && instant > now {
-            Console.error("sileme-notifier: --at \(at) is in the future: nothing was sent or written. Use --run-now --dry-run "
+            Console.error("sileme-notifier: --at \(at ?? "") is in the future: nothing was sent or written. Use --run-now --dry-run "
                           + "to look ahead.")
             throw ExitCode(ExitStatus.usage.rawValue)
         }
+    }
+
+    /// The run date of `--at`, `--date`, or today, for `configuration`'s zone and notify time.
+    func runDate(for configuration: NotifierConfiguration, sending: Bool, now: Date = Date()) throws -> CalendarDate {
+        guard let at, let instant = Self.instant(at) else { return try runDate(in: configuration.timeZone, sending: sending, now: now) }
+        try refuseFuture(instant, sending: sending, now: now)
         return DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone).latestFire(atOrBefore: instant).date
     }
 

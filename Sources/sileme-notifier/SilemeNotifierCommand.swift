@@ -90,9 +90,10 @@ struct RunCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         let logger = LoggingSetup.bootstrap(interactive: true)
         // The dry run and --preview look at any date; a run that sends refuses a date after today.
-        let runDate = try dates.runDate(for: configuration, sending: !dryRun)
+        let when = try dates.when(for: configuration, sending: !dryRun)
         try Console.exitOnFailure {
             if let preview {
+                let runDate = try dates.runDate(for: configuration, sending: false)
                 do {
                     let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate,
                                                          kind: DeliveryJob.Kind(rawValue: kind) ?? .alert, contact: contact)
@@ -111,9 +112,9 @@ struct RunCommand: ParsableCommand {
                 case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
                 case .table: TableReportWriter(output: output, fullEmails: fullEmails)
                 }
-                let counts = try DryRun(configuration: configuration, runDate: runDate)
-                    .write(into: sink)
-                Console.error("dry run for \(runDate): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
+                let dryRun = DryRun(configuration: configuration, when: when)
+                let counts = try dryRun.write(into: sink)
+                Console.error("dry run for \(dryRun.described): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"
                               + (counts.guardsText.map { ", " + $0 } ?? ""))
                 return .success
@@ -129,8 +130,13 @@ struct RunCommand: ParsableCommand {
                 return .tempFailure
             }
             defer { lock.release() }
-            let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .runNow, logger: logger)
-            return try run.execute(control: RunControl(stop: stop)).exitStatus
+            let runs = try UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger)
+            // One run per run date, latest first; the exit status is the most serious one's.
+            var status = ExitStatus.success
+            for run in runs where !stop.isStopped {
+                status = status.then(try run.execute(control: RunControl(stop: stop)).exitStatus)
+            }
+            return status
         }
     }
 }

@@ -93,7 +93,7 @@ struct CrashAndRaceIntegrationTests {
         let daemons = try (0..<3).map { _ in try NotifierProcess.start([], environment: env) }
         defer { for daemon in daemons where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
         Thread.sleep(forTimeInterval: max(0, 4 - 0.5))
-        let byHand = try NotifierProcess.run(["--run-now"], environment: env)
+        let byHand = try NotifierProcess.run(["--run-now", "--date", fire.date.description], environment: env)
         #expect(byHand.status == 0, "\(byHand.stderr.suffix(1500))")
         #expect(try DaemonIntegrationTests.eventually(120) {
             Thread.sleep(forTimeInterval: 0.5)

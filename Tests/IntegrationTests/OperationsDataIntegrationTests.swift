@@ -52,7 +52,7 @@ struct OperationsDataIntegrationTests {
         try db.query("UPDATE check_ins SET check_in_date = check_in_date + ($1::date - DATE '2026-01-13')", [today.description])
         let env = try NotifierProcess.environment(database: db, ["METRICS_FILE": path, "SMTP_RETRY_ATTEMPTS": "1"])
         let before = Date().timeIntervalSince1970
-        let result = try NotifierProcess.run(["--run-now"], environment: env)
+        let result = try NotifierProcess.run(["--run-now", "--date", today.description], environment: env)
         #expect(result.status == 75, "\(result.stderr.suffix(800))")
         let metrics = try Self.parseMetrics(path)
         func outcome(_ name: String) -> Double? { metrics["sileme_notifier_last_run_notifications{kind=alert,outcome=\(name)}"] }

@@ -3,7 +3,8 @@ import Store
 
 /// The dry-run report as CSV (RFC 4180, UTF-8 with a byte-order mark so that spreadsheets read
 /// Chinese names correctly), one line per listed user; the summary goes to the log, not the file.
-/// The `reason` column also names an ignored future-dated check-in and the end of a pause.
+/// The `reason` column also names an ignored future-dated check-in, the end of a pause, and an
+/// unknown time zone.
 public final class CSVReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool

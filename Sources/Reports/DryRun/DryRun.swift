@@ -13,16 +13,40 @@ import Values
 public struct DryRun: Sendable {
     /// The configuration in force.
     public let configuration: NotifierConfiguration
-    /// `D`.
-    public let runDate: CalendarDate
+    /// `--date D` (everyone on `D`), or the instant (`--at`, or now) at which each user is on
+    /// their own run date (docs/user-time.md).
+    public let when: RunWhen
 
-    /// Creates the dry run for `runDate`.
-    public init(configuration: NotifierConfiguration, runDate: CalendarDate) {
+    /// Creates the dry run of `when`.
+    public init(configuration: NotifierConfiguration, when: RunWhen) {
         self.configuration = configuration
-        self.runDate = runDate
+        self.when = when
     }
 
-    /// Writes every listed user and every other message owed to `report`; returns the plan's tally.
+    /// Creates the dry run for `runDate`, every user on it.
+    public init(configuration: NotifierConfiguration, runDate: CalendarDate) {
+        self.init(configuration: configuration, when: .date(runDate))
+    }
+
+    /// The report's run date: the date given, or the service's own (`NOTIFY_TIME` in
+    /// `NOTIFY_TIME_ZONE`) at the instant. Each row says its user's own.
+    public var runDate: CalendarDate {
+        switch when {
+        case .date(let date): date
+        case .instant(let instant): configuration.schedule.latestFire(atOrBefore: instant).date
+        }
+    }
+
+    /// The dry run in words: `2026-01-13`, or the instant with the service's run date.
+    public var described: String {
+        switch when {
+        case .date(let date): "\(date)"
+        case .instant(let instant): "\(ISO8601DateFormatter().string(from: instant)) (\(runDate) in \(configuration.timeZone.identifier))"
+        }
+    }
+
+    /// Writes every listed user and every other message owed to `report`; returns the plan's tally
+    /// (of all the instant's run dates).
     public func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
@@ -30,21 +54,32 @@ public struct DryRun: Sendable {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
+            let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration)
+            let zones = Dictionary((slots?.slots ?? []).map { ($0.key, $0) }) { first, _ in first }
+            var tally = RunTally()
+            var owed: [LifecycleStore.Due] = []
             // With the webhook on, each new alert's event too (one per user).
             var hooked: [LifecycleStore.Due] = []
             let hooksAlerts = configuration.webhookSends(.alert)
-            // The other messages owed are read meanwhile on a second read-only connection.
-            let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: .day, includeStale: true,
-                                        alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
-                try report.row(ReportRow(candidate: candidate, evaluation: evaluation))
-                if hooksAlerts && evaluation.decision == .send {
-                    hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
-                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
+            for (date, scope) in dates {
+                // The other messages owed are read meanwhile on a second read-only connection.
+                let plan = try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true,
+                                            alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
+                    let slot = candidate.slot.flatMap { zones[$0] }
+                    try report.row(ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
+                                             timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
+                                             unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil))
+                    if hooksAlerts && evaluation.decision == .send {
+                        hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
+                                                    missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
+                    }
                 }
+                tally.add(plan.tally)
+                owed += plan.owed
             }
-            try report.lifecycle(plan.owed + hooked)
-            try report.end(plan.tally)
-            return plan.tally
+            try report.lifecycle(owed + hooked)
+            try report.end(tally)
+            return tally
         }
     }
 }

@@ -49,6 +49,9 @@ public final class JSONReportWriter: ReportSink {
         object += String(row.missedDays)
         object += ",\"decision\":"
         object += Escaping.json(row.decision.rawValue)
+        if let runDate = row.runDate { object += ",\"run_date\":\"" + runDate.description + "\"" }
+        if let zone = row.timeZone { object += ",\"time_zone\":" + Escaping.json(zone) }
+        if let unknown = row.unknownTimeZone { object += ",\"unknown_time_zone\":" + Escaping.json(unknown) }
         if let reason = row.reason { object += ",\"reason\":" + Escaping.json(reason) }
         if let newer = row.newerAccount { object += ",\"superseded_by\":" + Escaping.json(newer) }
         if let paused = row.pausedUntil { object += ",\"paused_until\":\"" + paused.description + "\"" }

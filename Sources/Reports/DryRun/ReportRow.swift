@@ -26,8 +26,20 @@ public struct ReportRow: Sendable, Equatable {
     /// The newer account's latest check-in (for `superseded`).
     public let newerCheckIn: CalendarDate?
 
-    /// Builds the row for a candidate and its evaluation.
-    public init(candidate: Candidate, evaluation: Evaluation) {
+    /// The user's run date `D_u` (docs/user-time.md): the report's, or their own at the instant.
+    public let runDate: CalendarDate?
+    /// The zone the user's days are counted in (their own, or `NOTIFY_TIME_ZONE`).
+    public let timeZone: String?
+    /// The user's `time_zone` when the zone database does not know it (they are served in
+    /// `NOTIFY_TIME_ZONE`).
+    public let unknownTimeZone: String?
+
+    /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`.
+    public init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
+                unknownTimeZone: String? = nil) {
+        self.runDate = runDate
+        self.timeZone = timeZone
+        self.unknownTimeZone = unknownTimeZone
         userID = candidate.userID
         name = evaluation.name?.value ?? Printable.text(candidate.rawName ?? "")
         email = evaluation.email?.address ?? (candidate.rawEmail ?? "")
@@ -58,6 +70,7 @@ public struct ReportRow: Sendable, Equatable {
     /// decision's own). Nil when there is nothing to say.
     public var note: String? {
         var notes: [String] = []
+        if let unknownTimeZone { notes.append("unknown time zone \"\(Printable.text(unknownTimeZone))\": served in \(timeZone ?? "the service zone")") }
         if let ignoredFutureCheckIn { notes.append("ignored future-dated check-in \(ignoredFutureCheckIn)") }
         if decision != .paused, let pausedUntil, pausedUntil > lastCheckIn { notes.append("counted from the end of a pause on \(pausedUntil)") }
         return notes.isEmpty ? nil : notes.joined(separator: "; ")

@@ -22,7 +22,11 @@ public final class TableReportWriter: ReportSink {
         self.fullEmails = fullEmails
     }
 
+    /// The report's run date: a row on another date says so.
+    private var reportDate: CalendarDate?
+
     public func begin(_ header: ReportHeader) throws {
+        reportDate = header.runDate
         output.write("Dry run for \(header.runDate) (\(header.timeZone)), threshold \(header.thresholdDays) days, "
                      + "catch-up \(header.catchUpDays) days\n")
         output.write(line(Self.columns.map(\.0)) + "\n")
@@ -38,6 +42,8 @@ public final class TableReportWriter: ReportSink {
         case .paused: why.append(row.reason ?? "paused")
         default: break
         }
+        // A user on another date than the report's (their own time, docs/user-time.md).
+        if let runDate = row.runDate, runDate != reportDate { why.append("run date \(runDate) in \(row.timeZone ?? "?")") }
         if let note = row.note { why.append(note) }
         if !why.isEmpty {
             output.write("  ↳ " + DisplayWidth.truncate(Printable.text(why.joined(separator: "; ")), to: 76) + "\n")

@@ -1,0 +1,62 @@
+import Config
+import Foundation
+import Logging
+import Rule
+import Store
+import Systemd
+import Values
+
+/// When a run is: a date for every user (`--date`), or an instant at which each user is on the
+/// date of their own latest notify instant (`--at`, the daemon, `--run-now`).
+public enum RunWhen: Sendable, Equatable {
+    case date(CalendarDate)
+    case instant(Date)
+}
+
+/// Everyone's own time as a run reads it (docs/user-time.md): the slots in the database now, and
+/// the runs of an instant.
+public enum UserTimes {
+    /// The slots now, resolved against `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`. With `logger`, each
+    /// zone name the zone database does not know is reported (`unknown_time_zone`, with how many
+    /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
+    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
+        let slots = try SlotSQL.slots(db, service: configuration.schedule)
+        if let logger, !slots.unknownZones.isEmpty {
+            let users = try SlotSQL.users(db, in: slots.unknownZones.map(\.key))
+            var byName: [String: Int] = [:]
+            for slot in slots.unknownZones { byName[slot.zoneName ?? "", default: 0] += users[slot.key] ?? 0 }
+            for (name, count) in byName.sorted(by: { $0.key < $1.key }) {
+                let zone = configuration.timeZone.identifier
+                logger.warning("\(count) user(s) have the time zone \"\(Printable.text(name))\", which the zone database does not know: served in \(zone)",
+                               metadata: NotifierEvent.unknownTimeZone.metadata.merging([
+                                   "time_zone_name": "\(Printable.text(name))", "users": "\(count)",
+                               ]) { $1 })
+            }
+        }
+        return slots
+    }
+
+    /// The run dates of `when` with the scope of each, latest first: `--date`'s one for everyone,
+    /// or an instant's (`NotifySlots.runDates(at:)`). `slots` gives the instant's slots (nil for a date).
+    /// `among`: of these slots only (the daemon's, whose instant came).
+    public static func runDates(_ when: RunWhen, _ db: PGConnection, configuration: NotifierConfiguration, among: Set<String>? = nil,
+                                logger: Logger? = nil) throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
+        switch when {
+        case .date(let date): return (nil, [(date, .day)])
+        case .instant(let instant):
+            let slots = try read(db, configuration: configuration, logger: logger)
+            return (slots, slots.runDates(at: instant, among: among).enumerated().map { ($1.date, .runDate($1, first: $0 == 0)) })
+        }
+    }
+
+    /// The runs of `when`, latest run date first: one of everyone for a date; for an instant,
+    /// one per run date its users are on (one of everyone when all are on one date), with the
+    /// slots read now.
+    public static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
+                            logger: Logger, host: String = ProcessInfo.processInfo.hostName) throws -> [NotificationRun] {
+        let db = try PGConnection(configuration, applicationName: "sileme-notifier (slots)")
+        return try runDates(when, db, configuration: configuration, among: among, logger: logger).dates.map {
+            NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
+        }
+    }
+}

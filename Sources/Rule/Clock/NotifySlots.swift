@@ -1,0 +1,104 @@
+import Foundation
+import Values
+
+/// Every user's own time (docs/user-time.md): the users grouped by the zone and notify time the
+/// app wrote for them — a **slot** — each resolved to the schedule it follows. A user's run date
+/// at an instant is the date of their slot's latest notify instant at or before it; a run at that
+/// instant serves each run date with the slots on it. Pure: the store reads the slots, the runs
+/// and the daemon act on what this says.
+public struct NotifySlots: Sendable, Equatable {
+    /// One slot: the users whose `time_zone` and `notify_time` read the same.
+    public struct Slot: Sendable, Equatable {
+        /// The slot's key as SQL computes it from a user row: `zone|HH:MM:SS`, `''` for NULL
+        /// (`SlotSQL.key`). Runs filter their users by it.
+        public let key: String
+        /// The zone name the app wrote, if any (known or not).
+        public let zoneName: String?
+        /// The notify time the app wrote, if any.
+        public let notifyTime: TimeOfDay?
+        /// When the slot's users are served: their zone (or `NOTIFY_TIME_ZONE` when none, or
+        /// when the name is unknown) and their time (or `NOTIFY_TIME`).
+        public let schedule: DailySchedule
+        /// The zone name is set and the zone database does not know it: the users are served in
+        /// `NOTIFY_TIME_ZONE` — never skipped — and the runs say so.
+        public let unknownZone: Bool
+
+        /// The slot of key `key` (as `SlotSQL.key` reads it), resolved against the service's own
+        /// schedule `service`.
+        public init(key: String, service: DailySchedule) {
+            self.key = key
+            let parts = key.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let name = parts[0].isEmpty ? nil : parts[0]
+            // PostgreSQL writes a time as HH:MM:SS, with a fraction when it has one: whole seconds count.
+            let time = parts.count > 1 && !parts[1].isEmpty
+                ? TimeOfDay(parsing: String(parts[1].prefix { $0 != "." })) : nil
+            zoneName = name
+            notifyTime = time
+            let zone = name.flatMap(Self.zone(named:))
+            unknownZone = name != nil && zone == nil
+            schedule = DailySchedule(time: time ?? service.time, timeZone: zone ?? service.timeZone)
+        }
+
+        /// The zone the database knows by `name` (an IANA name; nil for anything else).
+        static func zone(named name: String) -> TimeZone? {
+            guard !name.isEmpty, name.allSatisfy({ !$0.isWhitespace }) else { return nil }
+            return TimeZone(identifier: name)
+        }
+    }
+
+    /// The run dates at one instant, each with the slots whose users it serves.
+    public struct RunDate: Sendable, Equatable {
+        /// `D_u` of the slots' users.
+        public let date: CalendarDate
+        /// The slots, in key order.
+        public let slots: [Slot]
+        /// Every slot is on this date: a run need not filter its users by slot.
+        public let everyone: Bool
+        /// The keys of the slots, or nil when the run date serves everyone (no filter).
+        public var keys: [String]? { everyone ? nil : slots.map(\.key) }
+    }
+
+    /// The slots, in key order.
+    public let slots: [Slot]
+    /// The service's schedule (`NOTIFY_TIME` in `NOTIFY_TIME_ZONE`): of the users with neither set.
+    public let service: DailySchedule
+
+    /// The slots of `keys` (each once), resolved against `service`. With no users at all, the
+    /// service's own slot, so that a run and the daemon still have a date and an instant.
+    public init(keys: [String], service: DailySchedule) {
+        self.service = service
+        slots = Set(keys.isEmpty ? [Self.serviceKey] : keys).sorted().map { Slot(key: $0, service: service) }
+    }
+
+    /// The key of the users with neither a zone nor a time.
+    public static let serviceKey = "|"
+
+    /// The run dates at `instant`: each slot's latest notify instant at or before it, grouped by
+    /// date, latest date first — of the slots `among` only, when given (the daemon serves the
+    /// slots whose instant came).
+    public func runDates(at instant: Date, among keys: Set<String>? = nil) -> [RunDate] {
+        var byDate: [CalendarDate: [Slot]] = [:]
+        for slot in slots where keys?.contains(slot.key) ?? true {
+            byDate[slot.schedule.latestFire(atOrBefore: instant).date, default: []].append(slot)
+        }
+        return byDate.keys.sorted(by: >).map { RunDate(date: $0, slots: byDate[$0]!, everyone: byDate[$0]!.count == slots.count) }
+    }
+
+    /// The slots with their latest notify instant at or before `instant` (the date it is for).
+    public func latestFires(atOrBefore instant: Date) -> [(slot: Slot, date: CalendarDate, instant: Date)] {
+        slots.map { slot in
+            let fire = slot.schedule.latestFire(atOrBefore: instant)
+            return (slot, fire.date, fire.instant)
+        }
+    }
+
+    /// The first notify instant of any slot strictly after `instant`, and the slots whose instant it is.
+    public func nextFire(after instant: Date) -> (instant: Date, slots: [Slot]) {
+        let fires = slots.map { ($0, $0.schedule.nextFire(after: instant).instant) }
+        let first = fires.map(\.1).min()!
+        return (first, fires.filter { $0.1 == first }.map(\.0))
+    }
+
+    /// The slots whose zone name is unknown (their users are served in the service's zone).
+    public var unknownZones: [Slot] { slots.filter(\.unknownZone) }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import Testing
+@testable import Values
+
+/// Each user's own time (docs/user-time.md) on real servers: `users.time_zone` and
+/// `users.notify_time`, each user alerted at their own notify instant and not before — by
+/// `--run-now --at` at chosen instants (through DST in London and Los Angeles), and by the daemon
+/// on the wall clock (two of them, downtime, a user who moves).
+@Suite("Each user's own time, on real servers", .enabled(if: TestEnvironment.enabled))
+struct UserTimeIntegrationTests {
+    /// One user of a test: their zone and time as the app writes them, and the instant their alert
+    /// is due (the notify instant of the date with `m = 2`).
+    struct Person {
+        let local: String
+        let zone: String?
+        let time: String?
+        let due: String
+    }
+
+    /// Adds `person` with `L` = `lastCheckIn` and their zone and time.
+    static func add(_ db: TestDatabase, _ mail: Mailbox, _ person: Person, lastCheckIn: String) throws -> String {
+        let id = try db.addUser(name: person.local, email: mail.address(person.local), checkIns: [lastCheckIn])
+        try db.query("UPDATE users SET time_zone = $2, notify_time = $3::time WHERE id = $1", [id, person.zone, person.time])
+        return id
+    }
+
+    static func instant(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    static func mailed(_ mail: Mailbox) throws -> Set<String> {
+        Set(try mail.deliveries().map { String($0.recipient.prefix { $0 != "@" }) })
+    }
+
+    /// The six zones of the issue, with and without their own times; `L` = 2026-01-10 for all, so
+    /// each is due on their own 2026-01-13 at their own instant (and not a second before).
+    static let world: [Person] = [
+        Person(local: "shanghai", zone: nil, time: nil, due: "2026-01-13T01:00:00Z"),
+        Person(local: "shanghai20", zone: "Asia/Shanghai", time: "20:00", due: "2026-01-13T12:00:00Z"),
+        Person(local: "losangeles", zone: "America/Los_Angeles", time: nil, due: "2026-01-13T17:00:00Z"),
+        Person(local: "losangeles7", zone: "America/Los_Angeles", time: "07:00", due: "2026-01-13T15:00:00Z"),
+        Person(local: "london", zone: "Europe/London", time: nil, due: "2026-01-13T09:00:00Z"),
+        Person(local: "kolkata", zone: "Asia/Kolkata", time: "21:15", due: "2026-01-13T15:45:00Z"),
+        Person(local: "chatham", zone: "Pacific/Chatham", time: nil, due: "2026-01-12T19:15:00Z"),
+        Person(local: "kiritimati", zone: "Pacific/Kiritimati", time: "06:00", due: "2026-01-12T16:00:00Z"),
+        // Not a zone: served in NOTIFY_TIME_ZONE at their own time, never skipped.
+        Person(local: "mars", zone: "Mars/Olympus_Mons", time: "10:00", due: "2026-01-13T02:00:00Z"),
+    ]
+
+    @Test("users in six zones, with and without their own times: each alerted at their own instant and not a second before")
+    func sixZones() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        for person in Self.world { _ = try Self.add(db, mail, person, lastCheckIn: "2026-01-10") }
+        let env = try NotifierProcess.environment(database: db)
+        var expected = Set<String>()
+        for person in Self.world.sorted(by: { $0.due < $1.due }) {
+            let due = Self.instant(person.due)
+            let before = try NotifierProcess.run(["--run-now", "--at", ISO8601DateFormatter().string(from: due - 1)], environment: env)
+            #expect(before.status == 0, "\(before.stderr)")
+            #expect(try Self.mailed(mail) == expected, "a second before \(person.local)'s instant")
+            let at = try NotifierProcess.run(["--run-now", "--at", person.due], environment: env)
+            #expect(at.status == 0, "\(at.stderr)")
+            expected.insert(person.local)
+            #expect(try Self.mailed(mail) == expected, "at \(person.local)'s instant \(person.due)")
+        }
+        // Each alert once, on the user's own 13th, with m = 2.
+        let rows = try db.query("""
+            SELECT u.name, n.notification_date::text, n.consecutive_miss_days::text FROM notification_logs n JOIN users u ON u.id = n.user_id
+            WHERE n.email_sent ORDER BY u.name
+            """)
+        #expect(rows == Self.world.map(\.local).sorted().map { [$0, "2026-01-13", "2"] })
+        // The unknown zone is said in the journal of the runs (stderr here) and in the dry run.
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--at", "2026-01-13T02:00:00Z", "--format", "json"], environment: env)
+        let object = try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any]
+        let users = object?["users"] as? [[String: Any]] ?? []
+        let mars = users.first { ($0["name"] as? String) == "mars" }
+        #expect(mars?["time_zone"] as? String == "Asia/Shanghai" && mars?["unknown_time_zone"] as? String == "Mars/Olympus_Mons",
+                "\(String(describing: mars))")
+        #expect(mars?["run_date"] as? String == "2026-01-13")
+        let run = try NotifierProcess.run(["--run-now", "--at", "2026-01-13T02:00:00Z"], environment: env)
+        #expect(run.stderr.contains("the time zone \"Mars/Olympus_Mons\", which the zone database does not know: served in Asia/Shanghai"),
+                "\(run.stderr)")
+    }
+
+    @Test("through DST both ways: London's 01:30 skipped (02:00 BST) and repeated (the first), Los Angeles' 02:30 skipped and 01:30 repeated")
+    func daylightSaving() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // (person, L): due on the transition day at the instant the rule gives.
+        let cases: [(Person, String)] = [
+            (Person(local: "london.spring", zone: "Europe/London", time: "01:30", due: "2026-03-29T01:00:00Z"), "2026-03-26"),
+            (Person(local: "london.autumn", zone: "Europe/London", time: "01:30", due: "2026-10-25T00:30:00Z"), "2026-10-22"),
+            (Person(local: "la.spring", zone: "America/Los_Angeles", time: "02:30", due: "2026-03-08T10:00:00Z"), "2026-03-05"),
+            (Person(local: "la.autumn", zone: "America/Los_Angeles", time: "01:30", due: "2026-11-01T08:30:00Z"), "2026-10-29"),
+            // Los Angeles at the default 09:00 the day after each change: 17:00Z in winter time, 16:00Z in summer time.
+            (Person(local: "la.summer", zone: "America/Los_Angeles", time: nil, due: "2026-03-09T16:00:00Z"), "2026-03-06"),
+            (Person(local: "la.winter", zone: "America/Los_Angeles", time: nil, due: "2026-11-02T17:00:00Z"), "2026-10-30"),
+        ]
+        for (person, last) in cases { _ = try Self.add(db, mail, person, lastCheckIn: last) }
+        let env = try NotifierProcess.environment(database: db)
+        var expected = Set<String>()
+        for (person, _) in cases.sorted(by: { $0.0.due < $1.0.due }) {
+            let due = Self.instant(person.due)
+            #expect(try NotifierProcess.run(["--run-now", "--at", ISO8601DateFormatter().string(from: due - 1)], environment: env).status == 0)
+            #expect(try Self.mailed(mail) == expected, "a second before \(person.local)'s instant")
+            #expect(try NotifierProcess.run(["--run-now", "--at", person.due], environment: env).status == 0)
+            expected.insert(person.local)
+            #expect(try Self.mailed(mail) == expected, "at \(person.local)'s instant \(person.due)")
+        }
+        // The repeated hour's second 01:30 sends nothing again.
+        #expect(try NotifierProcess.run(["--run-now", "--at", "2026-11-01T09:30:00Z"], environment: env).status == 0)
+        #expect(try mail.deliveries().count == cases.count)
+    }
+
+    @Test("--date keeps its meaning: every user on that date, whatever their own time")
+    func dateForEveryone() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        for person in Self.world { _ = try Self.add(db, mail, person, lastCheckIn: "2026-01-10") }
+        let env = try NotifierProcess.environment(database: db)
+        #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env).status == 0)
+        #expect(try Self.mailed(mail) == Set(Self.world.map(\.local)))
+        #expect(try db.query("SELECT slots FROM sileme.notifier_runs") == [[nil]], "a run of everyone")
+    }
+
+    /// `HH:MM:SS` and the date in `zone` at `instant` (by default, `offset` seconds from now).
+    static func local(_ zone: String, offset: TimeInterval, from now: Date = Date()) -> (time: String, date: CalendarDate) {
+        let instant = now.addingTimeInterval(offset)
+        let timeZone = TimeZone(identifier: zone)!
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.hour, .minute, .second], from: instant)
+        return (String(format: "%02d:%02d:%02d", c.hour!, c.minute!, c.second!), CalendarDate(instant, in: timeZone))
+    }
+
+    @Test("the daemon serves each user at their own instant on the wall clock; two daemons send each alert once")
+    func daemonOwnInstants() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // Three users whose instants come 8, 14 and 20 s from now, in three zones (the last an
+        // unknown name: NOTIFY_TIME_ZONE), each due on that instant's date in their zone.
+        let plan: [(local: String, zone: String, offset: TimeInterval)] = [
+            ("la", "America/Los_Angeles", 8), ("kolkata", "Asia/Kolkata", 14), ("mars", "Mars/Base", 20),
+        ]
+        var due: [String: Date] = [:]
+        let now = Date()
+        for person in plan {
+            let served = TimeZone(identifier: person.zone) == nil ? "Asia/Shanghai" : person.zone
+            let at = Self.local(served, offset: person.offset, from: now)
+            _ = try Self.add(db, mail, Person(local: person.local, zone: person.zone, time: at.time, due: ""),
+                             lastCheckIn: at.date.adding(days: -3).description)
+            // The notify time names a whole second: the instant is at most a second before now + offset.
+            due[person.local] = now.addingTimeInterval(person.offset - 1)
+        }
+        let env = try NotifierProcess.environment(database: db)
+        let daemons = try (0..<2).map { _ in try NotifierProcess.start([], environment: env) }
+        var arrived: [String: Date] = [:]
+        let deadline = Date().addingTimeInterval(45)
+        while arrived.count < plan.count && Date() < deadline {
+            for name in try Self.mailed(mail) where arrived[name] == nil { arrived[name] = Date() }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        for daemon in daemons {
+            kill(daemon.0.processIdentifier, SIGTERM)
+            #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+        }
+        for person in plan {
+            let when = try #require(arrived[person.local], "\(person.local) was alerted")
+            // `due` is a second early of the whole second the notify time names: never before it.
+            #expect(when >= due[person.local]!, "\(person.local) alerted \(due[person.local]!.timeIntervalSince(when)) s early")
+        }
+        #expect(try mail.deliveries().count == plan.count, "each alert once, with two daemons")
+    }
+
+    @Test("after downtime over several users' instants, each is caught up at once with the real count of days")
+    func downtime() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // Instants 10, 20 and 30 minutes ago in three zones; one user missed yesterday's instant too.
+        let plan: [(local: String, zone: String, offset: TimeInterval, missed: Int)] = [
+            ("london", "Europe/London", -600, 2), ("newyork", "America/New_York", -1200, 2), ("tokyo", "Asia/Tokyo", -1800, 3),
+        ]
+        for person in plan {
+            let at = Self.local(person.zone, offset: person.offset)
+            _ = try Self.add(db, mail, Person(local: person.local, zone: person.zone, time: at.time, due: ""),
+                             lastCheckIn: at.date.adding(days: -(person.missed + 1)).description)
+        }
+        let env = try NotifierProcess.environment(database: db)
+        let daemon = try NotifierProcess.start([], environment: env)
+        #expect(try DaemonIntegrationTests.eventually(20) { try mail.deliveries().count == plan.count })
+        kill(daemon.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+        let rows = try db.query("""
+            SELECT u.name, n.consecutive_miss_days::text FROM notification_logs n JOIN users u ON u.id = n.user_id
+            WHERE n.email_sent ORDER BY u.name
+            """)
+        #expect(rows == plan.sorted { $0.local < $1.local }.map { [$0.local, String($0.missed)] })
+    }
+
+    @Test("a user who changes their zone and time is served at the new one without a restart")
+    func movesWhileRunning() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        // At first their instant is six hours away in Shanghai, and the latest one was served; then
+        // the app writes a zone and time whose instant was five minutes ago, on a date where the
+        // user is due (their check-ins stay as they are).
+        let now = Date()
+        let far = Self.local("Asia/Shanghai", offset: 6 * 3600, from: now)
+        let near = Self.local("Europe/London", offset: -300, from: now)
+        let id = try Self.add(db, mail, Person(local: "mover", zone: "Asia/Shanghai", time: far.time, due: ""),
+                              lastCheckIn: near.date.adding(days: -3).description)
+        try db.query("""
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at, slots)
+            VALUES ($1, 'daemon', 'test', 1, 'completed', now(), ARRAY[$2])
+            """, [far.date.adding(days: -1).description, "Asia/Shanghai|\(far.time)"])
+        let env = try NotifierProcess.environment(database: db)
+        let daemon = try NotifierProcess.start([], environment: env)
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try mail.deliveries().isEmpty, "the latest instant of the user's time was served")
+        try db.query("UPDATE users SET time_zone = 'Europe/London', notify_time = $2::time WHERE id = $1", [id, near.time])
+        // The daemon looks at the users' times every minute.
+        #expect(try DaemonIntegrationTests.eventually(80) { try mail.deliveries().count == 1 })
+        kill(daemon.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+        #expect(try db.query("SELECT notification_date::text, consecutive_miss_days::text FROM notification_logs WHERE email_sent")
+                == [[near.date.description, "2"]])
+        #expect(try db.query("SELECT count(*)::text FROM sileme.notifier_runs WHERE run_date = $1 AND status = 'completed'",
+                             [near.date.description]) == [["1"]], "one run, for the new time's date")
+    }
+}
