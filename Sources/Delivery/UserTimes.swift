@@ -38,14 +38,28 @@ public enum UserTimes {
 
     /// The run dates of `when` with the scope of each, latest first: `--date`'s one for everyone,
     /// or an instant's (`NotifySlots.runDates(at:)`). `slots` gives the instant's slots (nil for a date).
-    /// `among`: of these slots only (the daemon's, whose instant came).
+    /// `among`: of these slots only (the daemon's, whose instant came). `zone`: of the slots whose
+    /// days are counted in that zone only (the dry run's `--zone`; no other messages then).
     public static func runDates(_ when: RunWhen, _ db: PGConnection, configuration: NotifierConfiguration, among: Set<String>? = nil,
-                                logger: Logger? = nil) throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
+                                zone: TimeZone? = nil, logger: Logger? = nil)
+        throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
+        if case .date(let date) = when, zone == nil { return (nil, [(date, .day)]) }
+        let slots = try read(db, configuration: configuration, logger: logger)
+        let inZone = zone.map { zone in Set(slots.slots.filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)) }
         switch when {
-        case .date(let date): return (nil, [(date, .day)])
+        case .date(let date):
+            return (slots, [(date, RunPlan.Scope(users: nil, kinds: [.alert, .followUp, .reminder], evaluatesRule: true,
+                                                 slots: inZone.map { Array($0).sorted() }))])
         case .instant(let instant):
-            let slots = try read(db, configuration: configuration, logger: logger)
-            return (slots, slots.runDates(at: instant, among: among).enumerated().map { ($1.date, .runDate($1, first: $0 == 0)) })
+            let keys = inZone.map { among?.intersection($0) ?? $0 } ?? among
+            var dates = slots.runDates(at: instant, among: keys).enumerated().map { ($1.date, RunPlan.Scope.runDate($1, first: $0 == 0)) }
+            if zone != nil {
+                for index in dates.indices {
+                    dates[index].1.kinds.subtract([.introduction, .allClear])
+                    dates[index].1.slots = dates[index].1.slots ?? slots.slots.map(\.key)
+                }
+            }
+            return (slots, dates)
         }
     }
 

@@ -50,7 +50,7 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Flag(name: .long, help: "Run once for the run date, then exit. Without it, sileme-notifier is the daemon: it runs every day at NOTIFY_TIME in NOTIFY_TIME_ZONE, catches up a run it missed, retries failed mails later the same day, and speaks systemd's notify protocol (SIGTERM stops, SIGHUP reloads).")
+    @Flag(name: .long, help: "Run once, then exit: each user on their own run date now (or at --at), or everyone on --date. Without it, sileme-notifier is the daemon: it serves each user at their own notify time (their time_zone and notify_time, or NOTIFY_TIME in NOTIFY_TIME_ZONE), catches up what it missed, retries failed messages until the next instant, and speaks systemd's notify protocol (SIGTERM stops, SIGHUP reloads).")
     var runNow = false
 
     @Flag(name: .long, help: "With --run-now: print who would be mailed and why; write nothing, send nothing.")
@@ -64,6 +64,9 @@ struct RunCommand: ParsableCommand {
     @Flag(name: .long, help: "Show contact emails in full in the dry-run report (masked by default).")
     var fullEmails = false
 
+    @Option(name: .long, help: "With --run-now --dry-run: only the users whose days are counted in this zone (an IANA name, e.g. America/Los_Angeles; users with no zone or an unknown one are counted in NOTIFY_TIME_ZONE).")
+    var zone: String?
+
     @Option(name: .long, help: "With --run-now --dry-run: print the exact message (headers and body) USER_ID's contact would receive on the run date, and the rule's verdict and the user's contacts on standard error.")
     var preview: String?
 
@@ -75,6 +78,8 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if dryRun && !runNow { throw ValidationError("--dry-run needs --run-now") }
+        if zone != nil && (!dryRun || preview != nil) { throw ValidationError("--zone needs --run-now --dry-run") }
+        if let zone, TimeZone(identifier: zone) == nil { throw ValidationError("--zone must be an IANA zone name such as Europe/London (got \"\(zone)\")") }
         if !runNow && (dates.date != nil || dates.at != nil || fullEmails || dates.allowFutureDate) {
             throw ValidationError("--date, --at, --allow-future-date and --full-emails need --run-now")
         }
@@ -112,7 +117,7 @@ struct RunCommand: ParsableCommand {
                 case .csv: CSVReportWriter(output: output, fullEmails: fullEmails)
                 case .table: TableReportWriter(output: output, fullEmails: fullEmails)
                 }
-                let dryRun = DryRun(configuration: configuration, when: when)
+                let dryRun = DryRun(configuration: configuration, when: when, zone: zone.flatMap(TimeZone.init(identifier:)))
                 let counts = try dryRun.write(into: sink)
                 Console.error("dry run for \(dryRun.described): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"

@@ -16,11 +16,14 @@ public struct DryRun: Sendable {
     /// `--date D` (everyone on `D`), or the instant (`--at`, or now) at which each user is on
     /// their own run date (docs/user-time.md).
     public let when: RunWhen
+    /// Only the users whose days are counted in this zone (`--zone`), or everyone.
+    public let zone: TimeZone?
 
-    /// Creates the dry run of `when`.
-    public init(configuration: NotifierConfiguration, when: RunWhen) {
+    /// Creates the dry run of `when`, of the users counted in `zone` only when given.
+    public init(configuration: NotifierConfiguration, when: RunWhen, zone: TimeZone? = nil) {
         self.configuration = configuration
         self.when = when
+        self.zone = zone
     }
 
     /// Creates the dry run for `runDate`, every user on it.
@@ -54,7 +57,7 @@ public struct DryRun: Sendable {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
-            let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration)
+            let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration, zone: zone)
             let zones = Dictionary((slots?.slots ?? []).map { ($0.key, $0) }) { first, _ in first }
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
