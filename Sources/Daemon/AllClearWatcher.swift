@@ -83,7 +83,7 @@ final class AllClearWatcher: @unchecked Sendable {
                     nextSweep = .distantPast  // whatever came while not listening
                 }
             }
-            if Date() >= nextSweep {
+            if Date() >= nextSweep && !stop.isStopped {
                 pass(config)
                 nextSweep = Date().addingTimeInterval(config.allClearPollSeconds)
             }

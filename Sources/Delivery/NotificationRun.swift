@@ -99,8 +99,11 @@ public struct NotificationRun: Sendable {
                                   makeTransport: makeTransport, control: control).deliver(plan.jobs)
             try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         }
-        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-            .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
+        // Cancelled by a stop too: it waits for the queue's lock like the fold.
+        try db.cancellable(on: control.stop) {
+            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
+                .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
+        }
         if let error = delivery.errors.first { throw error }
         let tally = delivery.tally
         return (tally.sent + tally.webhookSent, tally.failed + tally.webhookFailed)

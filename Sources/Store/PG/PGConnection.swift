@@ -138,7 +138,10 @@ public final class PGConnection {
     /// Runs `body`, whose statements run on this connection; should `stop` be raised meanwhile,
     /// the statement in progress is cancelled (`PQcancel`), so that `body` ends at once with the
     /// server's "canceling statement due to user request" (57014) instead of running on. A
-    /// helper thread waits for the stop or for `body`'s end.
+    /// helper thread waits for the stop or for `body`'s end. A cancel request that reaches the
+    /// server between two statements (or before the first: a stop raised before `body` began)
+    /// cancels nothing, so after a stop the request is repeated every 100 ms until `body` ends:
+    /// a statement that starts waiting on a lock after the stop is cancelled too.
     public func cancellable<T>(on stop: StopSignal, _ body: () throws -> T) throws -> T {
         guard let cancel = PQgetCancel(handle) else { return try body() }
         var fds: [Int32] = [0, 0]
@@ -153,8 +156,11 @@ public final class PGConnection {
             var waits = [pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0), pollfd(fd: endFD, events: Int16(POLLIN), revents: 0)]
             while poll(&waits, 2, -1) < 0 && errno == EINTR {}
             if waits[0].revents != 0 && waits[1].revents == 0 {
-                var reason = [CChar](repeating: 0, count: 256)
-                _ = PQcancel(request.value, &reason, Int32(reason.count))
+                var end = [pollfd(fd: endFD, events: Int16(POLLIN), revents: 0)]
+                repeat {
+                    var reason = [CChar](repeating: 0, count: 256)
+                    _ = PQcancel(request.value, &reason, Int32(reason.count))
+                } while poll(&end, 1, 100) == 0 || (end[0].revents == 0 && errno == EINTR)
             }
             ended.signal()
         }
