@@ -73,11 +73,13 @@ DUE_SQL = f"""
     WITH due AS (
         SELECT s.user_id, s.last_check_in_date AS last FROM sileme.user_last_check_in s
         WHERE s.last_check_in_date <= %(d)s::date - 3 AND s.last_check_in_date >= %(d)s::date - 10
+          AND (%(slots)s::text[] IS NULL OR s.slot = ANY(%(slots)s::text[]))
         UNION ALL
         SELECT s.user_id, r.last FROM sileme.user_last_check_in s
         CROSS JOIN LATERAL (SELECT max(c.check_in_date) AS last FROM check_ins c
                             WHERE c.user_id = s.user_id AND c.check_in_date <= %(d)s::date + 1 OFFSET 0) r
         WHERE s.last_check_in_date > %(d)s::date + 1 AND r.last <= %(d)s::date - 3
+          AND (%(slots)s::text[] IS NULL OR s.slot = ANY(%(slots)s::text[]))
         UNION ALL
         SELECT s.user_id, s.last_check_in_date FROM users p
         CROSS JOIN LATERAL (SELECT * FROM sileme.user_last_check_in s WHERE s.user_id = p.id

@@ -10,22 +10,24 @@ import Foundation
 public enum CheckInQueue {
     /// SQL (a subquery: give it an alias): the summary as the check-ins say it now —
     /// `user_last_check_in` with the check-ins still queued laid over it — in its columns
-    /// `user_id`, `last_check_in_date` and `last_notified_date`. A user whose queued check-ins are
-    /// newer than the summary's date (or who has no summary row yet) comes from the queue, every
-    /// other user from the summary. A condition on the columns reaches both arms, so a range of
+    /// `user_id`, `last_check_in_date`, `last_notified_date` and `slot` (the user's time,
+    /// `SlotSQL`). A user whose queued check-ins are newer than the summary's date (or who has no
+    /// summary row yet) comes from the queue, every other user from the summary. A condition on the columns reaches both arms, so a range of
     /// dates is still a range scan of the summary's index; the queue is small (the daemon empties
     /// it every second), and empty it costs one anti-join probe per row read.
     public static let currentSummary = """
-        (SELECT s.user_id, s.last_check_in_date, s.last_notified_date FROM sileme.user_last_check_in s
+        (SELECT s.user_id, s.last_check_in_date, s.last_notified_date, s.slot FROM sileme.user_last_check_in s
          WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q
                            WHERE q.user_id = s.user_id AND q.check_in_date > s.last_check_in_date)
          UNION ALL
          SELECT q.user_id, q.last,
-                -- A first check-in: the latest accepted alert, as the summary's insert trigger fills it.
+                -- A first check-in: the latest accepted alert and the user's time, as the
+                -- summary's insert trigger fills them.
                 CASE WHEN s.user_id IS NULL
                      THEN (SELECT max(n.notification_date) FROM notification_logs n
                            WHERE n.user_id = q.user_id AND n.email_sent AND n.kind = 'alert')
-                     ELSE s.last_notified_date END
+                     ELSE s.last_notified_date END,
+                coalesce(s.slot, (SELECT \(SlotSQL.key("u")) FROM users u WHERE u.id = q.user_id), '|')
          FROM (SELECT user_id, max(check_in_date) AS last FROM sileme.check_in_queue GROUP BY user_id) q
          LEFT JOIN sileme.user_last_check_in s ON s.user_id = q.user_id
          WHERE s.user_id IS NULL OR q.last > s.last_check_in_date)

@@ -253,7 +253,7 @@ public struct LifecycleStore: Sendable {
         try db.execute(SQLStatement("""
             SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
             FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
-                  WHERE s.last_check_in_date = $run_date::date - 2
+                  WHERE s.last_check_in_date = $run_date::date - 2 AND \(SlotSQL.summaryFilter("s"))
                   UNION ALL
                   SELECT p.id, s.last_check_in_date FROM users p
                   JOIN \(CheckInQueue.currentSummary) s ON s.user_id = p.id AND s.last_check_in_date < $run_date::date - 2

@@ -43,8 +43,8 @@ public struct NotificationStore: Sendable {
     /// 0.76 s at 1,000,000 users).
     ///
     /// `slots` (slot keys, `SlotSQL`) limits it to the users of those slots: a run date that
-    /// serves some users' own times only. The filter is on the user row each listed user's probe
-    /// reads anyway.
+    /// serves some users' own times only. The summary's slot index reads only their rows
+    /// (migration 015); the user row each listed user's probe reads is checked too.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  slots: [String]? = nil, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
@@ -52,11 +52,12 @@ public struct NotificationStore: Sendable {
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
                 FROM \(CheckInQueue.currentSummary) s
                 WHERE s.last_check_in_date <= $latest_qualifying::date AND s.last_check_in_date >= $oldest::date
+                  AND \(SlotSQL.summaryFilter("s"))
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
                 FROM \(CheckInQueue.currentSummary) s
                 CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) AS last OFFSET 0) r
-                WHERE s.last_check_in_date > $latest_trusted::date AND r.last <= $latest_qualifying::date
+                WHERE s.last_check_in_date > $latest_trusted::date AND r.last <= $latest_qualifying::date AND \(SlotSQL.summaryFilter("s"))
                 UNION ALL
                 -- One summary probe per recently paused user (never a scan of the stale users).
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
@@ -127,21 +128,21 @@ public struct NotificationStore: Sendable {
     /// dry run lists as `stale` — from three range scans: the summary's index, minus the users of
     /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
     /// future-dated users whose real `L` (and pause) is older than the window. Of the users of
-    /// `slots` only, when given (a probe of `users` per row counted: only when the run dates differ).
+    /// `slots` only, when given (then the summary's slot index).
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date
-                    \(SlotSQL.restrict("s.user_id", slots)))
+                    \(SlotSQL.restrict(summary: "s", slots)))
                  - (SELECT count(*) FROM users p
                     CROSS JOIN LATERAL (SELECT 1 FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
                                         AND s.last_check_in_date < $oldest_due::date OFFSET 0) s
-                    WHERE p.paused_until >= $oldest_due::date \(SlotSQL.restrict("p.id", slots)))
+                    WHERE p.paused_until >= $oldest_due::date \(SlotSQL.restrict(user: "p", slots)))
                  + (SELECT count(*) FROM \(CheckInQueue.currentSummary) s
                     JOIN users u ON u.id = s.user_id
                     WHERE s.last_check_in_date > $latest_trusted::date
                       AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) < $oldest_due::date
                       AND (u.paused_until IS NULL OR u.paused_until < $oldest_due::date)
-                      \(SlotSQL.restrict("u.id", slots))) AS stale
+                      \(SlotSQL.restrict(summary: "s", slots))) AS stale
             """), SlotSQL.binding(slots, ["oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
                    "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description]))[0].int("stale") ?? 0
     }
@@ -151,7 +152,7 @@ public struct NotificationStore: Sendable {
     public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT count(*) AS future FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date > $latest_trusted::date
-                \(SlotSQL.restrict("s.user_id", slots))
+                \(SlotSQL.restrict(summary: "s", slots))
             """), SlotSQL.binding(slots, ["latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description]))[0]
             .int("future") ?? 0
     }

@@ -19,14 +19,26 @@ public enum SlotSQL {
     /// `$slots`' value for `keys` (nil: every user).
     package static func bind(_ keys: [String]?) -> String? { keys.map { PGArray.literal($0) } }
 
-    /// SQL: `AND` the user of id `userID` (an expression) is in `$slots` — one probe of `users`
-    /// per row — or nothing at all when `keys` is nil, so that a count of everyone stays a scan
-    /// of one index. Bind with `binding(_:_:)`.
-    package static func restrict(_ userID: String, _ keys: [String]?) -> String {
-        keys == nil ? "" : "AND EXISTS (SELECT 1 FROM users f WHERE f.id = \(userID) AND \(key("f")) = ANY($slots::text[]))"
+    /// SQL: `AND` the summary row `summary` (`CheckInQueue.currentSummary`'s columns) is of a user
+    /// in `$slots` — the summary keeps each user's time (`slot`, migration 015), indexed with the
+    /// date — or nothing at all when `keys` is nil, so that a count of everyone stays a scan of
+    /// the date index. Bind with `binding(_:_:)`.
+    package static func restrict(summary: String, _ keys: [String]?) -> String {
+        keys == nil ? "" : "AND \(summary).slot = ANY($slots::text[])"
     }
 
-    /// `binds` with `$slots` when `keys` restricts the statement (`restrict(_:_:)`).
+    /// SQL: `AND` the user row `user` is in `$slots`, or nothing when `keys` is nil.
+    package static func restrict(user: String, _ keys: [String]?) -> String {
+        keys == nil ? "" : "AND \(key(user)) = ANY($slots::text[])"
+    }
+
+    /// SQL: the summary row `summary` is of a user in `$slots` (NULL: every user): the summary's
+    /// own copy of the user's time, which its slot index serves.
+    package static func summaryFilter(_ summary: String) -> String {
+        "($slots::text[] IS NULL OR \(summary).slot = ANY($slots::text[]))"
+    }
+
+    /// `binds` with `$slots` when `keys` restricts the statement (`restrict(summary:_:)`, `restrict(user:_:)`).
     package static func binding(_ keys: [String]?, _ binds: [String: String?]) -> [String: String?] {
         keys.map { binds.merging(["slots": PGArray.literal($0)]) { $1 } } ?? binds
     }

@@ -29,6 +29,8 @@ AS $function$
 BEGIN
     NEW.last_notified_date := (SELECT max(notification_date) FROM notification_logs
                                WHERE user_id = NEW.user_id AND email_sent AND kind = 'alert');
+    NEW.slot := coalesce((SELECT coalesce(u.time_zone, '') || '|' || coalesce(u.notify_time::text, '')
+                          FROM users u WHERE u.id = NEW.user_id), '|');
     RETURN NEW;
 END $function$;
 
@@ -198,6 +200,18 @@ BEGIN
     RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION sileme.sileme_track_slot()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    UPDATE user_last_check_in SET slot = coalesce(NEW.time_zone, '') || '|' || coalesce(NEW.notify_time::text, '')
+    WHERE user_id = NEW.id;
+    RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_truncate_last_check_in()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -221,3 +235,4 @@ CREATE TRIGGER sileme_track_last_notified_insert AFTER INSERT ON public.notifica
 CREATE TRIGGER sileme_track_last_notified_update AFTER UPDATE OF user_id, notification_date, email_sent, kind ON public.notification_logs FOR EACH ROW WHEN (((old.email_sent AND (old.kind = 'alert'::text)) OR (new.email_sent AND (new.kind = 'alert'::text)))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_fill_last_notified BEFORE INSERT ON sileme.user_last_check_in FOR EACH ROW EXECUTE FUNCTION sileme.sileme_fill_last_notified();
 CREATE TRIGGER sileme_note_contact AFTER INSERT OR UPDATE ON public.users FOR EACH ROW EXECUTE FUNCTION sileme.sileme_note_contact();
+CREATE TRIGGER sileme_track_slot AFTER UPDATE OF time_zone, notify_time ON public.users FOR EACH ROW WHEN (((old.time_zone IS DISTINCT FROM new.time_zone) OR (old.notify_time IS DISTINCT FROM new.notify_time))) EXECUTE FUNCTION sileme.sileme_track_slot();

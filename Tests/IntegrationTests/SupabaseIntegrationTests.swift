@@ -117,7 +117,7 @@ struct SupabaseIntegrationTests {
             "SELECT * FROM users WHERE id = '\(victim)'", "SELECT * FROM check_ins WHERE user_id = '\(victim)'",
             "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
         ]
-        for function in OwnSchema.functions {
+        for function in OwnSchema.functions + ["sileme_track_slot"] {
             other += ["SELECT \(s).\(function)()", "SELECT public.\(function)()"]
         }
         return (own, other)

@@ -124,6 +124,31 @@ struct UserTimeIntegrationTests {
         #expect(try mail.deliveries().count == cases.count)
     }
 
+    @Test("the summary keeps each user's time: at the first check-in, queued or folded, and when the app changes it")
+    func summaryKeepsTheSlot() throws {
+        let db = try TestDatabase()
+        let id = try db.addUser(name: "甲", email: "a@example.com")
+        try db.query("UPDATE users SET time_zone = 'Asia/Kolkata', notify_time = '21:15' WHERE id = $1", [id])
+        try db.checkIn(id, "2026-01-10")
+        let env = try NotifierProcess.environment(database: db)
+        // Still queued: the dry run of the slot's users lists them (the overlay reads their time from users).
+        let queued = try NotifierProcess.run(["--run-now", "--dry-run", "--format", "json", "--zone", "Asia/Kolkata",
+                                              "--date", "2026-01-13"], environment: env)
+        #expect(queued.stdout.contains(id), "\(queued.stdout)\(queued.stderr)")
+        #expect(try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13"], environment: env).status == 0)
+        try db.query("SELECT sileme.sileme_fold_check_ins()")
+        func slot() throws -> String? { try db.query("SELECT slot FROM sileme.user_last_check_in WHERE user_id = $1", [id]).first?.first ?? nil }
+        #expect(try slot() == "Asia/Kolkata|21:15:00")
+        try db.query("UPDATE users SET notify_time = NULL WHERE id = $1", [id])
+        #expect(try slot() == "Asia/Kolkata|")
+        try db.query("UPDATE users SET time_zone = NULL, name = 'B' WHERE id = $1", [id])
+        #expect(try slot() == "|")
+        // A user without a summary row yet: nothing to move.
+        let other = try db.addUser(name: "乙", email: "b@example.com")
+        try db.query("UPDATE users SET time_zone = 'Europe/London' WHERE id = $1", [other])
+        #expect(try db.query("SELECT count(*)::text FROM sileme.user_last_check_in WHERE user_id = $1", [other]) == [["0"]])
+    }
+
     @Test("--date keeps its meaning: every user on that date, whatever their own time")
     func dateForEveryone() throws {
         let db = try TestDatabase()
