@@ -84,7 +84,8 @@ DUE_SQL = f"""
         SELECT s.user_id, s.last_check_in_date FROM users p
         CROSS JOIN LATERAL (SELECT * FROM sileme.user_last_check_in s WHERE s.user_id = p.id
                             AND s.last_check_in_date < %(d)s::date - 10 OFFSET 0) s
-        WHERE p.paused_until >= %(d)s::date - 10)
+        WHERE p.paused_until >= %(d)s::date - 10
+          AND (%(slots)s::text[] IS NULL OR {SLOT.format(u='p')} = ANY(%(slots)s::text[])))
     SELECT u.id, u.name, u.emergency_email, d.last FROM due d
     CROSS JOIN LATERAL (SELECT id, name, emergency_email FROM users
                         WHERE users.id = d.user_id AND (%(slots)s::text[] IS NULL OR {SLOT.format(u='users')} = ANY(%(slots)s::text[]))
@@ -107,6 +108,7 @@ def main():
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running and print its URL (for EXPLAIN)")
     args = parser.parse_args()
     base = tempfile.mkdtemp(prefix="sileme-user-time-", dir="/var/tmp")
     cluster = bench.Cluster(base)
@@ -172,8 +174,15 @@ def main():
         ]:
             print(f"{name:58} {seconds:10.4f} {'' if rows is None else rows:>9}")
         print(f"\nquiet minute total {t_keys + t_state + t_retry:.4f} s; day / single run = {day_total / t_all:.1f}x")
+        if args.keep:
+            print(f"kept: {url}")
+            return 0
+    except BaseException:
+        args.keep = False
+        raise
     finally:
-        cluster.stop()
+        if not args.keep:
+            cluster.stop()
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ public struct NotificationStore: Sendable {
                 FROM users p
                 CROSS JOIN LATERAL (SELECT * FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
                                     AND s.last_check_in_date < $oldest::date OFFSET 0) s
-                WHERE p.paused_until >= $oldest::date
+                WHERE p.paused_until >= $oldest::date AND \(SlotSQL.filter("p"))
             )
             SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future,
                    \(SlotSQL.key("u")) AS slot,
