@@ -35,8 +35,13 @@ struct ReportCommand: ParsableCommand {
     @Flag(name: .long, help: "Show contact emails (and addresses in server replies) in full; masked by default.")
     var fullEmails = false
 
+    @Option(name: .long, help: "Only the users whose days are counted in this zone (an IANA name; users with no zone or an unknown one are counted in NOTIFY_TIME_ZONE), and the runs that served them.")
+    var zone: String?
+
     func validate() throws {
         // What can be checked before the configuration (and its time zone) is read.
+        if let zone, TimeZone(identifier: zone) == nil { throw ValidationError("--zone must be an IANA zone name such as Europe/London (got \"\(zone)\")") }
+        if zone != nil && user != nil { throw ValidationError("--zone and --user: give one") }
         if let from, CalendarDate(parsing: from) == nil { throw ValidationError(HistoryError.invalidDate(option: "--from", value: from).description) }
         if let to, CalendarDate(parsing: to) == nil { throw ValidationError(HistoryError.invalidDate(option: "--to", value: to).description) }
         if from != nil, let to {
@@ -66,7 +71,7 @@ struct ReportCommand: ParsableCommand {
             do {
                 let overview = try HistoryReport(configuration: configuration, request: request).write(into: writer)
                 let totals = overview.totals
-                let subject = request.userID.map { "user \($0), " } ?? ""
+                let subject = request.userID.map { "user \($0), " } ?? request.zone.map { "users counted in \($0.identifier), " } ?? ""
                 Console.error("report \(subject)\(request.from) to \(request.to): \(totals.sent) sent, \(totals.failed) failed, "
                               + "\(totals.retryPending) retry pending, \(totals.sending) sending, \(totals.skipped) skipped"
                               + (request.userID == nil ? ", \(totals.runs) runs, \(overview.daysWithoutRun) days without a run" : ""))
@@ -79,8 +84,10 @@ struct ReportCommand: ParsableCommand {
     }
 
     private func request(today: CalendarDate) throws(HistoryError) -> HistoryRequest {
-        try HistoryRequest.parse(from: from, to: to, user: user, fullEmails: fullEmails,
-                                 problemLimitPerDay: format.problemLimitPerDay, today: today)
+        var request = try HistoryRequest.parse(from: from, to: to, user: user, fullEmails: fullEmails,
+                                               problemLimitPerDay: format.problemLimitPerDay, today: today)
+        request.zone = zone.flatMap(TimeZone.init(identifier:))
+        return request
     }
 }
 

@@ -89,6 +89,23 @@ struct UserTimeIntegrationTests {
         #expect(try listed("Europe/Paris", ["--date", "2026-01-13"]) == [])
         #expect(try NotifierProcess.run(["--run-now", "--dry-run", "--zone", "Mars/Base"], environment: env).status == 64)
         #expect(try NotifierProcess.run(["--run-now", "--zone", "Europe/London"], environment: env).status == 64)
+        // The history report of the users counted in one zone: their mails, and the runs that served them.
+        func reported(_ zone: String?) throws -> (sent: Int?, runs: Int?) {
+            let result = try NotifierProcess.run(["report", "--from", "2026-01-12", "--to", "2026-01-13", "--format", "json"]
+                                                 + (zone.map { ["--zone", $0] } ?? []), environment: env)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = (try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])?["summary"] as? [String: Any]
+            return (summary?["sent"] as? Int, summary?["runs"] as? Int)
+        }
+        let all = try reported(nil)
+        #expect(all.sent == Self.world.count)
+        #expect(try reported("Asia/Shanghai").sent == 3, "shanghai, shanghai20 and mars")
+        let losAngeles = try reported("America/Los_Angeles")
+        #expect(losAngeles.sent == 2, "losangeles and losangeles7")
+        // The runs that served Los Angeles' times: some, not every run of those days.
+        #expect((losAngeles.runs ?? 0) > 0 && (losAngeles.runs ?? 0) < (all.runs ?? 0), "\(losAngeles) of \(all)")
+        #expect(try reported("Europe/Paris").sent == 0)
+        #expect(try NotifierProcess.run(["report", "--zone", "Mars/Base"], environment: env).status == 64)
         let run = try NotifierProcess.run(["--run-now", "--at", "2026-01-13T02:00:00Z"], environment: env)
         #expect(run.stderr.contains("the time zone \"Mars/Olympus_Mons\", which the zone database does not know: served in Asia/Shanghai"),
                 "\(run.stderr)")

@@ -38,7 +38,12 @@ public struct HistoryReport: Sendable {
                     guard let profile = try store.user(db, id: id) else { throw HistoryError.unknownUser(id) }
                     user = profile
                 }
-                let overview = try store.overview(db, request: request)
+                // --zone: the users counted in that zone (their own time's slots, or the service's).
+                let slots = try request.zone.map { zone in
+                    try SlotSQL.slots(db, service: configuration.schedule).slots
+                        .filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)
+                }
+                let overview = try store.overview(db, request: request, slots: slots)
                 let header = HistoryHeader(request: request, timeZone: configuration.timeZone,
                                            thresholdDays: configuration.rule.thresholdDays,
                                            catchUpDays: configuration.rule.catchUpDays, user: user)
@@ -53,10 +58,10 @@ public struct HistoryReport: Sendable {
                     try sink.endSection(.notifications)
                 } else {
                     try sink.beginSection(.runs)
-                    try store.streamRuns(db, request: request) { try sink.run($0) }
+                    try store.streamRuns(db, request: request, slots: slots) { try sink.run($0) }
                     try sink.endSection(.runs)
                     try sink.beginSection(.problems)
-                    try store.streamProblems(db, request: request) { try sink.notification($0) }
+                    try store.streamProblems(db, request: request, slots: slots) { try sink.notification($0) }
                     try sink.endSection(.problems)
                 }
                 try sink.end()

@@ -17,6 +17,9 @@ public struct HistoryRequest: Sendable, Equatable {
     /// At most this many failed/retry/sending rows are listed per day (the rest are counted);
     /// nil lists them all. The table and HTML formats limit, JSON and CSV do not.
     public let problemLimitPerDay: Int?
+    /// Only the users whose days are counted in this zone, and the runs that served them
+    /// (`--zone`); nil: everyone.
+    public var zone: TimeZone?
 
     /// A checked request.
     public init(from: CalendarDate, to: CalendarDate, userID: String? = nil, fullEmails: Bool = false,

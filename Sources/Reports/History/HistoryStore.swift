@@ -17,9 +17,22 @@ package struct HistoryStore {
 
     // MARK: Aggregates
 
+    /// SQL: the user `userID` (an expression) is one of the users of the slots `$N` (`parameter`),
+    /// or `$N` is NULL — the report of the users counted in one zone (`--zone`).
+    private static func inSlots(_ userID: String, _ parameter: Int) -> String {
+        "($\(parameter)::text[] IS NULL OR EXISTS (SELECT 1 FROM users z WHERE z.id = \(userID) AND \(SlotSQL.key("z")) = ANY($\(parameter)::text[])))"
+    }
+
+    /// SQL: a run of `notifier_runs` served some of the slots `$N`, or everyone, or `$N` is NULL.
+    private static func servedSlots(_ parameter: Int) -> String {
+        "($\(parameter)::text[] IS NULL OR slots IS NULL OR slots && $\(parameter)::text[])"
+    }
+
     /// The counts per day (runs and `notification_logs` rows by delivery state), the skipped users
-    /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows.
-    package func overview(_ db: PGConnection, request: HistoryRequest) throws -> HistoryOverview {
+    /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows;
+    /// of the users of `slots` only when given (`--zone`), and the runs that served them.
+    package func overview(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil) throws -> HistoryOverview {
+        let zone = slots.map { PGArray.literal($0) }
         var days = request.days.map { DayCounts(date: $0) }
         let first = request.from
         func index(_ text: String?) -> Int? {
@@ -33,9 +46,9 @@ package struct HistoryStore {
             SELECT run_date::text, count(*), count(*) FILTER (WHERE status = 'completed'),
                    count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'running')
             FROM sileme.notifier_runs
-            WHERE run_date BETWEEN $1::date AND $2::date
+            WHERE run_date BETWEEN $1::date AND $2::date AND \(Self.servedSlots(3))
             GROUP BY run_date
-            """, period) { row in
+            """, period + [zone]) { row in
             guard let i = index(row.string(0)) else { return }
             days[i].runs = row.int(1) ?? 0
             days[i].completedRuns = row.int(2) ?? 0
@@ -53,9 +66,10 @@ package struct HistoryStore {
                    n.consecutive_miss_days, count(*)
             FROM notification_logs n
             WHERE n.notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR n.user_id = $3::uuid)
+              AND \(Self.inSlots("n.user_id", 4))
             GROUP BY n.notification_date, n.status, coalesce(n.email_sent, false),
                      CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END, n.consecutive_miss_days
-            """, period + [request.userID]) { row in
+            """, period + [request.userID, zone]) { row in
             guard let i = index(row.string(0)) else { return }
             let sent = row.bool(2)
             let count = row.int(5) ?? 0
@@ -85,10 +99,11 @@ package struct HistoryStore {
         overview.byKind = try db.execute("""
             SELECT kind, channel, count(*) FILTER (WHERE email_sent), count(*) FILTER (WHERE status = 'failed'),
                    count(*) FILTER (WHERE status IN ('retry', 'sending'))
-            FROM notification_logs
+            FROM notification_logs n
             WHERE notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR user_id = $3::uuid)
+              AND \(Self.inSlots("n.user_id", 4))
             GROUP BY kind, channel ORDER BY channel, kind
-            """, period + [request.userID]).rows.map {
+            """, period + [request.userID, zone]).rows.map {
             HistoryOverview.KindCount(kind: $0.string(0) ?? "", channel: $0.string(1) ?? "", sent: $0.int(2) ?? 0,
                                       failed: $0.int(3) ?? 0, pending: $0.int(4) ?? 0)
         }
@@ -102,9 +117,10 @@ package struct HistoryStore {
             WHERE s.status = 'undeliverable' AND ($1::uuid IS NULL OR s.user_id = $1::uuid)
               AND EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
                           AND n.notification_date BETWEEN $2::date AND $3::date)
+              AND \(Self.inSlots("s.user_id", 4))
             ORDER BY s.updated_at DESC, s.user_id, s.email
             LIMIT 1000
-            """, [request.userID] + period).rows.map {
+            """, [request.userID] + period + [zone]).rows.map {
             HistoryOverview.UndeliverableContact(userID: $0.string(0) ?? "", email: redaction.email($0.string(1)) ?? "",
                                                  lastReply: redaction.text($0.string(2)) ?? "",
                                                  since: Self.instant($0, 3) ?? Date(timeIntervalSince1970: 0))
@@ -114,16 +130,17 @@ package struct HistoryStore {
 
     // MARK: Runs
 
-    /// Streams the period's runs, by run date and start.
-    package func streamRuns(_ db: PGConnection, request: HistoryRequest, _ body: (RunRecord) throws -> Void) throws {
+    /// Streams the period's runs, by run date and start (those that served `slots`, when given).
+    package func streamRuns(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
+                            _ body: (RunRecord) throws -> Void) throws {
         let listed = RunRecord.listedFields
         try db.stream("""
             SELECT id, run_date::text, mode, host, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
                    status, error, \(listed.compactMap(\.column).joined(separator: ", "))
             FROM sileme.notifier_runs
-            WHERE run_date BETWEEN $1::date AND $2::date
+            WHERE run_date BETWEEN $1::date AND $2::date AND \(Self.servedSlots(3))
             ORDER BY run_date, started_at, id
-            """, [request.from.description, request.to.description]) { row in
+            """, [request.from.description, request.to.description, slots.map { PGArray.literal($0) }]) { row in
             guard let id = row.string("id").flatMap({ Int64($0) }), let date = row.date("run_date") else { return }
             var counts: [String: Int] = [:]
             for field in listed { counts[field.name] = field.column.flatMap { row.int($0) } }
@@ -152,8 +169,10 @@ package struct HistoryStore {
     private static let recordJoins = "LEFT JOIN users u ON u.id = n.user_id"
 
     /// Streams the period's failed, stuck/sending and retrying rows: by day, failed first, then
-    /// sending, then retry, then user. With a limit, at most that many per day.
-    package func streamProblems(_ db: PGConnection, request: HistoryRequest, _ body: (NotificationRecord) throws -> Void) throws {
+    /// sending, then retry, then user. With a limit, at most that many per day. Of the users of
+    /// `slots` only, when given.
+    package func streamProblems(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
+                                _ body: (NotificationRecord) throws -> Void) throws {
         try db.stream("""
             SELECT * FROM (
                 SELECT \(recordColumns), n.notification_date AS day, n.user_id AS uid,
@@ -164,10 +183,12 @@ package struct HistoryStore {
                 FROM notification_logs n
                 \(Self.recordJoins)
                 WHERE n.notification_date BETWEEN $1::date AND $2::date AND n.status IN ('failed', 'sending', 'retry')
+                  AND \(Self.inSlots("n.user_id", 4))
             ) p
             WHERE $3::bigint IS NULL OR p.rank <= $3::bigint
             ORDER BY p.day, p.sort, p.uid
-            """, [request.from.description, request.to.description, request.problemLimitPerDay.map(String.init)]) { row in
+            """, [request.from.description, request.to.description, request.problemLimitPerDay.map(String.init),
+                  slots.map { PGArray.literal($0) }]) { row in
             if let record = record(row) { try body(record) }
         }
     }
