@@ -38,6 +38,8 @@ public final class Daemon: @unchecked Sendable {
     private var lastRun = "none yet"
     private var failedRuns = 0
     private var notBefore: Date = .distantPast
+    /// The latest run date retention was applied for (by this process).
+    private var retainedThrough = CalendarDate(dayNumber: 0)
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -182,7 +184,11 @@ public final class Daemon: @unchecked Sendable {
         if !failed && !stopRequested {
             failedRuns = 0
             notBefore = .distantPast
-            if reason != .retry, let latest = runs.first { applyRetention(runDate: latest.runDate) }
+            // Retention once per run date (an instant's runs come many times a day with users' own times).
+            if reason != .retry, let latest = runs.first?.runDate, latest > retainedThrough {
+                applyRetention(runDate: latest)
+                retainedThrough = latest
+            }
         }
     }
 

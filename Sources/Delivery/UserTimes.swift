@@ -45,7 +45,7 @@ public enum UserTimes {
         throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
         if case .date(let date) = when, zone == nil { return (nil, [(date, .day)]) }
         let slots = try read(db, configuration: configuration, logger: logger)
-        let inZone = zone.map { zone in Set(slots.slots.filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)) }
+        let inZone = zone.map { Set(slots.keys(countedIn: $0)) }
         switch when {
         case .date(let date):
             return (slots, [(date, RunPlan.Scope(users: nil, kinds: [.alert, .followUp, .reminder], evaluatesRule: true,

@@ -39,10 +39,7 @@ public struct HistoryReport: Sendable {
                     user = profile
                 }
                 // --zone: the users counted in that zone (their own time's slots, or the service's).
-                let slots = try request.zone.map { zone in
-                    try SlotSQL.slots(db, service: configuration.schedule).slots
-                        .filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)
-                }
+                let slots = try request.zone.map { try SlotSQL.slots(db, service: configuration.schedule).keys(countedIn: $0) }
                 let overview = try store.overview(db, request: request, slots: slots)
                 let header = HistoryHeader(request: request, timeZone: configuration.timeZone,
                                            thresholdDays: configuration.rule.thresholdDays,

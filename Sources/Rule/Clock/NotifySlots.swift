@@ -99,6 +99,12 @@ public struct NotifySlots: Sendable, Equatable {
         return (first, fires.filter { $0.1 == first }.map(\.0))
     }
 
+    /// The keys of the slots whose users' days are counted in `zone` (an unknown name's users are
+    /// counted in the service's zone): what `--zone` keeps.
+    public func keys(countedIn zone: TimeZone) -> [String] {
+        slots.filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)
+    }
+
     /// The slots whose zone name is unknown (their users are served in the service's zone).
     public var unknownZones: [Slot] { slots.filter(\.unknownZone) }
 }
