@@ -63,6 +63,18 @@ public enum UserTimes {
         }
     }
 
+    /// User `userID`'s run date at `when`: the date given, or the date of their own latest notify
+    /// instant at or before the instant (the service's for an unknown user: the caller says so).
+    public static func runDate(of userID: String, at when: RunWhen, configuration: NotifierConfiguration) throws -> CalendarDate {
+        switch when {
+        case .date(let date): return date
+        case .instant(let instant):
+            let db = try PGConnection(configuration, \.readDatabaseURL)
+            let key = try SlotSQL.key(db, userID: userID.lowercased()) ?? NotifySlots.serviceKey
+            return NotifySlots.Slot(key: key, service: configuration.schedule).schedule.latestFire(atOrBefore: instant).date
+        }
+    }
+
     /// The runs of `when`, latest run date first: one of everyone for a date; for an instant,
     /// one per run date its users are on (one of everyone when all are on one date), with the
     /// slots read now.

@@ -69,6 +69,12 @@ public enum SlotSQL {
         return counts
     }
 
+    /// The slot key of user `userID`; nil when there is no such user (or the id is not a UUID).
+    public static func key(_ db: PGConnection, userID: String) throws -> String? {
+        guard UUID(uuidString: userID) != nil else { return nil }
+        return try db.execute("SELECT \(key("u")) FROM users u WHERE u.id = $1::uuid", [userID]).rows.first?.string(0)
+    }
+
     /// Every user's slot, read now and resolved against the service's schedule `service`.
     public static func slots(_ db: PGConnection, service: DailySchedule) throws -> NotifySlots {
         NotifySlots(keys: try keys(db), service: service)

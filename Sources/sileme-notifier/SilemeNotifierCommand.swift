@@ -98,7 +98,8 @@ struct RunCommand: ParsableCommand {
         let when = try dates.when(for: configuration, sending: !dryRun)
         try Console.exitOnFailure {
             if let preview {
-                let runDate = try dates.runDate(for: configuration, sending: false)
+                // The user's own run date at the instant (their zone and time), or --date's.
+                let runDate = try UserTimes.runDate(of: preview, at: when, configuration: configuration)
                 do {
                     let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate,
                                                          kind: DeliveryJob.Kind(rawValue: kind) ?? .alert, contact: contact)

@@ -49,8 +49,14 @@ struct UserTimeIntegrationTests {
     func sixZones() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        for person in Self.world { _ = try Self.add(db, mail, person, lastCheckIn: "2026-01-10") }
+        var ids: [String: String] = [:]
+        for person in Self.world { ids[person.local] = try Self.add(db, mail, person, lastCheckIn: "2026-01-10") }
         let env = try NotifierProcess.environment(database: db)
+        // --preview at an instant: the user's own run date (Los Angeles is still on the 12th at 09:00Z).
+        for (at, date) in [("2026-01-13T09:00:00Z", "2026-01-12"), ("2026-01-13T17:00:00Z", "2026-01-13")] {
+            let preview = try NotifierProcess.run(["--run-now", "--dry-run", "--at", at, "--preview", ids["losangeles"]!], environment: env)
+            #expect(preview.status == 0 && preview.stderr.contains("preview for \(ids["losangeles"]!) on \(date):"), "\(preview.stderr)")
+        }
         var expected = Set<String>()
         for person in Self.world.sorted(by: { $0.due < $1.due }) {
             let due = Self.instant(person.due)
