@@ -181,6 +181,12 @@ struct UserTimeIntegrationTests {
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env).status == 0)
         #expect(try Self.mailed(mail) == Set(Self.world.map(\.local)))
         #expect(try db.query("SELECT slots FROM sileme.notifier_runs") == [[nil]], "a run of everyone")
+        // The dry run of a date names each user's own zone all the same.
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"], environment: env)
+        let users = ((try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]]) ?? []
+        let zones = Dictionary(users.compactMap { row in (row["name"] as? String).map { ($0, row["time_zone"] as? String) } }) { a, _ in a }
+        #expect(zones["kolkata"] == "Asia/Kolkata" && zones["shanghai"] == "Asia/Shanghai" && zones["mars"] == "Asia/Shanghai", "\(zones)")
+        #expect(users.allSatisfy { $0["run_date"] as? String == "2026-01-13" })
     }
 
     /// `HH:MM:SS` and the date in `zone` at `instant` (by default, `offset` seconds from now).

@@ -58,7 +58,9 @@ public struct DryRun: Sendable {
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true))
             let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration, zone: zone)
-            let zones = Dictionary((slots?.slots ?? []).map { ($0.key, $0) }) { first, _ in first }
+            // Each row names the zone its user's days are counted in, for a --date run too.
+            let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
+            let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
             // With the webhook on, each new alert's event too (one per user).
