@@ -1,7 +1,6 @@
 import Config
 import Delivery
 import Foundation
-import Rule
 import Logging
 import Store
 import Systemd
@@ -161,7 +160,7 @@ final class AllClearWatcher: @unchecked Sendable {
     /// One all-clear pass for today (in the service zone): for `users` only when given (the
     /// check-ins just heard of), else the whole sweep.
     private func pass(_ config: NotifierConfiguration, users: Set<String>? = nil) {
-        let today = DailySchedule(time: config.notifyTime, timeZone: config.timeZone).runDate(at: Date())
+        let today = config.schedule.runDate(at: Date())
         let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
                                   onlyUsers: users)
         do {

@@ -1,9 +1,9 @@
 import Config
 import Delivery
 import Foundation
-import Rule
 import Logging
 import Mail
+import Rule
 import Store
 import Systemd
 import Values

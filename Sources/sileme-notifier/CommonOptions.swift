@@ -1,6 +1,5 @@
 import ArgumentParser
 import Config
-import Daemon
 import Delivery
 import Foundation
 import Rule
@@ -91,9 +90,12 @@ struct SendingDateOptions: ParsableArguments {
     func runDate(for configuration: NotifierConfiguration, sending: Bool, now: Date = Date()) throws -> CalendarDate {
         guard let at, let instant = Self.instant(at) else { return try runDate(in: configuration.timeZone, sending: sending, now: now) }
         try refuseFuture(instant, sending: sending, now: now)
-        return DailySchedule(time: configuration.notifyTime, timeZone: configuration.timeZone).latestFire(atOrBefore: instant).date
+        return configuration.schedule.latestFire(atOrBefore: instant).date
     }
 
+    /// The run date: `--date`, or today in the service zone. When `sending`, a date after today
+    /// there is refused (exit 64, after telling why) unless `--allow-future-date`; it is checked
+    /// after the configuration is loaded, since the zone is a setting.
     func runDate(in zone: TimeZone, sending: Bool, now: Date = Date()) throws -> CalendarDate {
         let today = CalendarDate(now, in: zone)
         let runDate = date.flatMap { CalendarDate(parsing: $0) } ?? today
