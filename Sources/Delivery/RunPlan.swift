@@ -74,7 +74,7 @@ public struct RunPlan: Sendable {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
                                   logger: logger ?? Logger(label: "sileme-notifier.plan") { _ in SwiftLogNoOpLogHandler() })
         let owed = alongside.map { connect in
-            Self.readAlongside {
+            Background("sileme-plan-owed") {
                 let other = try connect()
                 return try other.transaction(readOnly: true) {
                     try lifecycle.owed(other, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
@@ -87,37 +87,16 @@ public struct RunPlan: Sendable {
             try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
                               control: control, each: each, alerts: &alerts)
         } catch {
-            _ = try? owed?()  // the other thread's connection is done with before this returns
+            _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error
         }
-        plan.owed = try owed?() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
+        plan.owed = try owed?.wait() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
         let around = try lifecycle.jobs(db, owed: plan.owed)
         plan.unusableIntroductions = around.unusable
         // Introductions first (a new contact learns who named them before anything else), then
         // the alerts, the all-clears and the follow-ups.
         plan.jobs = around.jobs.filter { $0.kind == .introduction } + alerts + around.jobs.filter { $0.kind != .introduction }
         return plan
-    }
-
-    /// Runs `body` on a thread of its own; the closure returned waits for it and returns its
-    /// result (or throws its error).
-    private static func readAlongside(_ body: @escaping @Sendable () throws -> [LifecycleStore.Due])
-        -> () throws -> [LifecycleStore.Due] {
-        let outcome = Locked<Result<[LifecycleStore.Due], any Error>?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            let result = Result { try body() }
-            outcome.withLock { $0 = result }
-            finished.signal()
-        }
-        thread.name = "sileme-plan-owed"
-        thread.start()
-        var waited = false
-        return {
-            if !waited { finished.wait() }
-            waited = true
-            return try outcome.withLock { $0! }.get()
-        }
     }
 
     /// The rule's part of the plan: every listed user's decision, alerts and skips.

@@ -82,6 +82,17 @@ struct UserTimeIntegrationTests {
         #expect(mars?["time_zone"] as? String == "Asia/Shanghai" && mars?["unknown_time_zone"] as? String == "Mars/Olympus_Mons",
                 "\(String(describing: mars))")
         #expect(mars?["run_date"] as? String == "2026-01-13")
+        // A day later, at 02:00Z, the users are on two run dates (planned side by side): the later
+        // run date's rows first, each user on their own date.
+        let later = try NotifierProcess.run(["--run-now", "--dry-run", "--at", "2026-01-14T02:00:00Z", "--format", "json"], environment: env)
+        let laterRows = ((try JSONSerialization.jsonObject(with: Data(later.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]]) ?? []
+        #expect(laterRows.compactMap { $0["run_date"] as? String } == Array(repeating: "2026-01-14", count: 4) + Array(repeating: "2026-01-13", count: 5),
+                "\(later.stdout) \(later.stderr)")
+        func names(on date: String) -> Set<String> {
+            Set(laterRows.filter { $0["run_date"] as? String == date }.compactMap { $0["name"] as? String })
+        }
+        #expect(names(on: "2026-01-14") == ["shanghai", "chatham", "kiritimati", "mars"])
+        #expect(names(on: "2026-01-13") == ["shanghai20", "losangeles", "losangeles7", "london", "kolkata"])
         // --zone: only the users counted in that zone (the unknown zone's user is counted in Shanghai's).
         func listed(_ zone: String, _ when: [String]) throws -> [String] {
             let result = try NotifierProcess.run(["--run-now", "--dry-run", "--format", "json", "--zone", zone] + when, environment: env)

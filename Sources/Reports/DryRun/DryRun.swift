@@ -49,7 +49,9 @@ public struct DryRun: Sendable {
     }
 
     /// Writes every listed user and every other message owed to `report`; returns the plan's tally
-    /// (of all the instant's run dates).
+    /// (of all the instant's run dates). An instant's later run dates are planned meanwhile, each
+    /// on connections of its own (each statement reads its own snapshot either way), and their
+    /// rows kept until the first's are written: the run dates' plans cost what the longest costs.
     public func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
@@ -61,30 +63,62 @@ public struct DryRun: Sendable {
             // Each row names the zone its user's days are counted in, for a --date run too.
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
+            let later = dates.dropFirst().map { date, scope in
+                Background("sileme-plan-\(date)") { [self] in
+                    let other = try PGConnection(configuration, \.readDatabaseURL)
+                    let kept = Locked<[ReportRow]>([])
+                    let plan = try other.transaction(readOnly: true) {
+                        try self.plan(other, date: date, scope: scope, zones: zones) { row in kept.withLock { $0.append(row) } }
+                    }
+                    return (plan: plan, rows: kept.withLock { $0 })
+                }
+            }
+            defer { for each in later { _ = try? each.wait() } }  // their connections are done with before this returns
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
-            // With the webhook on, each new alert's event too (one per user).
             var hooked: [LifecycleStore.Due] = []
-            let hooksAlerts = configuration.webhookSends(.alert)
-            for (date, scope) in dates {
-                // The other messages owed are read meanwhile on a second read-only connection.
-                let plan = try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true,
-                                            alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
-                    let slot = candidate.slot.flatMap { zones[$0] }
-                    try report.row(ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
-                                             timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
-                                             unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil))
-                    if hooksAlerts && evaluation.decision == .send {
-                        hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
-                                                    missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
-                    }
+            for (index, (date, scope)) in dates.enumerated() {
+                let plan: Planned
+                if index == 0 {
+                    plan = try self.plan(db, date: date, scope: scope, zones: zones) { try report.row($0) }
+                } else {
+                    let done = try later[index - 1].wait()
+                    for row in done.rows { try report.row(row) }
+                    plan = done.plan
                 }
-                tally.add(plan.tally)
-                owed += plan.owed
+                tally.add(plan.plan.tally)
+                owed += plan.plan.owed
+                hooked += plan.hooked
             }
             try report.lifecycle(owed + hooked)
             try report.end(tally)
             return tally
         }
+    }
+
+    /// One run date's plan and, with the webhook on, each new alert's event (one per user).
+    private struct Planned: Sendable {
+        var plan: RunPlan
+        var hooked: [LifecycleStore.Due] = []
+    }
+
+    /// Reads the plan of one run date on `db` (its owed messages on a second read-only connection
+    /// meanwhile) and hands each listed user's row to `row`.
+    private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
+                      row: (ReportRow) throws -> Void) throws -> Planned {
+        var hooked: [LifecycleStore.Due] = []
+        let hooksAlerts = configuration.webhookSends(.alert)
+        let plan = try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true,
+                                    alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
+            let slot = candidate.slot.flatMap { zones[$0] }
+            try row(ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
+                              timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
+                              unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil))
+            if hooksAlerts && evaluation.decision == .send {
+                hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
+                                            missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
+            }
+        }
+        return Planned(plan: plan, hooked: hooked)
     }
 }
