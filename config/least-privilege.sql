@@ -35,6 +35,9 @@ GRANT SELECT, DELETE ON sileme.pending_all_clears TO sileme_notifier;
 -- folded, and for `check`'s backlog line).
 GRANT SELECT ON sileme.check_in_queue TO sileme_notifier;
 GRANT EXECUTE ON FUNCTION sileme.sileme_fold_check_ins() TO sileme_notifier;
+-- The intake guard: each day's intake (the fold keeps it) and the alerts held over a gap.
+GRANT SELECT ON sileme.daily_intake TO sileme_notifier;
+GRANT SELECT, INSERT, UPDATE ON sileme.held_alerts TO sileme_notifier;
 
 -- Row-level security (the app may turn it on, as the design doc does for users and check_ins;
 -- `migrate` turns it on for emergency_contacts and contact_status): the role reads every row

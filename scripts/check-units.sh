@@ -20,7 +20,7 @@ units_dir=$PWD/systemd
 services=(sileme-notifier.service sileme-notifier-run.service)
 units=("${services[@]}" sileme-notifier-run.timer)
 binary=/usr/local/bin/sileme-notifier
-# The MESSAGE_IDs of docs/interfaces.md's events (and run_failed); the catalog must have exactly these.
+# The MESSAGE_IDs of docs/interfaces.md's events (run_failed and alerts_held too); the catalog must have exactly these.
 declare -A expected_ids=(
   [b5114b477a7847da8a32aee24ab6a236]=run_started
   [4fb505200f49472eb5538283f7de1a2b]=run_finished
@@ -28,6 +28,7 @@ declare -A expected_ids=(
   [ce86ef5e801347caaa6f2e50266c0468]=notification_failed
   [e07c7725ec0f42bea29914801a2ebf54]=notification_skipped
   [3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7]=run_failed
+  [ba186e0e0bf34c279a00ad43509e5af0]=alerts_held
 )
 
 for tool in systemd-analyze journalctl systemd-sysusers; do

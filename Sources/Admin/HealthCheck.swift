@@ -98,6 +98,11 @@ public struct HealthCheck: Sendable {
                 } catch let error as DatabaseError {
                     note("check-in queue", false, error.description, failure: .configuration)
                 }
+                do {
+                    findings.append(Self.holds(try HoldStore.open(db), configuration: configuration))
+                } catch let error as DatabaseError {
+                    note("held alerts", false, error.description, failure: .configuration)
+                }
             }
         } catch let error as DatabaseError {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
@@ -150,5 +155,21 @@ public struct HealthCheck: Sendable {
             note("mail server", false, error.description, failure: .failure)
         }
         return (findings, status)
+    }
+
+    /// The intake guard's line: the alerts held now (a warning: the operator decides whether the
+    /// app was down), or that none is, with the guard's settings.
+    static func holds(_ open: HoldStore.Open, configuration: NotifierConfiguration) -> Finding {
+        let guardSettings = configuration.intakeGuard
+        guard open.count > 0 else {
+            let state = guardSettings.isOn
+                ? "none held (a day below \(guardSettings.dropRatio) of its usual intake, where that is at least \(guardSettings.minUsers) users, holds alerts \(guardSettings.holdHours) h)"
+                : "none held; the intake guard is off (INTAKE_DROP_RATIO=0)"
+            return Finding(subject: "held alerts", ok: true, detail: state)
+        }
+        let gaps = open.gapDays.map(\.description).joined(separator: ", ")
+        let release = open.nextRelease.map { CalendarDate.rfc3339($0) } ?? "?"
+        return Finding(subject: "held alerts", ok: true, warning: true,
+                       detail: "\(open.count) user(s)' alerts held over the intake gap(s) \(gaps); they go out at \(release), or now with `sileme-notifier release`")
     }
 }

@@ -24,6 +24,7 @@ public struct ConfigurationLoader: Sendable {
         "ALL_CLEAR_POLL_SECONDS",
         "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "WEBHOOK_CA_FILE", "WEBHOOK_TIMEOUT_SECONDS",
         "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
+        "INTAKE_DROP_RATIO", "INTAKE_MIN_USERS", "HOLD_HOURS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -159,6 +160,10 @@ public struct ConfigurationLoader: Sendable {
         config.databaseReconnectSeconds = try settings.number("DATABASE_RECONNECT_SECONDS", in: 0...3600)
             ?? config.databaseReconnectSeconds
         config.claimLeaseSeconds = try settings.number("CLAIM_LEASE_SECONDS", in: 2...3600) ?? config.claimLeaseSeconds
+        config.intakeGuard = IntakeGuard(
+            dropRatio: try settings.number("INTAKE_DROP_RATIO", in: 0...1) ?? config.intakeGuard.dropRatio,
+            minUsers: try settings.integer("INTAKE_MIN_USERS", in: 1...100_000_000) ?? config.intakeGuard.minUsers,
+            holdHours: try settings.number("HOLD_HOURS", in: 0.001...720) ?? config.intakeGuard.holdHours)
         if let url = try settings.string("HEARTBEAT_URL"), !url.isEmpty {
             guard url.hasPrefix("https://") || url.hasPrefix("http://"), !url.contains(where: \.isWhitespace) else {
                 throw ConfigurationError(setting: "HEARTBEAT_URL", reason: "must be an http:// or https:// URL")

@@ -33,6 +33,9 @@ public struct NotifierConfiguration: Sendable {
     public var schedule: DailySchedule { DailySchedule(time: notifyTime, timeZone: timeZone) }
     /// `MISS_THRESHOLD_DAYS`, `CATCH_UP_DAYS` and `SUPERSEDE` (default on).
     public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+    /// `INTAKE_DROP_RATIO`, `INTAKE_MIN_USERS`, `HOLD_HOURS`: the alerts held over a day on which
+    /// the app could record far fewer check-ins than usual (docs/intake-hold.md).
+    public var intakeGuard = IntakeGuard()
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
     public var templateDirectory: String?
     /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently

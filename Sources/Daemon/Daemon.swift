@@ -103,6 +103,10 @@ public final class Daemon: @unchecked Sendable {
                 case .waitForRetry(let deadline):
                     systemd.status("retry of failed mails at \(Self.format(deadline, in: configuration.timeZone)); " + waitingStatus(next: slots))
                     wait(until: min(deadline, lookAgain))
+                case .waitForHoldEnd(let deadline):
+                    systemd.status("alerts held over an intake gap go out at \(Self.format(deadline, in: configuration.timeZone)); "
+                                   + waitingStatus(next: slots))
+                    wait(until: min(deadline, lookAgain))
                 case .waitForNextRun(let deadline):
                     systemd.status("waiting; " + waitingStatus(next: slots))
                     wait(until: min(deadline, lookAgain))
@@ -177,6 +181,7 @@ public final class Daemon: @unchecked Sendable {
             backOffAfterFailure()
             return
         }
+        let started = clock.now()
         var failed = false
         for run in runs where !stopRequested && !failed {
             failed = !perform(run, reason: reason)
@@ -184,6 +189,8 @@ public final class Daemon: @unchecked Sendable {
         if !failed && !stopRequested {
             failedRuns = 0
             notBefore = .distantPast
+            // Every user was served: the holds over by then are done with.
+            if slots == nil { endHolds(over: started) }
             // Retention once per run date (an instant's runs come many times a day with users' own times).
             if reason != .retry, let latest = runs.first?.runDate, latest > retainedThrough {
                 applyRetention(runDate: latest)
@@ -216,6 +223,17 @@ public final class Daemon: @unchecked Sendable {
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
             return false
+        }
+    }
+
+    /// After runs of every user: the holds that ended before they began are done with (their
+    /// alerts sent, or in the retries' hands), so the daemon no longer wakes for them. A failure
+    /// is logged; the next run of everyone ends them.
+    private func endHolds(over instant: Date) {
+        do {
+            try HoldStore.endHolds(try PGConnection(configuration, applicationName: "sileme-notifier (holds)"), over: instant)
+        } catch {
+            logger.error("held alerts: cannot record the end of holds: \(error)")
         }
     }
 

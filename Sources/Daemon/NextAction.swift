@@ -22,6 +22,8 @@ package enum NextAction: Equatable, Sendable {
         package static let unfinished: Reason = "retrying an unfinished run"
         /// The date's run completed; some of its mails failed and are due again now.
         package static let retry: Reason = "retry"
+        /// Alerts held over an intake gap go out now (docs/intake-hold.md).
+        package static let holdEnds: Reason = "held alerts released"
     }
 
     /// Run now, as of `instant`, for the users of `slots` (nil: every user) — each on the date of
@@ -31,6 +33,8 @@ package enum NextAction: Equatable, Sendable {
     case waitAfterFailure(until: Date)
     /// Failed messages are due again at this instant, before the next notify instant.
     case waitForRetry(until: Date)
+    /// Held alerts go out at this instant (their hold ends), before the next notify instant.
+    case waitForHoldEnd(until: Date)
     /// Nothing to do until the next notify instant.
     case waitForNextRun(until: Date)
 
@@ -38,8 +42,8 @@ package enum NextAction: Equatable, Sendable {
     /// whose latest notify instant has no completed run (a catch-up after downtime included: an
     /// instant more than a minute ago, every missed one served at once with the real count of
     /// days), a retry pass when failed messages of those dates are due again (until the next
-    /// instant, whatever the hour), or a wait for whichever comes first of the next notify instant
-    /// and the next retry. `state` is what the database says about the dates the slots' latest
+    /// instant, whatever the hour), a run when held alerts' hold ends, or a wait for whichever
+    /// comes first of the next notify instant, the next retry and the next hold's end. `state` is what the database says about the dates the slots' latest
     /// instants are on; `notBefore` ends the back-off after a failed run.
     package static func decide(now: Date, slots: NotifySlots, state: DaemonState, notBefore: Date) -> NextAction {
         let fires = slots.latestFires(atOrBefore: now)
@@ -52,10 +56,13 @@ package enum NextAction: Equatable, Sendable {
             return .run(at: now, slots: pending.count == fires.count ? nil : Set(pending.map(\.slot.key)), reason: reason)
         }
         // Retries of the latest runs' failures, until the next instant takes over (never cut off
-        // by a zone's midnight: an alert that failed at 23:40 is retried at 00:10 all the same).
-        if let retryAt = state.nextRetry {
-            if retryAt <= now { return .run(at: now, slots: nil, reason: .retry) }
-            if retryAt < next { return .waitForRetry(until: retryAt) }
+        // by a zone's midnight: an alert that failed at 23:40 is retried at 00:10 all the same);
+        // and the end of a hold, whenever it comes: a run of everyone, which sends what was held.
+        let wakes = [state.nextRetry.map { ($0, Reason.retry) }, state.nextRelease.map { ($0, Reason.holdEnds) }]
+            .compactMap { $0 }.sorted { $0.0 < $1.0 }
+        if let (at, reason) = wakes.first {
+            if at <= now { return .run(at: now, slots: nil, reason: reason) }
+            if at < next { return reason == .retry ? .waitForRetry(until: at) : .waitForHoldEnd(until: at) }
         }
         return .waitForNextRun(until: next)
     }

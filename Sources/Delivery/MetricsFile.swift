@@ -61,6 +61,11 @@ public struct MetricsFile: Sendable {
         }
         metric("retry_backlog", "gauge", "Mails of the open days not sent yet, by status (retry: due again later; failed: permanent; sending: claimed).",
                figures.backlog.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", Double($0.value)) })
+        metric("held_alerts", "gauge", "Users whose alert is held now over an intake gap (the app could not record check-ins); they go out at the hold's end.",
+               [("", Double(figures.held.count))])
+        if let release = figures.held.nextRelease {
+            metric("held_alerts_release_timestamp_seconds", "gauge", "When the first held alert goes out.", [("", release.timeIntervalSince1970)])
+        }
         return text
     }
 

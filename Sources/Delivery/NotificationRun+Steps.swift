@@ -5,6 +5,7 @@ import Rule
 import Store
 import Systemd
 import Values
+import Webhook
 
 extension NotificationRun {
     /// The steps of a real run around its plan and its delivery: each a write (or the journal),
@@ -57,18 +58,28 @@ extension NotificationRun {
         /// Writes down what the plan decided that is not a message: the skipped users, and the
         /// introductions the run does not make (pairs no longer in force or unusable, or every
         /// pending one with `INTRODUCE_CONTACTS=off`).
-        func record(_ db: PGConnection, _ plan: RunPlan) throws {
+        ///
+        /// And the intake guard's new holds (docs/intake-hold.md): the plan comes back with when
+        /// its first held alert goes out.
+        func record(_ db: PGConnection, _ plan: RunPlan) throws -> RunPlan {
+            var plan = plan
+            if let release = try HoldStore.record(db, plan.newHolds, runDate: run.runDate, hours: run.configuration.intakeGuard.holdHours) {
+                plan.heldUntil = min(plan.heldUntil ?? release, release)
+            }
             try store.recordSkips(db, plan.skips, runDate: run.runDate, runID: id)
             if run.scope.kinds.contains(.introduction) {
                 try LifecycleStore(claimLeaseSeconds: run.configuration.claimLeaseSeconds)
                     .settleIntroductions(db, introduceContacts: run.configuration.introduceContacts, wholeDay: run.scope.isWholeDay,
                                          unusable: plan.unusableIntroductions)
             }
+            return plan
         }
 
-        /// The plan's warnings in the journal: future-dated check-ins ignored, each skipped user.
+        /// The plan's warnings in the journal: alerts held (at `crit`: the operator decides),
+        /// future-dated check-ins ignored, each skipped user.
         func announce(_ plan: RunPlan) {
             let logger = run.logger
+            if !plan.newHolds.isEmpty { announceHolds(plan) }
             if plan.tally.futureIgnored > 0 {
                 logger.warning("\(plan.tally.futureIgnored) user(s) have check-ins dated after \(run.runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
                                metadata: base.merging(NotifierEvent.futureCheckInsIgnored.metadata) { $1 }.merging([
@@ -82,6 +93,32 @@ extension NotificationRun {
                 if let newer = skip.newerAccount { fields["newer_user_id"] = "\(newer)" }
                 logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
                                metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging(fields) { $1 })
+            }
+        }
+
+        /// New holds (docs/intake-hold.md), at once: the journal at `crit` and, with the webhook
+        /// on, `notifier.alerts_held` (one attempt: the journal is the record). Only when this
+        /// run held alerts first — the later runs that find them still held say it in
+        /// `run_finished`'s `held`.
+        private func announceHolds(_ plan: RunPlan) {
+            let gapDays = plan.heldGapDays.sorted()
+            let gaps = gapDays.map(\.description).joined(separator: ",")
+            let releaseAt = plan.heldUntil ?? Date().addingTimeInterval(run.configuration.intakeGuard.holdHours * 3600)
+            let release = CalendarDate.rfc3339(releaseAt)
+            run.logger.critical("\(plan.tally.held) alert(s) held: their missed days include an intake gap (\(gaps)), a day on which far fewer users checked in than usual, as when the app is down; they go out at \(release) unless a check-in ends the streak first, or at once with `sileme-notifier release`",
+                                metadata: base.merging(NotifierEvent.alertsHeld.metadata) { $1 }.merging([
+                                    "held": "\(plan.tally.held)", "gap_days": "\(gaps)", "release_at": "\(release)",
+                                ]) { $1 })
+            guard let settings = run.configuration.webhook, settings.sends(.alertsHeld) else { return }
+            do {
+                let event = try WebhookEvent.alertsHeld(id: "held_\(id)", timestamp: Date(),
+                                                        held: .init(runDate: run.runDate, count: plan.tally.held, gapDays: gapDays, releaseAt: releaseAt))
+                let template = try settings.bodyTemplate.map { try WebhookBodyTemplate($0, appName: run.configuration.appName) }
+                let outcome = try WebhookTransport(settings: settings).send(event, using: template)
+                if case .delivered = outcome { return }
+                run.logger.error("webhook \(WebhookEventType.alertsHeld.rawValue) not delivered: \(outcome.reason)", metadata: base)
+            } catch {
+                run.logger.error("webhook \(WebhookEventType.alertsHeld.rawValue) not sent: \(error)", metadata: base)
             }
         }
 
@@ -118,13 +155,14 @@ extension NotificationRun {
             let gone = tally.gone > 0 ? ", \(tally.gone) deleted during the run" : ""
             let errorText = result.errors.first.map { "; error: \($0)" } ?? ""
             let guards = tally.guardsText.map { ", " + $0 } ?? ""
+            let held = tally.held > 0 ? ", \(tally.held) held over an intake gap" : ""
             let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
                 tally.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
             }
             let lifecycle = others.isEmpty ? "" : " (alerts \(tally.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
             let webhook = run.configuration.webhook == nil ? ""
                 : "; webhook events: \(tally.webhookSent) delivered, \(tally.webhookFailed) failed"
-            return "run finished for \(run.runDate): \(tally.sent) sent\(lifecycle), \(tally.failed) failed, \(tally.skipped) skipped, \(tally.alreadyNotified) already notified, \(tally.stale) stale\(guards)\(gone)\(webhook)\(errorText)"
+            return "run finished for \(run.runDate): \(tally.sent) sent\(lifecycle), \(tally.failed) failed, \(tally.skipped) skipped, \(tally.alreadyNotified) already notified, \(tally.stale) stale\(held)\(guards)\(gone)\(webhook)\(errorText)"
         }
 
         /// `run_finished`'s fields: every count of `RunTally.fields`, `sent_<kind>` and

@@ -66,8 +66,7 @@ public struct NotificationRun: Sendable {
                 if let users = scope.users { try run.releaseForRetry(db, users: users) }
                 let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
                                             control: control)
-                try run.record(db, plan)
-                return plan
+                return try run.record(db, plan)
             }
             run.announce(plan)
             delivery = dispatcher(composer: composer, store: run.store, runID: run.id, makeTransport: makeTransport, control: control)

@@ -59,6 +59,13 @@ public struct RunPlan: Sendable {
     public var unusableIntroductions: [(user: String, contact: String)] = []
     /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
     public var decisions: [String: Decision] = [:]
+    /// The intake guard's new holds, for the run to record (docs/intake-hold.md).
+    public var newHolds: [HoldStore.NewHold] = []
+    /// The gap days the plan's held alerts were held for.
+    public var heldGapDays: Set<CalendarDate> = []
+    /// When the earliest of the plan's held alerts recorded before goes out (a new hold ends
+    /// `HOLD_HOURS` after the run records it).
+    public var heldUntil: Date?
 
     /// Reads the plan of `scope` on `runDate` (never writes). `includeStale` lists the users past
     /// the catch-up window through `each` instead of counting them (the dry run); `each` hears
@@ -110,9 +117,12 @@ public struct RunPlan: Sendable {
                 tally.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule, slots: scope.slots)
             }
             let hooksAlerts = configuration.webhookSends(.alert)
+            let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
             var evaluated = 0
             try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
                                               onlyUsers: scope.users, slots: scope.slots) { candidate, evaluation in
+                var evaluation = evaluation
+                hold(candidate, &evaluation, by: holds)
                 tally.count(evaluation.decision)
                 if scope.users != nil { decisions[candidate.userID] = evaluation.decision }
                 evaluated += 1

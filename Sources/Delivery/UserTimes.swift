@@ -85,4 +85,23 @@ public enum UserTimes {
             NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
         }
     }
+
+    /// Carries out the runs of everyone (`runs(_:…)`, latest run date first) until `stop`; the
+    /// exit status is the most serious one's. When all of them completed without an error, the
+    /// holds that ended before they began are done with (docs/intake-hold.md): their alerts were
+    /// just sent, or handed to the retries.
+    public static func execute(_ runs: [NotificationRun], configuration: NotifierConfiguration, stop: StopSignal) throws -> ExitStatus {
+        let started = Date()
+        var status = ExitStatus.success
+        var clean = true
+        for run in runs where !stop.isStopped {
+            let result = try run.execute(control: RunControl(stop: stop))
+            status = status.then(result.exitStatus)
+            clean = clean && result.errors.isEmpty
+        }
+        if clean && !stop.isStopped {
+            try HoldStore.endHolds(try PGConnection(configuration, applicationName: "sileme-notifier (holds)"), over: started)
+        }
+        return status
+    }
 }

@@ -17,13 +17,16 @@ public enum Decision: String, Sendable, CaseIterable, Codable {
     case superseded
     /// The user is away (`users.paused_until ≥ D`). No mail.
     case paused
+    /// Due, but the missed days include an intake gap (the app could not record check-ins): the
+    /// alert is held until the hold ends or `release` (docs/intake-hold.md), never dropped.
+    case held
 
     /// The decisions every report's summary names even when none was taken (the first five); the
     /// others are named when at least one user has them.
     public var alwaysSummarised: Bool {
         switch self {
         case .send, .alreadyNotified, .stale, .invalidEmail, .invalidName: true
-        case .superseded, .paused: false
+        case .superseded, .paused, .held: false
         }
     }
 
@@ -31,7 +34,7 @@ public enum Decision: String, Sendable, CaseIterable, Codable {
     public var recordsSkip: Bool {
         switch self {
         case .invalidEmail, .invalidName, .superseded: true
-        case .send, .alreadyNotified, .stale, .paused: false
+        case .send, .alreadyNotified, .stale, .paused, .held: false
         }
     }
 }

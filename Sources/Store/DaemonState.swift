@@ -34,6 +34,9 @@ package struct DaemonState: Equatable {
     /// When the earliest transient failure of those dates is due again (now, for an abandoned claim;
     /// when its lease runs out, for a claim made through a pooler); nil when nothing waits for a retry.
     package let nextRetry: Date?
+    /// When the first open hold ends (alerts held over an intake gap, docs/intake-hold.md); nil
+    /// when none is held.
+    package let nextRelease: Date?
 
     /// Reads the state of `dates` (the dates the users' latest notify instants are on: one to three).
     package static func read(_ db: PGConnection, dates: [CalendarDate], claims: ClaimSQL) throws -> DaemonState {
@@ -54,13 +57,16 @@ package struct DaemonState: Equatable {
             WHERE n.notification_date = ANY($1::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
             """, [days])[0]
         return DaemonState(completed: completed, started: started,
-                           nextRetry: retry.string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) })
+                           nextRetry: retry.string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
+                           nextRelease: try HoldStore.open(db).nextRelease)
     }
 
     /// Creates the value.
-    package init(completed: [CalendarDate: Coverage], started: [CalendarDate: Coverage] = [:], nextRetry: Date? = nil) {
+    package init(completed: [CalendarDate: Coverage], started: [CalendarDate: Coverage] = [:], nextRetry: Date? = nil,
+                 nextRelease: Date? = nil) {
         self.completed = completed
         self.started = started
         self.nextRetry = nextRetry
+        self.nextRelease = nextRelease
     }
 }

@@ -14,6 +14,8 @@ public enum Housekeeping {
         /// Rows of the open days waiting for a retry (`retry`), failed for good (`failed`) and
         /// claimed but not finished (`sending`).
         public var backlog: [String: Int] = [:]
+        /// The alerts held over an intake gap now (docs/intake-hold.md).
+        public var held = HoldStore.Open()
 
         /// No run yet.
         public init() {}
@@ -37,6 +39,7 @@ public enum Housekeeping {
                                RunTally(stored: row))
             figures.lastSuccess = row.string("last_success").flatMap(Double.init)
         }
+        figures.held = try HoldStore.open(db)
         for status in ["retry", "failed", "sending"] { figures.backlog[status] = 0 }
         for row in try db.execute("""
             SELECT status, count(*) FROM notification_logs

@@ -23,6 +23,8 @@ public struct RunTally: Sendable, Equatable {
     public var paused = 0
     /// Users with a check-in dated after `D + 1`, ignored by the rule (a wrong device clock).
     public var futureIgnored = 0
+    /// Users due whose alert is held: their missed days include an intake gap.
+    public var held = 0
 
     // MARK: Delivery: each message's outcome
 
@@ -65,6 +67,7 @@ public struct RunTally: Sendable, Equatable {
         case .invalidName: invalidName += 1
         case .superseded: superseded += 1
         case .paused: paused += 1
+        case .held: held += 1
         }
     }
 
@@ -121,6 +124,7 @@ public struct RunTally: Sendable, Equatable {
         case .invalidName: invalidName
         case .superseded: superseded
         case .paused: paused
+        case .held: held
         }
     }
 
@@ -157,6 +161,7 @@ public struct RunTally: Sendable, Equatable {
         Field(name: "busy_elsewhere", column: "busy_elsewhere", metric: "busy_elsewhere", inHistory: true, value: \.busyElsewhere),
         Field(name: "superseded", column: "superseded", metric: "superseded", inHistory: true, value: \.superseded),
         Field(name: "paused", column: "paused", metric: "paused", inHistory: true, value: \.paused),
+        Field(name: "held", column: "held", metric: "held", inHistory: true, value: \.held),
         Field(name: "cancelled", column: "cancelled", metric: "cancelled", inHistory: true, value: \.cancelled),
         Field(name: "future_ignored", column: "future_ignored", metric: "future_check_in_ignored", inHistory: true, value: \.futureIgnored),
         Field(name: "gone", column: "gone", metric: "gone", inHistory: false, value: \.gone),

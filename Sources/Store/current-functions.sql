@@ -47,6 +47,10 @@ BEGIN
     FOR cleared_user IN
         WITH taken AS (
             DELETE FROM check_in_queue RETURNING user_id, check_in_date, queued_at
+        ), intake AS (
+            INSERT INTO daily_intake AS d (day, users)
+            SELECT check_in_date, count(*) FROM taken GROUP BY check_in_date
+            ON CONFLICT (day) DO UPDATE SET users = d.users + EXCLUDED.users
         ), latest AS (
             SELECT user_id, max(check_in_date) AS last FROM taken GROUP BY user_id
         ), moved AS (
@@ -221,6 +225,7 @@ AS $function$
 BEGIN
     DELETE FROM user_last_check_in;
     DELETE FROM check_in_queue;
+    DELETE FROM daily_intake;
     RETURN NULL;
 END $function$;
 

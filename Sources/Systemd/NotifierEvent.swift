@@ -23,6 +23,10 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// Users whose `time_zone` the zone database does not know (`TIME_ZONE_NAME`, `USERS`): they
     /// are served in `NOTIFY_TIME_ZONE`, never skipped. Once per run of an instant.
     case unknownTimeZone = "unknown_time_zone"
+    /// Alerts held: their missed days include an intake gap, a day on which the app could record
+    /// far fewer check-ins than usual (`HELD`, `GAP_DAYS`, `RELEASE_AT`). Priority `crit`: the
+    /// operator decides whether the app was down (docs/intake-hold.md).
+    case alertsHeld = "alerts_held"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -47,6 +51,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .notificationFailed: "ce86ef5e801347caaa6f2e50266c0468"
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
+        case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil

@@ -13,6 +13,9 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case reminder = "checkin.reminder"
     /// A contact address seen for the first time.
     case introduction = "contact.introduction"
+    /// For the operator, not about one user: a run held alerts over an intake gap (the app could
+    /// not record check-ins, docs/intake-hold.md).
+    case alertsHeld = "notifier.alerts_held"
     /// A signed test event (`check`): never filtered, never about a user.
     case ping
 

@@ -25,9 +25,12 @@ import Values
 /// - Already JSON, to write unquoted: `json` (the whole default body), `data_json` (its `data`
 ///   object), `contacts_json` (the contacts array).
 ///
-/// A `ping` (what `check` sends) has empty text for the user's facts, `miss_days` and
-/// `contact_count` 0 and no contacts, so a template made for the other events renders it as well;
-/// `is_ping` tells it apart.
+/// - `notifier.alerts_held` (for the operator): `held` (a number), `gap_days` (the days joined
+///   with ", "), `release_at`; `run_date` too.
+///
+/// A `ping` (what `check` sends) and `notifier.alerts_held` have empty text for the user's facts,
+/// `miss_days` and `contact_count` 0 and no contacts, so a template made for the other events
+/// renders them as well; `is_ping` and `is_alerts_held` tell them apart.
 public struct WebhookBodyTemplate: Sendable {
     private let template: WebhookSettings.BodyTemplate
     private let appName: String
@@ -35,9 +38,10 @@ public struct WebhookBodyTemplate: Sendable {
     /// Every variable a template may use.
     public static let variableNames = [
         "type", "id", "timestamp", "app_name",
-        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_ping",
+        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_ping", "is_alerts_held",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
         "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact",
+        "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
     ]
 
@@ -90,11 +94,18 @@ public struct WebhookBodyTemplate: Sendable {
         ]
         let flags: [(String, WebhookEventType)] = [
             ("is_alert", .alert), ("is_all_clear", .allClear), ("is_follow_up", .followUp), ("is_reminder", .reminder),
-            ("is_introduction", .introduction), ("is_ping", .ping),
+            ("is_introduction", .introduction), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
         ]
         for (name, type) in flags { values[name] = event.type == type }
+        if let held = event.held {
+            values["held"] = held.count
+            values["gap_days"] = held.gapDays.map(\.description).joined(separator: ", ")
+            values["release_at"] = CalendarDate.rfc3339(held.releaseAt)
+            values["run_date"] = held.runDate.description
+        }
         guard let payload = event.payload else {
-            // A ping: the user's facts empty, so that a template made for the other events renders it too.
+            // A ping or an operator's event: the user's facts empty, so that a template made for
+            // the other events renders it too.
             values.merge(["user_id": "", "user_name": "", "run_date": "", "miss_days": 0, "contacts": [Any](), "contact_emails": "",
                           "contact_count": 0, "contacts_json": "[]"]) { old, _ in old }
             return values
@@ -134,9 +145,11 @@ public struct WebhookBodyTemplate: Sendable {
         full.contact = contacts[0]
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])
         var events: [WebhookEvent] = []
-        for type in WebhookEventType.selectable {
+        for type in WebhookEventType.selectable where type != .alertsHeld {
             for payload in [full, bare] { events.append(try! WebhookEvent(type: type, id: "msg_sample", timestamp: time, payload: payload)) }
         }
+        events.append(try! .alertsHeld(id: "msg_sample", timestamp: time,
+                                       held: .init(runDate: day, count: 200, gapDays: [day.adding(days: -2), day.adding(days: -1)], releaseAt: time)))
         events.append(try! .ping(id: "msg_sample", timestamp: time))
         return events
     }()

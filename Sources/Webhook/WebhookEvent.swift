@@ -16,8 +16,10 @@ public struct WebhookEvent: Sendable, Equatable {
     public let id: String
     /// When the event happened (the body's `timestamp`; not the time of an attempt).
     public let timestamp: Date
-    /// The facts about the user; nil only for a `ping`.
+    /// The facts about the user; nil for a `ping` and an operator's event.
     public let payload: Payload?
+    /// The facts of `notifier.alerts_held` (for the operator, about no one user).
+    public let held: Held?
 
     /// The longest `id` accepted.
     public static let maximumIDLength = 128
@@ -32,12 +34,38 @@ public struct WebhookEvent: Sendable, Equatable {
         try WebhookEvent(type: .ping, id: id, timestamp: timestamp, payload: nil)
     }
 
-    private init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload?) throws(InvalidID) {
+    /// `notifier.alerts_held`: a run held alerts over an intake gap.
+    public static func alertsHeld(id: String, timestamp: Date, held: Held) throws(InvalidID) -> WebhookEvent {
+        try WebhookEvent(type: .alertsHeld, id: id, timestamp: timestamp, payload: nil, held: held)
+    }
+
+    private init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload?, held: Held? = nil) throws(InvalidID) {
         guard Self.isValidID(id) else { throw InvalidID(length: id.utf8.count) }
         self.type = type
         self.id = id
         self.timestamp = timestamp
         self.payload = payload
+        self.held = held
+    }
+
+    /// The body's `data` of `notifier.alerts_held`: `{"run_date","held","gap_days","release_at"}`.
+    public struct Held: Sendable, Equatable {
+        /// `run_date`: the run date of the run that held them.
+        public var runDate: CalendarDate
+        /// `held`: how many users' alerts it held.
+        public var count: Int
+        /// `gap_days`: the intake gaps among their missed days.
+        public var gapDays: [CalendarDate]
+        /// `release_at`: when they go out (unless a check-in ends the streak, or `release` sooner).
+        public var releaseAt: Date
+
+        /// Creates the value.
+        public init(runDate: CalendarDate, count: Int, gapDays: [CalendarDate], releaseAt: Date) {
+            self.runDate = runDate
+            self.count = count
+            self.gapDays = gapDays
+            self.releaseAt = releaseAt
+        }
     }
 
     /// Whether `id` can be a `webhook-id`: 1 to `maximumIDLength` of `A–Z a–z 0–9 . _ : -`
@@ -124,6 +152,11 @@ extension WebhookEvent {
 
     /// The body's `data` object as JSON.
     public var dataJSON: String {
+        if let held {
+            return "{\"run_date\":\(Escaping.json(held.runDate.description)),\"held\":\(held.count),"
+                + "\"gap_days\":[\(held.gapDays.map { Escaping.json($0.description) }.joined(separator: ","))],"
+                + "\"release_at\":\(Escaping.json(CalendarDate.rfc3339(held.releaseAt)))}"
+        }
         guard let payload else { return "{\"notifier_version\":\(Escaping.json(NotifierVersion.current))}" }
         var fields = [
             ("user_id", Escaping.json(payload.userID)),

@@ -37,7 +37,7 @@ struct SilemeNotifierCommand: ParsableCommand {
             Exit codes: 0 success; 75 some mails failed and will be retried; 69 database or mail server unreachable; 78 configuration error (the message names the setting); 64 invalid arguments; 1 anything else.
             """,
         version: NotifierVersion.current,
-        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self,
+        subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self, ReleaseCommand.self,
                       IntroduceCommand.self],
         defaultSubcommand: RunCommand.self)
 }
@@ -136,13 +136,9 @@ struct RunCommand: ParsableCommand {
                 return .tempFailure
             }
             defer { lock.release() }
-            let runs = try UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger)
             // One run per run date, latest first; the exit status is the most serious one's.
-            var status = ExitStatus.success
-            for run in runs where !stop.isStopped {
-                status = status.then(try run.execute(control: RunControl(stop: stop)).exitStatus)
-            }
-            return status
+            return try UserTimes.execute(UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger),
+                                         configuration: configuration, stop: stop)
         }
     }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import Rule
+import Values
+
+/// The SQL of the intake guard (docs/intake-hold.md): each day's intake, which the fold keeps in
+/// `daily_intake` (migration 016), and the alerts held over a gap (`held_alerts`).
+public enum HoldStore {
+    /// The intake of each day of `days` that had any: the folded check-ins (`daily_intake`) and
+    /// the queued ones not folded yet, so that a reader that does not fold (the dry run) sees the
+    /// same days a run does. A handful of rows and the queue; never `check_ins`.
+    public static func intake(_ db: PGConnection, days: ClosedRange<CalendarDate>) throws -> [CalendarDate: Int] {
+        var intake: [CalendarDate: Int] = [:]
+        for row in try db.execute(SQLStatement("""
+            SELECT day::text AS day, sum(users)::text AS users FROM (
+                SELECT day, users FROM sileme.daily_intake WHERE day BETWEEN $first::date AND $last::date
+                UNION ALL
+                SELECT check_in_date, count(*) FROM sileme.check_in_queue
+                WHERE check_in_date BETWEEN $first::date AND $last::date GROUP BY check_in_date
+            ) i GROUP BY day
+            """), ["first": days.lowerBound.description, "last": days.upperBound.description]).rows {
+            if let day = row.date("day") { intake[day] = row.int("users") ?? 0 }
+        }
+        return intake
+    }
+
+    /// One streak's hold: the user and `L'`.
+    public struct Streak: Sendable, Hashable {
+        public let userID: String
+        public let since: CalendarDate
+
+        /// Creates the value.
+        public init(userID: String, since: CalendarDate) {
+            self.userID = userID
+            self.since = since
+        }
+    }
+
+    /// The holds of the streaks that start (`L'`) within `since` — ended ones too: a streak whose
+    /// hold ended is never held again.
+    public static func holds(_ db: PGConnection, since: ClosedRange<CalendarDate>) throws -> [Streak: IntakeGuard.Hold] {
+        var holds: [Streak: IntakeGuard.Hold] = [:]
+        for row in try db.execute(SQLStatement("""
+            SELECT user_id::text AS user_id, streak_after::text AS since, extract(epoch FROM release_at)::text AS release_at,
+                   array_to_string(gap_days, ',') AS gap_days
+            FROM sileme.held_alerts WHERE streak_after BETWEEN $first::date AND $last::date
+            """), ["first": since.lowerBound.description, "last": since.upperBound.description]).rows {
+            guard let user = row.string("user_id"), let day = row.date("since"),
+                  let release = row.string("release_at").flatMap(Double.init) else { continue }
+            holds[Streak(userID: user, since: day)] = IntakeGuard.Hold(
+                releaseAt: Date(timeIntervalSince1970: release),
+                gapDays: (row.string("gap_days") ?? "").split(separator: ",").compactMap { CalendarDate(parsing: $0) })
+        }
+        return holds
+    }
+
+    /// A hold to record: the streak, and the gap days among its missed days.
+    public struct NewHold: Sendable, Equatable {
+        public let streak: Streak
+        public let gapDays: [CalendarDate]
+
+        /// Creates the value.
+        public init(streak: Streak, gapDays: [CalendarDate]) {
+            self.streak = streak
+            self.gapDays = gapDays
+        }
+    }
+
+    /// Records `holds` first planned on `runDate`, each ending `hours` from now; a streak already
+    /// held keeps its first hold (a second run or a second daemon adds nothing). Returns when the
+    /// earliest of the streaks' holds ends (nil when none is recorded).
+    @discardableResult
+    public static func record(_ db: PGConnection, _ holds: [NewHold], runDate: CalendarDate, hours: Double) throws -> Date? {
+        guard !holds.isEmpty else { return nil }
+        _ = try db.execute(SQLStatement("""
+            INSERT INTO sileme.held_alerts (user_id, streak_after, run_date, gap_days, release_at)
+            SELECT h.user_id::uuid, h.since::date, $run_date::date, string_to_array(h.gaps, ',')::date[],
+                   now() + make_interval(secs => $seconds::double precision)
+            FROM unnest($users::text[], $since::text[], $gaps::text[]) AS h(user_id, since, gaps)
+            JOIN users u ON u.id = h.user_id::uuid
+            ON CONFLICT (user_id, streak_after) DO NOTHING
+            """), ["run_date": runDate.description, "seconds": String(hours * 3600),
+                   "users": PGArray.literal(holds.map(\.streak.userID)),
+                   "since": PGArray.literal(holds.map(\.streak.since.description)),
+                   "gaps": PGArray.literal(holds.map { $0.gapDays.map(\.description).joined(separator: ",") })])
+        let row = try db.execute(SQLStatement("""
+            SELECT extract(epoch FROM min(release_at))::text AS release_at FROM sileme.held_alerts h
+            JOIN unnest($users::text[], $since::text[]) AS s(user_id, since) ON h.user_id = s.user_id::uuid AND h.streak_after = s.since::date
+            """), ["users": PGArray.literal(holds.map(\.streak.userID)), "since": PGArray.literal(holds.map(\.streak.since.description))])
+        return row[0].string("release_at").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+    }
+
+    /// `release`: the open holds (of those first planned on `runDate`, or all) end now. Returns how many.
+    public static func release(_ db: PGConnection, runDate: CalendarDate?, by who: String) throws -> Int {
+        try db.execute(SQLStatement("""
+            WITH released AS (
+                UPDATE sileme.held_alerts SET release_at = now(), released_by = $who
+                WHERE ended_at IS NULL AND release_at > now() AND ($run_date::date IS NULL OR run_date = $run_date::date)
+                RETURNING 1)
+            SELECT count(*)::text AS released FROM released
+            """), ["who": who, "run_date": runDate?.description])[0].int("released") ?? 0
+    }
+
+    /// After runs of every user at `instant` completed: the holds over by then are ended, their
+    /// alerts sent or handed to the retries (the daemon stops waking for them).
+    public static func endHolds(_ db: PGConnection, over instant: Date) throws {
+        _ = try db.execute(SQLStatement("""
+            UPDATE sileme.held_alerts SET ended_at = now()
+            WHERE ended_at IS NULL AND release_at <= to_timestamp($instant::double precision)
+            """), ["instant": String(instant.timeIntervalSince1970)])
+    }
+
+    /// The holds still open now: their count, when the first ends, and the gap days they were held
+    /// for. A hold whose user has checked in since is not open (the late check-in ended the streak).
+    public struct Open: Sendable, Equatable {
+        public var count = 0
+        public var nextRelease: Date?
+        public var gapDays: [CalendarDate] = []
+
+        /// Creates the value.
+        public init(count: Int = 0, nextRelease: Date? = nil, gapDays: [CalendarDate] = []) {
+            self.count = count
+            self.nextRelease = nextRelease
+            self.gapDays = gapDays
+        }
+    }
+
+    /// The open holds (`held_alerts_open_idx`, then one summary probe each).
+    public static func open(_ db: PGConnection) throws -> Open {
+        let row = try db.execute("""
+            SELECT count(*)::text AS held, extract(epoch FROM min(h.release_at))::text AS next_release,
+                   (SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT DISTINCT unnest(h2.gap_days) AS d
+                        FROM sileme.held_alerts h2 WHERE h2.ended_at IS NULL) g) AS gap_days
+            FROM sileme.held_alerts h
+            JOIN sileme.user_last_check_in s ON s.user_id = h.user_id
+            WHERE h.ended_at IS NULL AND s.last_check_in_date <= h.streak_after
+            """)[0]
+        let count = row.int("held") ?? 0
+        return Open(count: count,
+                    nextRelease: row.string("next_release").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
+                    gapDays: count == 0 ? [] : (row.string("gap_days") ?? "").split(separator: ",").compactMap { CalendarDate(parsing: $0) })
+    }
+}
