@@ -46,12 +46,17 @@ public struct IntakeGuard: Sendable, Equatable {
         var gaps: [CalendarDate] = []
         var day = days.lowerBound
         while day <= days.upperBound {
-            let before = (1...Self.medianDays).map { intake[day.adding(days: -$0)] ?? 0 }.sorted()
-            let median = Double(before[(before.count - 1) / 2] + before[before.count / 2]) / 2
+            let median = Self.median(before: day, intake: intake)
             if median >= Double(minUsers), Double(intake[day] ?? 0) < dropRatio * median { gaps.append(day) }
             day = day.adding(days: 1)
         }
         return gaps
+    }
+
+    /// The median intake of the `medianDays` days before `day` (a day missing from `intake` had none).
+    public static func median(before day: CalendarDate, intake: [CalendarDate: Int]) -> Double {
+        let before = (1...medianDays).map { intake[day.adding(days: -$0)] ?? 0 }.sorted()
+        return Double(before[(before.count - 1) / 2] + before[before.count / 2]) / 2
     }
 
     /// A streak's hold as recorded: when it ends.

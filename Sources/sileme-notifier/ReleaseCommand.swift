@@ -12,13 +12,13 @@ struct ReleaseCommand: ParsableCommand {
         commandName: "release",
         abstract: "Send the alerts held over an intake gap now (all, or those first held on one run date).",
         discussion: """
-            Ends the holds, then runs every user at their own run date now, as --run-now does: the released alerts \
-            go out, except to users who checked in meanwhile. Exit codes as for --run-now.
+            Ends the holds, then runs every user at their own run date now, as --run-now does (with --date: on that date, \
+            as --run-now --date): the released alerts go out, except to users who checked in meanwhile. Exit codes as for --run-now.
             """)
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: "Only the alerts first held on this run date (YYYY-MM-DD).")
+    @Option(name: .long, help: "Only the alerts first held on this run date (YYYY-MM-DD); the run that sends them is of that date.")
     var date: String?
 
     func validate() throws {
@@ -45,7 +45,8 @@ struct ReleaseCommand: ParsableCommand {
                 return .success
             }
             logger.notice("the held alerts of \(released) user(s) released (\(who)); running now")
-            return try UserTimes.execute(UserTimes.runs(.instant(Date()), configuration: configuration, mode: .runNow, logger: logger),
+            let when: RunWhen = date.flatMap { CalendarDate(parsing: $0) }.map { .date($0) } ?? .instant(Date())
+            return try UserTimes.execute(UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger),
                                          configuration: configuration, stop: stop)
         }
     }

@@ -122,6 +122,7 @@ struct RunCommand: ParsableCommand {
                 let counts = try dryRun.write(into: sink)
                 Console.error("dry run for \(dryRun.described): \(counts.due) would be sent, \(counts.alreadyNotified) already notified, "
                               + "\(counts.stale) stale, \(counts.invalidEmail) invalid email, \(counts.invalidName) invalid name"
+                              + (counts.held > 0 ? ", \(counts.held) held over an intake gap" : "")
                               + (counts.guardsText.map { ", " + $0 } ?? ""))
                 return .success
             }

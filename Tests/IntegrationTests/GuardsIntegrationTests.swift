@@ -248,7 +248,7 @@ struct GuardsIntegrationTests {
 
         let json = try Self.json(db, "2026-01-13")
         #expect(json.summary == ["send": 1, "already_notified": 0, "stale": 1, "invalid_email": 0, "invalid_name": 0,
-                                 "superseded": 1, "paused": 1])
+                                 "superseded": 1, "paused": 1, "held": 0])
         #expect(json.users[staleFuture]?["decision"] as? String == "stale")
         #expect(json.users[staleFuture]?["ignored_future_check_in"] as? String == "2098-05-05")
 
@@ -284,7 +284,7 @@ struct GuardsIntegrationTests {
         let dayTable = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13"], environment: env).stdout
         #expect(dayTable.contains("1 superseded, 1 paused, 2 with future-dated check-ins"))
         let dayCSV = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13", "--format", "csv"], environment: env).stdout
-        #expect(dayCSV.components(separatedBy: "\r\n").first?.hasSuffix(",reason,superseded,paused,cancelled,future_ignored") == true)
+        #expect(dayCSV.components(separatedBy: "\r\n").first?.hasSuffix(",reason,superseded,paused,cancelled,future_ignored,held") == true)
         let dayHTML = try NotifierProcess.run(["report", "--from", "2026-01-13", "--to", "2026-01-13", "--format", "html"], environment: env).stdout
         #expect(dayHTML.contains("<td>1 superseded, 1 paused, 2 with future-dated check-ins ignored</td>"))
 

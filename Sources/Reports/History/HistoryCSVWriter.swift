@@ -15,6 +15,7 @@ import Output
 ///   the mail), `consecutive_miss_days` (its `m`), `sent_at`, `message_id`, `status` (latest row
 ///   when not sent), `reason`
 /// - `miss_days`: `consecutive_miss_days`, `sent`, `not_sent`
+/// - `intake_gap`: `date`, `reason` (its intake and the usual), `held` (users held over it)
 ///
 /// Values starting with `= + - @` are prefixed with `'` so that no value runs as a formula.
 public final class HistoryCSVWriter: HistorySink {
@@ -30,7 +31,7 @@ public final class HistoryCSVWriter: HistorySink {
         "run_status", "due", "user_id", "name", "status", "email_sent", "recipient", "contact_email",
         "consecutive_miss_days", "last_check_in_date", "next_check_in_date", "missed_days", "outcome", "attempts",
         "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason", "superseded", "paused", "cancelled",
-        "future_ignored",
+        "future_ignored", "held",
     ]
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
@@ -59,6 +60,10 @@ public final class HistoryCSVWriter: HistorySink {
             line(["record": "undeliverable_contact", "user_id": contact.userID, "contact_email": contact.email,
                   "reason": contact.lastReply])
         }
+        for gap in overview.intakeGaps {
+            line(["record": "intake_gap", "date": HistoryTime.day(gap.date), "reason": "intake \(gap.intake) of a usual \(HistoryOverview.IntakeGap.number(gap.median))",
+                  "held": String(gap.held)])
+        }
     }
 
     public func beginSection(_ section: HistorySection) throws {}
@@ -73,7 +78,7 @@ public final class HistoryCSVWriter: HistorySink {
               "failed": run.failed.map(String.init) ?? "", "skipped": run.invalidEmail == nil ? "" : String(skipped),
               "reason": run.error ?? "", "superseded": run.counts["superseded"].map(String.init) ?? "",
               "paused": run.counts["paused"].map(String.init) ?? "", "cancelled": run.counts["cancelled"].map(String.init) ?? "",
-              "future_ignored": run.counts["future_ignored"].map(String.init) ?? ""])
+              "future_ignored": run.counts["future_ignored"].map(String.init) ?? "", "held": run.counts["held"].map(String.init) ?? ""])
     }
 
     public func notification(_ record: NotificationRecord) throws {

@@ -84,6 +84,13 @@ public final class HistoryHTMLWriter: HistorySink {
                   + overview.byKind.map { card($0.label, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending", bad: $0.failed > 0) }
                       .joined() + "</dl>\n</section>\n")
         }
+        if !overview.intakeGaps.isEmpty {
+            write("<section id=\"intake-gaps\">\n<h2>Intake gaps</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
+                  + th("Day") + th("Check-ins") + th("Usually") + th("Alerts held") + "</tr></thead>\n<tbody>\n"
+                  + overview.intakeGaps.map {
+                      "<tr><td>\(e($0.date.description))</td><td>\($0.intake)</td><td>\(e(HistoryOverview.IntakeGap.number($0.median)))</td><td>\($0.held)</td></tr>\n"
+                  }.joined() + "</tbody></table></div>\n</section>\n")
+        }
         if !overview.undeliverable.isEmpty {
             write("<section id=\"undeliverable\">\n<h2>Undeliverable contacts</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
                   + th("User") + th("Contact") + th("Since") + th("Reply") + "</tr></thead>\n<tbody>\n"

@@ -62,6 +62,10 @@ public final class HistoryJSONWriter: HistorySink {
             Self.object([("user_id", Self.string($0.userID)), ("email", Self.string($0.email)),
                          ("last_reply", Self.string($0.lastReply)), ("since", Self.string(time.iso($0.since)))])
         }.joined(separator: ",") + "]"))
+        head.append(("intake_gaps", "[" + overview.intakeGaps.map {
+            Self.object([("date", Self.string($0.date.description)), ("intake", String($0.intake)),
+                         ("median", HistoryOverview.IntakeGap.number($0.median)), ("held", String($0.held))])
+        }.joined(separator: ",") + "]"))
         output.write("{" + head.map { "\(Self.string($0.0)):\($0.1)" }.joined(separator: ",\n"))
     }
 

@@ -19,6 +19,31 @@ public struct HistoryOverview: Sendable, Equatable {
     /// Contacts the mail server refused as unknown ("no such user") and not accepted since
     /// (`contact_status`), for the operator to ask the user to fix — of the period's users.
     public var undeliverable: [UndeliverableContact] = []
+    /// The period's intake gaps (docs/intake-hold.md): days on which far fewer users checked in
+    /// than on the days before, and the users whose alerts were held over each.
+    public var intakeGaps: [IntakeGap] = []
+
+    /// One intake gap.
+    public struct IntakeGap: Sendable, Equatable {
+        /// The day.
+        public var date: CalendarDate
+        /// Users with a check-in dated that day (as received so far: late check-ins included).
+        public var intake: Int
+        /// The median intake of the 14 days before it.
+        public var median: Double
+        /// Users whose alert was held over it.
+        public var held: Int
+
+        /// `median` as the reports print it: whole, or with one decimal (the mean of two middle days).
+        public static func number(_ median: Double) -> String {
+            median == median.rounded() ? String(Int(median)) : String(format: "%.1f", median)
+        }
+
+        /// `2026-01-11: 0 check-ins (usually 200), 200 alerts held`.
+        public var described: String {
+            "\(date): \(intake) check-ins (usually \(Self.number(median))), \(held) user(s)' alerts held"
+        }
+    }
 
     /// One kind's messages on one channel in the period.
     public struct KindCount: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Config
 import Foundation
 import Store
+import Values
 
 /// The history report (`sileme-notifier report`): what the notifier did over a period — per day,
 /// or for one user — read in one read-only transaction with a single snapshot (so the totals and
@@ -40,7 +41,8 @@ public struct HistoryReport: Sendable {
                 }
                 // --zone: the users counted in that zone (their own time's slots, or the service's).
                 let slots = try request.zone.map { try SlotSQL.slots(db, service: configuration.schedule).keys(countedIn: $0) }
-                let overview = try store.overview(db, request: request, slots: slots)
+                let overview = try store.overview(db, request: request, slots: slots, intakeGuard: configuration.intakeGuard,
+                                                  today: CalendarDate(Date(), in: configuration.timeZone))
                 let header = HistoryHeader(request: request, timeZone: configuration.timeZone,
                                            thresholdDays: configuration.rule.thresholdDays,
                                            catchUpDays: configuration.rule.catchUpDays, user: user)

@@ -31,7 +31,9 @@ package struct HistoryStore {
     /// The counts per day (runs and `notification_logs` rows by delivery state), the skipped users
     /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows;
     /// of the users of `slots` only when given (`--zone`), and the runs that served them.
-    package func overview(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil) throws -> HistoryOverview {
+    package func overview(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
+                          intakeGuard: IntakeGuard = IntakeGuard(), today: CalendarDate = CalendarDate(Date(), in: TimeZone(identifier: "UTC")!))
+        throws -> HistoryOverview {
         let zone = slots.map { PGArray.literal($0) }
         var days = request.days.map { DayCounts(date: $0) }
         let first = request.from
@@ -125,7 +127,30 @@ package struct HistoryStore {
                                                  lastReply: redaction.text($0.string(2)) ?? "",
                                                  since: Self.instant($0, 3) ?? Date(timeIntervalSince1970: 0))
         }
+        overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today)
         return overview
+    }
+
+    /// The period's intake gaps as the guard judges them now (the intake of each day as received
+    /// so far), with the users held over each — of the whole service, for a report of one user or
+    /// zone too: a gap is the app's, not a user's. Days from `today` on are still taking check-ins
+    /// and are not judged.
+    private func intakeGaps(_ db: PGConnection, request: HistoryRequest, guard intakeGuard: IntakeGuard,
+                            today: CalendarDate) throws -> [HistoryOverview.IntakeGap] {
+        guard request.from < today else { return [] }
+        let period = request.from...min(request.to, today.adding(days: -1))
+        let intake = try HoldStore.intake(db, days: IntakeGuard.window(for: period))
+        let gaps = intakeGuard.gaps(in: period, intake: intake)
+        guard !gaps.isEmpty else { return [] }
+        var held: [CalendarDate: Int] = [:]
+        for row in try db.execute(SQLStatement("""
+            SELECT d::text AS day, count(*)::text AS held FROM sileme.held_alerts h CROSS JOIN LATERAL unnest(h.gap_days) d
+            WHERE d BETWEEN $first::date AND $last::date GROUP BY d
+            """), ["first": period.lowerBound.description, "last": period.upperBound.description]).rows {
+            if let day = row.date("day") { held[day] = row.int("held") ?? 0 }
+        }
+        return gaps.map { HistoryOverview.IntakeGap(date: $0, intake: intake[$0] ?? 0,
+                                                    median: IntakeGuard.median(before: $0, intake: intake), held: held[$0] ?? 0) }
     }
 
     // MARK: Runs

@@ -70,6 +70,11 @@ public final class HistoryTableWriter: HistorySink {
                 "\($0.label) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
             }) { write(line) }
         }
+        if !overview.intakeGaps.isEmpty {
+            write("")
+            write("Intake gaps (far fewer check-ins than usual, as when the app is down; alerts over them are held)")
+            for gap in overview.intakeGaps { write("  " + gap.described) }
+        }
         if !overview.undeliverable.isEmpty {
             write("")
             write("Undeliverable contacts (refused as unknown; ask the user to fix them)")
