@@ -5,6 +5,7 @@
 #   bench/bench.sh all-clear [--analyze] the all-clear latency (bench/all_clear.py, about 4 minutes)
 #   bench/bench.sh webhooks [--users N]  webhook events/s vs a bare generator (bench/webhooks.py)
 #   bench/bench.sh user-time [--users N] each user's own time: 40 zones x 96 times (bench/user-time.py)
+#   bench/bench.sh intake [--users N]    the intake guard: per run, per minute, per fold (bench/intake.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh   # includes python3-psycopg2, time, pgbouncer
@@ -20,5 +21,9 @@ fi
 if [ "${1:-}" = user-time ]; then
   shift
   exec /usr/bin/python3 bench/user-time.py "$@"
+fi
+if [ "${1:-}" = intake ]; then
+  shift
+  exec /usr/bin/python3 bench/intake.py "$@"
 fi
 exec /usr/bin/python3 bench/bench.py "$@"

@@ -70,7 +70,8 @@ struct WebhookBodyTemplateTests {
         let values = WebhookBodyTemplate.variables(event, appName: "App")
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
-        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at"], "absent facts are left out")
+        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "held", "gap_days", "release_at"],
+                "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},
              "paused": "{{#paused_until}}until {{paused_until}}{{/paused_until}}", "alerted": "{{^alert_date}}none{{/alert_date}}",
@@ -139,6 +140,14 @@ struct WebhookBodyTemplateTests {
         #expect(throws: ConfigurationError.self) { try WebhookSettings.BodyTemplate(path: folder.path) }
     }
 
+    /// `notifier.alerts_held` of 200 users over the 11th and 12th.
+    static func alertsHeld() throws -> WebhookEvent {
+        try WebhookEvent.alertsHeld(id: "msg_h", timestamp: WebhookEventTests.time,
+                                    held: .init(runDate: WebhookEventTests.day, count: 200,
+                                                gapDays: [WebhookEventTests.day.adding(days: -2), WebhookEventTests.day.adding(days: -1)],
+                                                releaseAt: WebhookEventTests.time))
+    }
+
     /// The shipped examples, as the configuration would read them.
     static func shipped(_ name: String) throws -> WebhookBodyTemplate {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -151,12 +160,14 @@ struct WebhookBodyTemplateTests {
         let template = try Self.shipped("wecom-markdown.json.mustache")
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
+                : type == .alertsHeld ? try Self.alertsHeld()
                 : try Self.event(type, name: "张\"三\"\n<font>")
             let json = try Self.parse(template.render(event))
             #expect(json["msgtype"] as? String == "markdown")
             let content = try #require((json["markdown"] as? [String: Any])?["content"] as? String)
             #expect(content.contains("【一键打卡】"), "\(type): \(content)")
-            if type != .ping { #expect(content.contains("张\"三\"\n<font>"), "\(type): \(content)") }
+            if type != .ping && type != .alertsHeld { #expect(content.contains("张\"三\"\n<font>"), "\(type): \(content)") }
+            if type == .alertsHeld { #expect(content.contains("200 条提醒已暂缓") && content.contains("2026-01-11, 2026-01-12"), "\(content)") }
             if type == .alert { #expect(content.contains("已连续 3 天未签到") && content.contains("2026-01-10")) }
         }
     }
@@ -165,15 +176,16 @@ struct WebhookBodyTemplateTests {
     func smsGateway() throws {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
-                                                 .introduction: "INTRODUCTION", .ping: "PING"]
+                                                 .introduction: "INTRODUCTION", .ping: "PING", .alertsHeld: "ALERTS_HELD"]
         for type in WebhookEventType.allCases {
-            let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time) : try Self.event(type)
+            let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
+                : type == .alertsHeld ? try Self.alertsHeld() : try Self.event(type)
             let json = try Self.parse(template.render(event))
             #expect(json["reference"] as? String == event.id && json["event"] as? String == type.rawValue)
-            #expect(json["template_code"] as? String == "SILEME_" + codes[type]!)
-            #expect(json["to"] as? String == (type == .reminder ? "user" : "contacts"))
+            #expect(json["template_code"] as? String == "SILEME_" + (codes[type] ?? "?"))
+            #expect(json["to"] as? String == (type == .reminder ? "user" : type == .alertsHeld ? "operator" : "contacts"))
             let contacts = try #require(json["contacts"] as? [[String: Any]])
-            #expect(contacts.count == (type == .ping ? 0 : 2))
+            #expect(contacts.count == (type == .ping || type == .alertsHeld ? 0 : 2))
             if type == .alert {
                 #expect((json["template_params"] as? [String: String]) == ["name": "张三", "days": "3", "last_check_in": "2026-01-10"])
                 #expect((json["text"] as? String)?.contains("已连续 3 天未签到") == true)

@@ -129,4 +129,16 @@ struct WebhookEventTests {
     func validID(_ id: String) throws {
         #expect(try WebhookEvent(type: .alert, id: id, timestamp: Self.time, payload: Self.payload()).id == id)
     }
+
+    @Test("notifier.alerts_held: the operator's facts, no user's")
+    func alertsHeld() throws {
+        let event = try WebhookEvent.alertsHeld(id: "held_7", timestamp: Self.time,
+                                                held: .init(runDate: Self.day, count: 200, gapDays: [Self.day.adding(days: -2), Self.day.adding(days: -1)],
+                                                            releaseAt: Self.time.addingTimeInterval(6 * 3600)))
+        #expect(event.jsonBody == """
+            {"type":"notifier.alerts_held","timestamp":"2026-01-13T01:00:00Z","data":{"run_date":"2026-01-13","held":200,\
+            "gap_days":["2026-01-11","2026-01-12"],"release_at":"2026-01-13T07:00:00Z"}}
+            """)
+        #expect(event.payload == nil)
+    }
 }

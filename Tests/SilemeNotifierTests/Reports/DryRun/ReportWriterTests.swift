@@ -51,7 +51,7 @@ struct ReportWriterTests {
         #expect(users[2]["decision"] as? String == "stale")
         let summary = try #require(object["summary"] as? [String: Int])
         #expect(summary == ["send": 1, "already_notified": 0, "stale": 1, "invalid_email": 1, "invalid_name": 0,
-                            "superseded": 0, "paused": 0])
+                            "superseded": 0, "paused": 0, "held": 0])
     }
 
     @Test("full emails only when asked")
