@@ -11,8 +11,9 @@ migration 016 does, and measures, medians of R:
                  their 14 days before (HoldStore.intake, with the queue), and the recorded holds
                  of the due window (HoldStore.holds) — with no hold, and with every due user held
                  (an outage at N users)
-  per minute     what the daemon adds to its look (HoldStore.open: the next hold's end), with no
-                 hold and with every due user held
+  per minute     what the daemon adds to its look (HoldStore.nextRelease: the next hold's end),
+                 and what `check` and the metrics file read (HoldStore.open), with no hold and with
+                 every due user held
   per fold       a fold of B queued check-ins with the intake upsert (the fold since 016) against
                  the same fold without it (012's body, as a function of the bench's own), on
                  batches of the same size, alternated
@@ -41,6 +42,7 @@ HOLDS_SQL = """
     SELECT user_id::text AS user_id, streak_after::text AS since, extract(epoch FROM release_at)::text AS release_at,
            array_to_string(gap_days, ',') AS gap_days
     FROM sileme.held_alerts WHERE streak_after BETWEEN %(first)s::date AND %(last)s::date"""
+NEXT_SQL = "SELECT extract(epoch FROM min(release_at))::text FROM sileme.held_alerts WHERE ended_at IS NULL"
 OPEN_SQL = """
     SELECT count(*)::text AS held, extract(epoch FROM min(h.release_at))::text AS next_release,
            (SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT DISTINCT unnest(h2.gap_days) AS d
@@ -109,6 +111,7 @@ def main():
         holds = {"first": str(oldest), "last": str(run_date - datetime.timedelta(days=3))}
         t_intake = timed(cur, INTAKE_SQL, window, args.repeat)
         t_holds_none = timed(cur, HOLDS_SQL, holds, args.repeat)
+        t_next_none = timed(cur, NEXT_SQL, {}, args.repeat)
         t_open_none = timed(cur, OPEN_SQL, {}, args.repeat)
 
         # An outage at N users: every user due on D held.
@@ -120,6 +123,7 @@ def main():
         held = cur.rowcount
         cur.execute("VACUUM ANALYZE sileme.held_alerts")
         t_holds_all = timed(cur, HOLDS_SQL, holds, args.repeat)
+        t_next_all = timed(cur, NEXT_SQL, {}, args.repeat)
         t_open_all = timed(cur, OPEN_SQL, {}, args.repeat)
         cur.execute("TRUNCATE sileme.held_alerts")
 
@@ -159,8 +163,10 @@ def main():
             ("per run: the holds of the due window, none held", t_holds_none),
             (f"per run: the holds of the due window, {held:,} held", t_holds_all),
             ("per run: the guard's statements, none held", t_intake + t_holds_none),
-            ("per minute (daemon): the next hold's end, none held", t_open_none),
-            (f"per minute (daemon): the next hold's end, {held:,} held", t_open_all),
+            ("per minute (daemon): the next hold's end, none held", t_next_none),
+            (f"per minute (daemon): the next hold's end, {held:,} held", t_next_all),
+            ("check / metrics: the open holds and their gaps, none held", t_open_none),
+            (f"check / metrics: the open holds and their gaps, {held:,} held", t_open_all),
             (f"fold of {args.batch:,} check-ins, with the intake upsert", t_fold_with),
             (f"fold of {args.batch:,} check-ins, without it (012)", t_fold_without),
             ("dry run --date D, guard on (process)", t_dry_on),

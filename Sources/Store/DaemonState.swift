@@ -58,7 +58,7 @@ package struct DaemonState: Equatable {
             """, [days])[0]
         return DaemonState(completed: completed, started: started,
                            nextRetry: retry.string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
-                           nextRelease: try HoldStore.open(db).nextRelease)
+                           nextRelease: try HoldStore.nextRelease(db))
     }
 
     /// Creates the value.

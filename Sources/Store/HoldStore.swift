@@ -109,6 +109,14 @@ public enum HoldStore {
             """), ["instant": String(instant.timeIntervalSince1970)])
     }
 
+    /// When the first hold not yet ended ends (`held_alerts_open_idx`: one index probe) — what
+    /// the daemon asks every minute. A hold whose user has checked in since counts too: the run at
+    /// its end sends nothing for it and ends it.
+    public static func nextRelease(_ db: PGConnection) throws -> Date? {
+        try db.execute("SELECT extract(epoch FROM min(release_at))::text FROM sileme.held_alerts WHERE ended_at IS NULL")[0]
+            .string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+    }
+
     /// The holds still open now: their count, when the first ends, and the gap days they were held
     /// for. A hold whose user has checked in since is not open (the late check-in ended the streak).
     public struct Open: Sendable, Equatable {

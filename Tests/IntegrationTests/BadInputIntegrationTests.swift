@@ -130,7 +130,7 @@ struct BadInputIntegrationTests {
         let invalidEmails = skipped.values.filter { $0.0 == .invalidEmail }.count
         #expect(report["summary"] as? [String: Int] == ["send": delivered.count, "already_notified": 0, "stale": 0,
                                                         "invalid_email": invalidEmails, "invalid_name": skipped.count - invalidEmails,
-                                                        "superseded": 0, "paused": 0])
+                                                        "superseded": 0, "paused": 0, "held": 0])
         for format in ["table", "csv"] {
             let other = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", format], environment: env)
             #expect(other.status == 0, "dry run as \(format)")

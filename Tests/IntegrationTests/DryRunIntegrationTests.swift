@@ -41,7 +41,7 @@ struct DryRunIntegrationTests {
         #expect(byID[badEmail]?["decision"] as? String == "invalid_email")
         #expect(byID[badName]?["decision"] as? String == "invalid_name")
         #expect(object["summary"] as? [String: Int] == ["send": 1, "already_notified": 1, "stale": 1, "invalid_email": 1, "invalid_name": 1,
-                                                          "superseded": 0, "paused": 0])
+                                                          "superseded": 0, "paused": 0, "held": 0])
         #expect(!result.stdout.contains("zhang@example.com"))
         // Full emails only on request; table and CSV go to stdout too.
         let full = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "csv", "--full-emails"],

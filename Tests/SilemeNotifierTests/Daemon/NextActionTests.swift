@@ -65,6 +65,27 @@ struct NextActionTests {
         #expect(Self.decide("2026-01-13T16:30:00Z", past) == .waitForNextRun(until: Self.nextFire))
     }
 
+    @Test("held alerts: wait for the hold's end, then a run of everyone; whichever of a retry and a hold's end comes first")
+    func holdEnds() {
+        let end = F.instant("2026-01-13T07:00:00Z")
+        let held = DaemonState(completed: [Self.day: .all], nextRelease: end)
+        #expect(Self.decide("2026-01-13T02:00:00Z", held) == .waitForHoldEnd(until: end))
+        #expect(Self.decide("2026-01-13T07:00:00Z", held) == Self.run("2026-01-13T07:00:00Z", .holdEnds))
+        // A hold that ends after the next fire: the next fire's run comes first (it ends nothing yet).
+        let long = DaemonState(completed: [Self.day: .all], nextRelease: Self.nextFire.addingTimeInterval(3600))
+        #expect(Self.decide("2026-01-13T02:00:00Z", long) == .waitForNextRun(until: Self.nextFire))
+        // Both a retry and a hold's end waiting: the earlier one.
+        let retryAt = F.instant("2026-01-13T03:00:00Z")
+        let both = DaemonState(completed: [Self.day: .all], nextRetry: retryAt, nextRelease: end)
+        #expect(Self.decide("2026-01-13T02:00:00Z", both) == .waitForRetry(until: retryAt))
+        #expect(Self.decide("2026-01-13T05:00:00Z", both) == Self.run("2026-01-13T05:00:00Z", "retry"))
+        let holdFirst = DaemonState(completed: [Self.day: .all], nextRetry: F.instant("2026-01-13T08:00:00Z"), nextRelease: end)
+        #expect(Self.decide("2026-01-13T02:00:00Z", holdFirst) == .waitForHoldEnd(until: end))
+        // A run the instant's users still wait for comes before either.
+        #expect(Self.decide("2026-01-13T07:30:00Z", DaemonState(completed: [:], nextRelease: end))
+                == Self.run("2026-01-13T07:30:00Z", "catch-up"))
+    }
+
     @Test("a failed run backs off: wait until the back-off ends, never past the next fire")
     func backOff() {
         let notBefore = F.instant("2026-01-13T01:30:00Z")
