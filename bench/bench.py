@@ -63,6 +63,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+def migrated_database(cluster, binary):
+    """A database `bench` on `cluster`, migrated by `binary`: its URL, and the environment the
+    notifier runs with there (no mail server is reached: the benchmarks that use it only read)."""
+    admin = psycopg2.connect(cluster.url)
+    admin.autocommit = True
+    admin.cursor().execute("CREATE DATABASE bench")
+    url = cluster.database_url("bench")
+    env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
+               FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
+    for name in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
+        env.pop(name, None)
+    subprocess.run([binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return url, env
+
+
 class Cluster:
     """A throwaway PostgreSQL cluster owned by the postgres user."""
 

@@ -84,15 +84,7 @@ def main():
     base = tempfile.mkdtemp(prefix="sileme-intake-", dir="/var/tmp")
     cluster = bench.Cluster(base)
     try:
-        admin = psycopg2.connect(cluster.url)
-        admin.autocommit = True
-        admin.cursor().execute("CREATE DATABASE bench")
-        url = cluster.database_url("bench")
-        env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
-                   FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(bench.ROOT, "Sources/Store/Migrations"))
-        for name in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
-            env.pop(name, None)
-        subprocess.run([args.binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url, env = bench.migrated_database(cluster, args.binary)
         conn = psycopg2.connect(url)
         start = time.perf_counter()
         bench.generate(conn, args.users, 0.01, 0.3)

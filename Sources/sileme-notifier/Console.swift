@@ -1,6 +1,7 @@
 import ArgumentParser
 import Config
 import Foundation
+import Logging
 import Store
 import Values
 
@@ -28,5 +29,19 @@ enum Console {
             status = .failure
         }
         if status != .success { throw ExitCode(status.rawValue) }
+    }
+
+    /// The run lock for a command that sends (`--run-now`, `retry`, `release`): waits while
+    /// another run holds it, saying so; nil — after telling the operator that `nothing` happened —
+    /// when SIGTERM or SIGINT came while it waited.
+    static func takeRunLock(_ configuration: NotifierConfiguration, stop: StopSignal, logger: Logger,
+                            otherwise nothing: String) throws -> RunLock? {
+        guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
+            logger.notice("another run is in progress on this database; waiting for it to finish")
+        })) else {
+            error("stopped while waiting for another run to finish; \(nothing)")
+            return nil
+        }
+        return lock
     }
 }

@@ -31,12 +31,7 @@ struct ReleaseCommand: ParsableCommand {
         try Console.exitOnFailure {
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
-            guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
-                logger.notice("another run is in progress on this database; waiting for it to finish")
-            })) else {
-                Console.error("stopped while waiting for another run to finish; nothing was released")
-                return .tempFailure
-            }
+            guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was released") else { return .tempFailure }
             defer { lock.release() }
             let who = "release by \(ProcessInfo.processInfo.userName)@\(ProcessInfo.processInfo.hostName)"
             let released = try HoldStore.release(PGConnection(configuration), runDate: date.flatMap { CalendarDate(parsing: $0) }, by: who)

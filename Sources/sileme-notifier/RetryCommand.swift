@@ -59,12 +59,7 @@ struct RetryCommand: ParsableCommand {
             }
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
-            guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
-                logger.notice("another run is in progress on this database; waiting for it to finish")
-            })) else {
-                Console.error("stopped while waiting for another run to finish; nothing was retried")
-                return .tempFailure
-            }
+            guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was retried") else { return .tempFailure }
             defer { lock.release() }
             let run = NotificationRun(configuration: configuration, runDate: runDate, mode: .retry, logger: logger,
                                       onlyUsers: plan.usersToSend, onlyKinds: kinds.map(Set.init))

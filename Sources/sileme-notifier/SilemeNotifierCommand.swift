@@ -130,12 +130,7 @@ struct RunCommand: ParsableCommand {
             let stop = StopSignal()
             SignalHandlers.install(stop: stop)
             // One run at a time per database (the daemon, timers and other hosts included).
-            guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
-                logger.notice("another run is in progress on this database; waiting for it to finish")
-            })) else {
-                Console.error("stopped while waiting for another run to finish; nothing was sent")
-                return .tempFailure
-            }
+            guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was sent") else { return .tempFailure }
             defer { lock.release() }
             // One run per run date, latest first; the exit status is the most serious one's.
             return try UserTimes.execute(UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger),
