@@ -21,6 +21,18 @@ public struct RunPlan: Sendable {
         /// Only the users of these slots (`NotifySlots.RunDate.keys`: one run date of an instant,
         /// whose users' own times differ from others'), or every user.
         public var slots: [String]? = nil
+        /// One of `count` disjoint shares of the users (`index` from 0), for plans read side by
+        /// side and put together (the dry run); the counts and the other messages owed are the
+        /// first share's. Nil: all of them.
+        public var part: (index: Int, count: Int)? = nil
+
+        public static func == (a: Scope, b: Scope) -> Bool {
+            a.users == b.users && a.kinds == b.kinds && a.evaluatesRule == b.evaluatesRule && a.slots == b.slots
+                && a.part?.index == b.part?.index && a.part?.count == b.part?.count
+        }
+
+        /// Whether this plan reads the counts and the owed messages (the whole, or the first share).
+        var readsTheRest: Bool { (part?.index ?? 0) == 0 }
 
         /// The daily run: everyone, every kind.
         public static let day = Scope(users: nil, kinds: Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
@@ -80,7 +92,7 @@ public struct RunPlan: Sendable {
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
                                   logger: logger ?? Logger(label: "sileme-notifier.plan") { _ in SwiftLogNoOpLogHandler() })
-        let owed = alongside.map { connect in
+        let owed = alongside.flatMap { connect in scope.readsTheRest ? connect : nil }.map { connect in
             Background("sileme-plan-owed") {
                 let other = try connect()
                 return try other.transaction(readOnly: true) {
@@ -97,7 +109,8 @@ public struct RunPlan: Sendable {
             _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error
         }
-        plan.owed = try owed?.wait() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
+        plan.owed = !scope.readsTheRest ? []
+            : try owed?.wait() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
         let around = try lifecycle.jobs(db, owed: plan.owed)
         plan.unusableIntroductions = around.unusable
         // Introductions first (a new contact learns who named them before anything else), then
@@ -111,7 +124,7 @@ public struct RunPlan: Sendable {
                                    scope: Scope, includeStale: Bool, control: RunControl?,
                                    each: (Candidate, Evaluation) throws -> Void, alerts: inout [DeliveryJob]) throws {
         if scope.evaluatesRule {
-            if scope.isWholeDay {
+            if scope.isWholeDay && scope.readsTheRest {
                 let store = Self.store(configuration)
                 if !includeStale { tally.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule, slots: scope.slots) }
                 tally.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule, slots: scope.slots)
@@ -120,7 +133,7 @@ public struct RunPlan: Sendable {
             let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
             var evaluated = 0
             try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
-                                              onlyUsers: scope.users, slots: scope.slots) { candidate, evaluation in
+                                              onlyUsers: scope.users, slots: scope.slots, part: scope.part) { candidate, evaluation in
                 var evaluation = evaluation
                 hold(candidate, &evaluation, by: holds)
                 tally.count(evaluation.decision)

@@ -45,8 +45,13 @@ public struct NotificationStore: Sendable {
     /// `slots` (slot keys, `SlotSQL`) limits it to the users of those slots: a run date that
     /// serves some users' own times only. The summary's slot index reads only their rows
     /// (migration 015); the user row each listed user's probe reads is checked too.
+    ///
+    /// `part` (`index` of `count`) streams one of `count` disjoint shares of the users (by a hash
+    /// of the id), each in the same order: readers that may go on side by side on connections of
+    /// their own (the dry run) split the per-user probes between the server's cores.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
-                                 slots: [String]? = nil, _ body: (Candidate) throws -> Void) throws {
+                                 slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
+                                 _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
@@ -79,7 +84,8 @@ public struct NotificationStore: Sendable {
                 $supersede::bool AND \(Self.mayBeSentTo)
                 """))) o ON true
             LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: Self.mayBeSentTo))) c ON true
-            WHERE d.last >= $oldest::date OR u.paused_until >= $oldest::date
+            WHERE (d.last >= $oldest::date OR u.paused_until >= $oldest::date)
+              AND ($parts::int IS NULL OR (hashtext(d.user_id::text) & 2147483647) % $parts::int = $part::int)
             ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
             """)
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
@@ -88,7 +94,7 @@ public struct NotificationStore: Sendable {
             "latest_qualifying": rule.latestQualifyingCheckIn(runDate: runDate).description, "oldest": oldest,
             "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description, "supersede": rule.supersede ? "true" : "false",
             "run_date": runDate.description, "oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
-            "slots": SlotSQL.bind(slots),
+            "slots": SlotSQL.bind(slots), "parts": part.map { String($0.count) }, "part": part.map { String($0.index) },
         ], localSettings: [("jit", "off")]) { row in
             guard let id = row.string("id"), let last = row.date("last") else { return }
             if pending?.userID != id {
@@ -116,9 +122,9 @@ public struct NotificationStore: Sendable {
     /// to `body` — only `onlyUsers` when given. With `includeStale: false` (the real run) stale
     /// users are not streamed; the caller counts them with `countStale`.
     public func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
-                         onlyUsers: Set<String>? = nil, slots: [String]? = nil,
+                         onlyUsers: Set<String>? = nil, slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
                          _ body: (Candidate, Evaluation) throws -> Void) throws {
-        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots) { candidate in
+        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part) { candidate in
             if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }

@@ -48,10 +48,14 @@ public struct DryRun: Sendable {
         }
     }
 
+    /// How many shares of the users each run date's plan is read in, side by side.
+    static let shares = 2
+
     /// Writes every listed user and every other message owed to `report`; returns the plan's tally
-    /// (of all the instant's run dates). An instant's later run dates are planned meanwhile, each
-    /// on connections of its own (each statement reads its own snapshot either way), and their
-    /// rows kept until the first's are written: the run dates' plans cost what the longest costs.
+    /// (of all the instant's run dates). Each run date's plan is read in `shares` disjoint shares
+    /// of the users, every share of every run date on connections of its own at once (each
+    /// statement reads its own snapshot either way), and the rows put back in the batch query's
+    /// order: the per-user probes of a million users are shared between the server's cores.
     public func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
@@ -63,32 +67,31 @@ public struct DryRun: Sendable {
             // Each row names the zone its user's days are counted in, for a --date run too.
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
-            let later = dates.dropFirst().map { date, scope in
-                Background("sileme-plan-\(date)") { [self] in
-                    let other = try PGConnection(configuration, \.readDatabaseURL)
-                    let kept = Locked<[ReportRow]>([])
-                    let plan = try other.transaction(readOnly: true) {
-                        try self.plan(other, date: date, scope: scope, zones: zones) { row in kept.withLock { $0.append(row) } }
+            let reads = dates.map { date, scope in
+                (0..<Self.shares).map { index in
+                    let share = { var share = scope; share.part = (index, Self.shares); return share }()
+                    return Background("sileme-plan-\(date)-\(index)") { [self] in
+                        let other = try PGConnection(configuration, \.readDatabaseURL)
+                        return try other.transaction(readOnly: true) { try self.plan(other, date: date, scope: share, zones: zones) }
                     }
-                    return (plan: plan, rows: kept.withLock { $0 })
                 }
             }
-            defer { for each in later { _ = try? each.wait() } }  // their connections are done with before this returns
+            defer { for each in reads.joined() { _ = try? each.wait() } }  // their connections are done with before this returns
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
             var hooked: [LifecycleStore.Due] = []
-            for (index, (date, scope)) in dates.enumerated() {
-                let plan: Planned
-                if index == 0 {
-                    plan = try self.plan(db, date: date, scope: scope, zones: zones) { try report.row($0) }
-                } else {
-                    let done = try later[index - 1].wait()
-                    for row in done.rows { try report.row(row) }
-                    plan = done.plan
+            for shares in reads {
+                let planned = try shares.map { try $0.wait() }
+                // The batch query's order: greatest(L, paused_until) latest first, then the user id.
+                let rows = planned.flatMap(\.rows).sorted { ($0.key.since, $1.key.userID) > ($1.key.since, $0.key.userID) }
+                for row in rows {
+                    try report.row(row.row)
+                    if let hook = row.hook { hooked.append(hook) }
                 }
-                tally.add(plan.plan.tally)
-                owed += plan.plan.owed
-                hooked += plan.hooked
+                for share in planned {
+                    tally.add(share.plan.tally)
+                    owed += share.plan.owed
+                }
             }
             try report.lifecycle(owed + hooked)
             try report.end(tally)
@@ -96,29 +99,38 @@ public struct DryRun: Sendable {
         }
     }
 
-    /// One run date's plan and, with the webhook on, each new alert's event (one per user).
+    /// One share of one run date's plan: the plan, and its rows with their place in the order.
     private struct Planned: Sendable {
         var plan: RunPlan
-        var hooked: [LifecycleStore.Due] = []
+        var rows: [Row] = []
     }
 
-    /// Reads the plan of one run date on `db` (its owed messages on a second read-only connection
-    /// meanwhile) and hands each listed user's row to `row`.
-    private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
-                      row: (ReportRow) throws -> Void) throws -> Planned {
-        var hooked: [LifecycleStore.Due] = []
+    /// A listed user's row, where it goes (the batch query's order) and, with the webhook on and
+    /// the user decided `send`, the alert's event.
+    private struct Row: Sendable {
+        var key: (since: CalendarDate, userID: String)
+        var row: ReportRow
+        var hook: LifecycleStore.Due?
+    }
+
+    /// Reads one share of one run date's plan on `db` (the first share's owed messages on a
+    /// second read-only connection meanwhile), keeping each listed user's row.
+    private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot]) throws -> Planned {
+        var rows: [Row] = []
         let hooksAlerts = configuration.webhookSends(.alert)
         let plan = try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true,
                                     alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
             let slot = candidate.slot.flatMap { zones[$0] }
-            try row(ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
-                              timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
-                              unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil))
-            if hooksAlerts && evaluation.decision == .send {
-                hooked.append(.webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
-                                            missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn))
-            }
+            let since = max(candidate.lastCheckIn, candidate.pausedUntil ?? candidate.lastCheckIn)
+            rows.append(Row(key: (since, candidate.userID),
+                            row: ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
+                                           timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
+                                           unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil),
+                            hook: hooksAlerts && evaluation.decision == .send
+                                ? .webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
+                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn)
+                                : nil))
         }
-        return Planned(plan: plan, hooked: hooked)
+        return Planned(plan: plan, rows: rows)
     }
 }
