@@ -48,12 +48,14 @@ public struct DryRun: Sendable {
         }
     }
 
-    /// How many shares of the users each run date's plan is read in, side by side.
+    /// How many shares of the users the plan of a lone run date is read in, side by side (the
+    /// server has two cores here; an instant's two or three run dates are read side by side
+    /// already, and splitting them further measured slower: bench/README.md).
     static let shares = 2
 
     /// Writes every listed user and every other message owed to `report`; returns the plan's tally
-    /// (of all the instant's run dates). Each run date's plan is read in `shares` disjoint shares
-    /// of the users, every share of every run date on connections of its own at once (each
+    /// (of all the instant's run dates). The run dates' plans are read side by side, a lone run
+    /// date's in `shares` disjoint shares of the users, each on connections of its own (each
     /// statement reads its own snapshot either way), and the rows put back in the batch query's
     /// order: the per-user probes of a million users are shared between the server's cores.
     public func write(into report: any ReportSink) throws -> RunTally {
@@ -67,9 +69,14 @@ public struct DryRun: Sendable {
             // Each row names the zone its user's days are counted in, for a --date run too.
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
-            let reads = dates.map { date, scope in
-                (0..<Self.shares).map { index in
-                    let share = { var share = scope; share.part = (index, Self.shares); return share }()
+            // The run date with the most of the users' times (all of them for a lone one) in
+            // shares; the others whole, beside it.
+            let widest = dates.indices.max { (dates[$0].scope.slots?.count ?? .max) < (dates[$1].scope.slots?.count ?? .max) }
+            let reads = dates.enumerated().map { position, planned in
+                let (date, scope) = planned
+                let shares = position == widest ? Self.shares : 1
+                return (0..<shares).map { index in
+                    let share = { var share = scope; share.part = shares > 1 ? (index, shares) : nil; return share }()
                     return Background("sileme-plan-\(date)-\(index)") { [self] in
                         let other = try PGConnection(configuration, \.readDatabaseURL)
                         return try other.transaction(readOnly: true) { try self.plan(other, date: date, scope: share, zones: zones) }
