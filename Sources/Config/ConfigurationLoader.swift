@@ -24,6 +24,7 @@ public struct ConfigurationLoader: Sendable {
         "ALL_CLEAR_POLL_SECONDS",
         "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "WEBHOOK_CA_FILE", "WEBHOOK_TIMEOUT_SECONDS",
         "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
+        "ACK_BASE_URL", "ACK_SECRET", "ACK_SECRET_FILE", "ACK_LISTEN", "ACK_RATE_LIMIT",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
@@ -166,6 +167,7 @@ public struct ConfigurationLoader: Sendable {
             config.heartbeatURL = url
         }
         try loadWebhook(values, settings, into: &config)
+        try loadAck(values, settings, into: &config)
         return config
     }
 

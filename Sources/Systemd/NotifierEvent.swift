@@ -23,6 +23,9 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// Users whose `time_zone` the zone database does not know (`TIME_ZONE_NAME`, `USERS`): they
     /// are served in `NOTIFY_TIME_ZONE`, never skipped. Once per run of an instant.
     case unknownTimeZone = "unknown_time_zone"
+    /// A contact pressed "I'm on it" on the acknowledgement page (`USER_ID`, `ALERT_DATE`, masked
+    /// `RECIPIENT`): the other contacts get an `acknowledged` notice (SPEC §15).
+    case acknowledgementRecorded = "acknowledgement_recorded"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -47,6 +50,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .notificationFailed: "ce86ef5e801347caaa6f2e50266c0468"
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
+        case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil

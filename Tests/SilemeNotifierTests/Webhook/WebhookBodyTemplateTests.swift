@@ -70,7 +70,8 @@ struct WebhookBodyTemplateTests {
         let values = WebhookBodyTemplate.variables(event, appName: "App")
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
-        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at"], "absent facts are left out")
+        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "acknowledged_at"],
+                "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},
              "paused": "{{#paused_until}}until {{paused_until}}{{/paused_until}}", "alerted": "{{^alert_date}}none{{/alert_date}}",
@@ -165,7 +166,7 @@ struct WebhookBodyTemplateTests {
     func smsGateway() throws {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
-                                                 .introduction: "INTRODUCTION", .ping: "PING"]
+                                                 .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .ping: "PING"]
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time) : try Self.event(type)
             let json = try Self.parse(template.render(event))
