@@ -23,7 +23,7 @@ extension ConfigurationLoader {
             }
             return parsed
         }
-        let rate = try settings.integer("ACK_RATE_LIMIT", in: 1...100_000)
+        let rate = try settings.integer("ACK_RATE_LIMIT", in: 1...10_000_000)
         let sourced = try sourcedSecret(values, key: "ACK_SECRET", credential: "ack-secret")
         if let sourced, sourced.secret.value.utf8.count < 32 {
             throw ConfigurationError(setting: sourced.setting, reason: "must be at least 32 characters (for example `openssl rand -hex 32`)")

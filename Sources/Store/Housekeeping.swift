@@ -14,6 +14,8 @@ public enum Housekeeping {
         /// Rows of the open days waiting for a retry (`retry`), failed for good (`failed`) and
         /// claimed but not finished (`sending`).
         public var backlog: [String: Int] = [:]
+        /// Every acknowledgement recorded (SPEC §15: a contact said "I'm on it"), a counter.
+        public var acknowledgements = 0
 
         /// No run yet.
         public init() {}
@@ -45,6 +47,7 @@ public enum Housekeeping {
             """, [since.description]).rows {
             if let status = row.string(0) { figures.backlog[status] = row.int(1) ?? 0 }
         }
+        figures.acknowledgements = try db.execute("SELECT count(*) FROM sileme.acknowledgements")[0].int(0) ?? 0
         return figures
     }
 

@@ -152,11 +152,27 @@ struct AcknowledgementIntegrationTests {
         #expect(try Self.http(link, post: "form=\(try Self.formField(page.body))").status == 303)
         #expect(try db.query("SELECT count(*)::text FROM sileme.acknowledgements")[0][0] == "1")
 
+        // `check` reports the listener and the count; the history report and the metrics file count it.
+        var checking = env
+        checking["ACK_LISTEN"] = "127.0.0.1:\(ports[0])"
+        let check = try NotifierProcess.run(["check"], environment: checking)
+        let checked = check.stdout + check.stderr
+        #expect(checked.contains("ok   acknowledgement page: links to \(base)/…; ACK_LISTEN 127.0.0.1:\(ports[0]): answers; "
+                                 + "1 acknowledgement in the last 30 days"), "\(checked)")
+        let report = try NotifierProcess.run(["report", "--from", alertDate.description, "--to", Self.today.description, "--format", "json"],
+                                             environment: env)
+        #expect(report.stdout.contains("\"acknowledgements\":1"), "\(report.stdout.prefix(600))")
+        #expect(report.stdout.contains("{\"kind\":\"acknowledged\",\"channel\":\"email\",\"sent\":2"))
+        let metrics = FileManager.default.temporaryDirectory.appendingPathComponent("sn-ack-\(UUID().uuidString).prom").path
+        defer { try? FileManager.default.removeItem(atPath: metrics) }
+        env["METRICS_FILE"] = metrics
+
         // The follow-up (FOLLOW_UP_DAYS=1) is due today — and not sent: a contact is on it.
         let followUps = try NotifierProcess.run(["--run-now", "--date", Self.today.description], environment: env)
         #expect(followUps.status == 0, "\(followUps.stderr.suffix(800))")
         #expect(try db.query("SELECT count(*)::text FROM notification_logs WHERE user_id = $1 AND kind = 'follow_up'", [user])[0][0] == "0")
         #expect(try mail.deliveries().count == 5, "no follow-up, no second notice")
+        #expect((try? String(contentsOfFile: metrics, encoding: .utf8))?.contains("sileme_notifier_acknowledgements_total 1\n") == true)
 
         // Bad tokens: the same neutral page, 404 — forged, truncated, expired, another user's.
         let key = AckKey(secret: Secret(Self.secret))
@@ -183,6 +199,13 @@ struct AcknowledgementIntegrationTests {
             let result = NotifierProcess.finish(daemon.0, daemon.1, daemon.2)
             let took = Date().timeIntervalSince(started)
             #expect(result.status == 0 && took < 2, "stopped in \(took) s: \(result.stderr.suffix(600))")
+            // The daemon that recorded it logged one journal event (the second port's).
+            if daemon.0 === daemons[1].0, TestEnvironment.current?.journal == true {
+                let entries = try JournalReader.entries(of: result, minimum: 2)
+                let recorded = entries.filter { $0["NOTIFIER_EVENT"] == "acknowledgement_recorded" }
+                #expect(recorded.count == 1 && recorded.first?["USER_ID"] == user
+                        && recorded.first?["RECIPIENT"] == EmailMasking.mask(contacts[0]), "\(recorded)")
+            }
         }
     }
 
@@ -212,6 +235,65 @@ struct AcknowledgementIntegrationTests {
         #expect(try Self.http("http://127.0.0.1:\(other)/x", post: "form=\(huge)").status == 413)
         kill(second.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(second.0, second.1, second.2).status == 0)
+    }
+
+    @Test("the page in a real browser (headless Chromium): both languages on a phone and a desktop, styled under the strict CSP, the form without JavaScript",
+          .enabled(if: Chromium.available, "chromium is not installed (apt-get install chromium)"))
+    func browser() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let alertDate = Self.today.adding(days: -1)
+        let user = try db.addUser(name: "张三", email: mail.address("fallback"), checkIns: [alertDate.adding(days: -3).description])
+        let contacts = [mail.address("daughter"), mail.address("neighbour"), mail.address("friend")]
+        try LifecycleIntegrationTests.addContacts(db, user, contacts)
+        let port = try PostgresCluster.freePort()
+        let base = "http://127.0.0.1:\(port)/ack"
+        let env = try NotifierProcess.environment(database: db, [
+            "ACK_BASE_URL": base, "ACK_SECRET": Self.secret, "ACK_LISTEN": "127.0.0.1:\(port)", "INTRODUCE_CONTACTS": "off",
+        ])
+        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
+        let sent = try mail.deliveries()
+        let link = try Self.link(in: try #require(sent.first { $0.recipient == contacts[0] }), base: base)
+        let friend = try Self.link(in: try #require(sent.first { $0.recipient == contacts[2] }), base: base)
+        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        #expect(DaemonIntegrationTests.eventually(20) { (try? Self.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
+        // The friend is already on it: the daughter's page shows it, and still offers the button.
+        let friendsPage = try Self.http(friend)
+        #expect(try Self.http(friend, post: "form=\(try Self.formField(friendsPage.body))").status == 303)
+
+        // SILEME_SCREENSHOT_DIR=docs/screenshots keeps them (the ones docs/acknowledgement.md shows).
+        let folder = ProcessInfo.processInfo.environment["SILEME_SCREENSHOT_DIR"]
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("sn-ack-shots-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // No switch turns scripts off: headless Chromium's own screenshot and DOM dump need them.
+        // The page needs none — it has no script, and its Content-Security-Policy (`default-src
+        // 'none'`, no `script-src`) lets none run — so what the browser shows is the page without
+        // JavaScript; its form's POST is the one the first test makes.
+        for (language, name, button) in [("zh-CN", "zh", "我去看看"), ("en-US", "en", "on it")] {
+            let switches = ["--accept-lang=\(language)", "--lang=\(language)"]
+            for (width, height, viewport) in [(390, 844, "phone"), (1280, 800, "desktop")] {
+                let png = "\(folder)/ack-\(name)-\(viewport).png"
+                try Chromium.screenshot(url: link, to: png, width: width, height: height, extra: switches)
+                let shot = try Screenshot(png: png)
+                #expect(shot.width == width && shot.height == height)
+                // The style sheet applied under the CSP: the page's background, and the blue button
+                // spanning the card (phone: nearly the whole width).
+                #expect(shot.color(2, 2) == "#f4f5f7", "\(png): background \(shot.color(2, 2))")
+                let buttons = shot.areas(of: "#1f6feb", minimum: 200)
+                #expect(buttons.count == 1, "\(png): one button, found \(buttons)")
+                if let button = buttons.first, viewport == "phone" {
+                    #expect(button.x1 - button.x0 > 300 && button.y1 < height, "\(png): \(button)")
+                }
+            }
+            // The browser builds the whole form from HTML alone: a POST to the page itself with the field.
+            let dom = try Chromium.dumpDOM(url: link, extra: switches)
+            #expect(dom.contains("<form method=\"post\">") && dom.contains("name=\"form\"") && dom.contains(button))
+            #expect(!dom.contains("<script") && dom.contains("lang=\"\(language == "zh-CN" ? "zh-CN" : "en")\""))
+            #expect(!contacts.contains { dom.contains($0) }, "no full address")
+        }
+        kill(daemon.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
     }
 
     /// A connection to the page with half a request sent (the headers never end).

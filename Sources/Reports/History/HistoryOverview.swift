@@ -19,6 +19,9 @@ public struct HistoryOverview: Sendable, Equatable {
     /// Contacts the mail server refused as unknown ("no such user") and not accepted since
     /// (`contact_status`), for the operator to ask the user to fix — of the period's users.
     public var undeliverable: [UndeliverableContact] = []
+    /// How many times a contact said "I'm on it" (SPEC §15) for a streak whose alert is dated in
+    /// the period: the rows of `sileme.acknowledgements`.
+    public var acknowledgements = 0
 
     /// One kind's messages on one channel in the period.
     public struct KindCount: Sendable, Equatable {

@@ -70,6 +70,10 @@ public final class HistoryTableWriter: HistorySink {
                 "\($0.label) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
             }) { write(line) }
         }
+        if overview.acknowledgements > 0 {
+            write("")
+            write("Acknowledgements: \(overview.acknowledgements) (a contact said \"I'm on it\"; the others were told)")
+        }
         if !overview.undeliverable.isEmpty {
             write("")
             write("Undeliverable contacts (refused as unknown; ask the user to fix them)")
