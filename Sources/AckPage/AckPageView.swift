@@ -8,7 +8,7 @@ import Values
 /// no full address appears (the recipients are shown as their rows recorded them, masked).
 public enum AckPageView {
     /// What the page says about the streak (built from the store's facts by `AckPageModel`).
-    public struct Model: Sendable, Equatable {
+    public struct Model: Sendable {
         /// The user's cleaned name.
         public var userName: String
         /// Days without a check-in, as of today (the alert's count while the streak is open).
@@ -25,11 +25,6 @@ public enum AckPageView {
         public var readerAcknowledgedAt: String?
         /// The anti-forgery value of the form (only shown while the reader can still press).
         public var formField: String
-
-        public static func == (a: Model, b: Model) -> Bool {
-            a.userName == b.userName && a.missedDays == b.missedDays && a.alertDate == b.alertDate
-                && a.recipients.map(\.masked) == b.recipients.map(\.masked) && a.readerAcknowledgedAt == b.readerAcknowledgedAt
-        }
     }
 
     /// The style sheet (small, readable on a 390-pixel phone and on a desktop).

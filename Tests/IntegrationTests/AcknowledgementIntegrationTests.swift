@@ -209,7 +209,7 @@ struct AcknowledgementIntegrationTests {
         }
     }
 
-    @Test("a page request per address beyond ACK_RATE_LIMIT gets 429; a huge body gets 413")
+    @Test("a page request per address beyond ACK_RATE_LIMIT gets 429; a huge body gets 413; a slow request is cut off")
     func limits() throws {
         let db = try TestDatabase()
         let port = try PostgresCluster.freePort()
@@ -233,6 +233,17 @@ struct AcknowledgementIntegrationTests {
         #expect(DaemonIntegrationTests.eventually(20) { (try? Self.http("http://127.0.0.1:\(other)/healthz").status) == 200 })
         let huge = String(repeating: "a", count: 100_000)
         #expect(try Self.http("http://127.0.0.1:\(other)/x", post: "form=\(huge)").status == 413)
+        // A request that never finishes its headers is cut off (idle 5 s), not held open.
+        let slow = try Self.openHalfRequest(port: other)
+        defer { close(slow) }
+        var limit = timeval(tv_sec: 15, tv_usec: 0)
+        setsockopt(slow, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let started = Date()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var read = 1
+        while read > 0 { read = recv(slow, &buffer, buffer.count, 0) }  // an error answer, if any, then the close
+        let took = Date().timeIntervalSince(started)
+        #expect(read == 0 && took < 12, "closed by the server: recv \(read) after \(took) s")
         kill(second.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(second.0, second.1, second.2).status == 0)
     }
