@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries from Debian, and one shim for what Swift cannot call or does not import
@@ -76,7 +77,7 @@ let package = Package(
         .target(name: "Admin", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The acknowledgement page (§15): the signed token, the page, and the HTTP listener that
+        // The acknowledgement page (§15): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
         .target(name: "AckPage", dependencies: [
             "Values", "Output", "Config", "Store", "Systemd", "CCrypto", "Acknowledgement",
@@ -84,6 +85,7 @@ let package = Package(
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The long-running daemon: the schedule, the next-action decision, the wait.

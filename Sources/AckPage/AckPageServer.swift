@@ -6,6 +6,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Store
 import Systemd
 import Values
@@ -22,8 +23,10 @@ import Values
 /// - More than `ACK_RATE_LIMIT` requests a minute from one address: 429. A body over 4 KiB: 413.
 ///   A connection is closed when idle for 5 s and after 20 s in all (slow requests are cut off).
 ///
-/// It hears the daemon's one stop signal: on a stop it shuts down gracefully, and a request still
-/// open a second later is abandoned — the daemon stops within 2 s whatever a client does.
+/// It hears the daemon's one stop signal: on a stop it shuts down gracefully (no new connection)
+/// and closes the connections still open — a client that never finishes its request does not hold
+/// the daemon; should anything still run a second later it is abandoned. The daemon stops within
+/// 2 s whatever a client does.
 public final class AckPageServer: @unchecked Sendable {
     private let configuration: NotifierConfiguration
     private let listen: AckSettings.Listen
@@ -31,6 +34,9 @@ public final class AckPageServer: @unchecked Sendable {
     private let stop: StopSignal
     private let done = DispatchSemaphore(value: 0)
     private let running = Locked<Task<Void, Never>?>(nil)
+    /// Every open client connection, so that a stop can close them (a graceful shutdown alone
+    /// waits for each request to end, and a client may never end its own).
+    private let connections = OpenConnections()
 
     /// How long a stop waits for open requests before the listener is abandoned.
     static let stopGrace: TimeInterval = 1
@@ -56,8 +62,10 @@ public final class AckPageServer: @unchecked Sendable {
         let bound = Locked<Result<Int, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let responder = AckResponder(configuration: configuration, logger: logger)
-        var http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionDeadline(after: Self.connectionLifetime)],
-                                              idleTimeout: Self.idleTimeout)
+        let connections = self.connections
+        var http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [ConnectionDeadline(after: Self.connectionLifetime, registry: connections)],
+            idleTimeout: Self.idleTimeout)
         http.httpDecoder = .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)
         var quiet = logger
         quiet.logLevel = .warning  // Hummingbird's own start and stop lines
@@ -68,9 +76,13 @@ public final class AckPageServer: @unchecked Sendable {
                 bound.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
                 ready.signal()
             }, logger: quiet)
+        // In a service group of its own with no signal of its own: the daemon's stop signal triggers
+        // its graceful shutdown (cancelling the task instead crashed NIO when a connection arrived
+        // during the stop: "Deinited NIOAsyncWriter without calling finish()").
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: quiet))
         let task = Task {
             do {
-                try await app.run()
+                try await group.run()
             } catch {
                 bound.withLock { if $0 == nil { $0 = .failure(error) } }
                 ready.signal()
@@ -86,9 +98,12 @@ public final class AckPageServer: @unchecked Sendable {
         // The stop signal ends it: a graceful shutdown, then the task is abandoned after the grace.
         let watcher = Thread { [self] in
             while stop.sleep(3600) {}
-            task.cancel()
+            // The server stops accepting and quiesces; the open requests end now (their clients see
+            // the connection close) rather than when their clients please.
             let finished = DispatchSemaphore(value: 0)
             Task {
+                await group.triggerGracefulShutdown()
+                connections.closeAll()
                 _ = await task.result
                 finished.signal()
             }
@@ -107,15 +122,36 @@ public final class AckPageServer: @unchecked Sendable {
 }
 
 /// Closes a connection a fixed time after it opened: a client that trickles its request (or
-/// keeps a connection for ever) is cut off, whatever the idle timer sees.
+/// keeps a connection for ever) is cut off, whatever the idle timer sees. Registers the
+/// connection while it is open, for a stop to close it.
 final class ConnectionDeadline: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     typealias InboundIn = NIOAny
     private let lifetime: TimeAmount
+    private let registry: OpenConnections
 
-    init(after lifetime: TimeAmount) { self.lifetime = lifetime }
+    init(after lifetime: TimeAmount, registry: OpenConnections) {
+        self.lifetime = lifetime
+        self.registry = registry
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
+        registry.add(channel)
+        channel.closeFuture.whenComplete { [registry] _ in registry.remove(channel) }
         channel.eventLoop.scheduleTask(in: lifetime) { channel.close(promise: nil) }
+    }
+}
+
+/// The open client connections of the page.
+final class OpenConnections: Sendable {
+    private let channels = Locked<[ObjectIdentifier: any Channel]>([:])
+
+    func add(_ channel: any Channel) { channels.withLock { $0[ObjectIdentifier(channel)] = channel } }
+
+    func remove(_ channel: any Channel) { _ = channels.withLock { $0.removeValue(forKey: ObjectIdentifier(channel)) } }
+
+    /// Closes every open connection (a stop: the clients see the connection close).
+    func closeAll() {
+        for channel in channels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
     }
 }
