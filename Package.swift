@@ -10,12 +10,17 @@ let package = Package(
     products: [
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
         .library(name: "SilemeNotifier",
-                 targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon"]),
+                 targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
+                          "Acknowledgement", "AckPage"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // C libraries from Debian, and one shim for what Swift cannot call or does not import
@@ -44,9 +49,12 @@ let package = Package(
         // current-functions.sql: every function and trigger as the migrations leave them (read, not run).
         .target(name: "Store", dependencies: ["Values", "Rule", "Config", "CLibPQ"],
                 exclude: ["current-functions.sql"], resources: [.copy("Migrations")]),
+        // The acknowledgement links (§15): the signed token that names user, streak and contact,
+        // its key, and the link a message carries. Mail, the webhook and the page share it.
+        .target(name: "Acknowledgement", dependencies: ["Values", "Config", "CCrypto"]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
-            "Values", "Output", "Rule", "Config", "CShims", "Curl",
+            "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // The webhook channel: the event and its JSON body, the body template, the Standard Webhooks
@@ -69,9 +77,20 @@ let package = Package(
         .target(name: "Admin", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
         ]),
+        // The acknowledgement page (§15): the page, its words, and the HTTP listener that
+        // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
+        .target(name: "AckPage", dependencies: [
+            "Values", "Output", "Config", "Store", "Systemd", "CCrypto", "Acknowledgement",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The long-running daemon: the schedule, the next-action decision, the wait.
         .target(name: "Daemon", dependencies: [
-            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims",
+            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(
@@ -86,11 +105,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SilemeNotifierTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/webhook_receiver.py"]),
     ]
 )

@@ -30,6 +30,8 @@ GRANT USAGE ON SEQUENCE notification_logs_id_seq, sileme.notifier_runs_id_seq TO
 -- all-clear queue the check-in trigger fills (entries are deleted once answered).
 GRANT SELECT, INSERT, UPDATE ON contact_status, sileme.known_contacts TO sileme_notifier;
 GRANT SELECT, DELETE ON sileme.pending_all_clears TO sileme_notifier;
+-- The acknowledgement page (ACK_LISTEN) records a contact's "I'm on it"; nothing changes a row.
+GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;
 -- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
 -- (the function runs as its owner; the role only reads the queue to say what a standby has not
 -- folded, and for `check`'s backlog line).

@@ -29,6 +29,7 @@ declare -A expected_ids=(
   [e07c7725ec0f42bea29914801a2ebf54]=notification_skipped
   [3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7]=run_failed
   [ba186e0e0bf34c279a00ad43509e5af0]=alerts_held
+  [6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6]=acknowledgement_recorded
 )
 
 for tool in systemd-analyze journalctl systemd-sysusers; do

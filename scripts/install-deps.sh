@@ -19,7 +19,9 @@ packages=(
   swaks libnet-ssleay-perl jq                                # the SMTP harness's self-test: swaks with TLS, jq
   systemd                                                    # journald, journalctl, systemd-analyze, a booted systemd
   util-linux mount                                           # runuser, unshare, nsenter, flock, setpriv, mount
-  chromium fonts-wqy-microhei                                # tests: render the HTML report headless, with a CJK font
+  chromium fonts-wqy-microhei                                # tests: render the HTML report and the acknowledgement page headless, with a CJK font
+  curl                                                       # tests: the acknowledgement page's requests (GET, POST, headers)
+  wrk                                                        # bench/ack-page.py: the page's requests per second
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
   python3-prometheus-client                                  # tests: parse the metrics file independently
   dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
@@ -60,7 +62,9 @@ check_capabilities() {
   capability 'command -v runuser && command -v unshare && command -v nsenter && command -v flock && command -v setpriv' \
     util-linux 'runuser, unshare, nsenter, flock, setpriv'
   capability 'command -v mount && command -v umount' mount 'mount and umount (tmpfs for the outbox and systemd tests)'
-  capability 'command -v chromium || command -v chromium-browser' chromium 'headless Chromium (the HTML report screenshot)'
+  capability 'command -v chromium || command -v chromium-browser' chromium 'headless Chromium (the HTML report and acknowledgement page screenshots)'
+  capability 'command -v curl' curl 'curl (the acknowledgement page tests)'
+  capability 'command -v wrk' wrk 'wrk (bench/ack-page.py)'
   capability 'test -n "$(find /usr/share/fonts -path "*wqy*" -name "*.tt*" 2>/dev/null | head -1)"' fonts-wqy-microhei \
     'a CJK font for the HTML report screenshot'
   capability '/usr/bin/python3 -c "import psycopg2"' python3-psycopg2 'psycopg2 for bench/bench.py'

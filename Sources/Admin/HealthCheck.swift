@@ -38,6 +38,7 @@ public struct HealthCheck: Sendable {
     public func run() -> (findings: [Finding], status: ExitStatus) {
         var findings: [Finding] = []
         var status = ExitStatus.success
+        var ackCount: String?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
             findings.append(Finding(subject: subject, ok: ok, detail: detail))
             if !ok, status == .success || failure == .configuration { status = failure }
@@ -92,6 +93,14 @@ public struct HealthCheck: Sendable {
                 } catch let error as DatabaseError {
                     note("exposure", false, error.description, failure: .configuration)
                 }
+                if configuration.ack != nil {
+                    do {
+                        let recent = try AcknowledgementStore().count(db, since: Date().addingTimeInterval(-30 * 86400))
+                        ackCount = "\(recent) acknowledgement\(recent == 1 ? "" : "s") in the last 30 days"
+                    } catch let error as DatabaseError {
+                        note("acknowledgements", false, error.description, failure: .failure)
+                    }
+                }
                 do {
                     let backlog = try CheckInQueue.backlog(db)
                     findings.append(Finding(subject: "check-in queue", ok: true, warning: backlog.isStale, detail: backlog.description))
@@ -117,6 +126,19 @@ public struct HealthCheck: Sendable {
                      failure: .unavailable)
             } catch {
                 note("read database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
+            }
+        }
+        if let ack = configuration.ack {
+            // The page's listener (docs/acknowledgement.md): a daemon that is not running is a warning, not a failure.
+            let links = ack.baseURL.map { "links to \($0)/…" } ?? "no links in mails (ACK_BASE_URL unset)"
+            let counted = ackCount.map { "; " + $0 } ?? ""
+            if let listen = ack.listen {
+                let problem = AckPageProbe.problem(host: listen.host, port: listen.port)
+                findings.append(Finding(subject: "acknowledgement page", ok: true, warning: problem != nil,
+                                        detail: "\(links); ACK_LISTEN \(listen): \(problem ?? "answers")\(counted)"))
+            } else {
+                findings.append(Finding(subject: "acknowledgement page", ok: true,
+                                        detail: "\(links); not served here (ACK_LISTEN unset)\(counted)"))
             }
         }
         if let webhook = configuration.webhook {

@@ -74,6 +74,9 @@ public struct NotifierConfiguration: Sendable {
     /// streak when it cannot listen for them (through a pooler), and how often it sweeps anyway
     /// while it listens (default 30).
     public var allClearPollSeconds: Double = 30
+    /// The acknowledgement page (`ACK_*`, docs/acknowledgement.md); nil when neither
+    /// `ACK_BASE_URL` nor `ACK_LISTEN` is set: no link in any mail, no listener.
+    public var ack: AckSettings?
     /// `DATABASE_LISTEN_URL`: a direct (unpooled) connection for `LISTEN`, where `DATABASE_URL`
     /// goes through a transaction pooler; nil listens on `DATABASE_URL` when that is direct.
     public var databaseListenURL: Secret?

@@ -1,3 +1,4 @@
+import AckPage
 import Config
 import Delivery
 import Foundation
@@ -73,6 +74,13 @@ public final class Daemon: @unchecked Sendable {
     /// found at start, 69 when the database cannot be reached at start.
     public func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
+        // The acknowledgement page (ACK_LISTEN): listening before READY, stopped by the same signal.
+        let page = AckPageServer(configuration: configuration, logger: logger, stop: stop)
+        do { try page?.start() } catch {
+            logger.critical("\(error)")
+            return .configuration
+        }
+        defer { page?.join() }
         if configuration.metricsFile != nil, let db = try? PGConnection(configuration) {
             MetricsFile.update(configuration, db, logger: logger)
         }

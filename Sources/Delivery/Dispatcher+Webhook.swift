@@ -25,6 +25,14 @@ extension Dispatcher {
             userID: job.userID, userName: job.name.value, runDate: CalendarDate(at, in: configuration.timeZone),
             lastCheckInDate: job.lastCheckIn, missDays: job.missedDays,
             contacts: job.contacts.map { WebhookEvent.Contact(email: $0.address.address, position: $0.position) })
+        if job.kind == .alert || job.kind == .followUp, let links = composer.ackLinks {
+            // Each contact's own link, for a gateway that texts the alert (docs/acknowledgement.md).
+            payload.contacts = job.contacts.map { contact in
+                WebhookEvent.Contact(email: contact.address.address, position: contact.position,
+                                     ackURL: links.link(userID: job.userID, alertDate: job.date(runDate: runDate),
+                                                        contact: contact.address.address, runDate: runDate, missedDays: job.missedDays))
+            }
+        }
         switch job.kind {
         case .alert:
             payload.pausedUntil = job.pausedUntil
@@ -38,6 +46,13 @@ extension Dispatcher {
             payload.alertDate = job.date(runDate: runDate).adding(days: configuration.rule.thresholdDays - 1)
         case .introduction:
             payload.contact = WebhookEvent.Contact(email: job.email.address, position: job.position)
+        case .acknowledged:
+            payload.alertMessageID = job.inReplyTo
+            if let acknowledgement = job.acknowledgement {
+                let position = job.contacts.first { $0.address.address.lowercased() == acknowledgement.contact }?.position ?? 0
+                payload.contact = WebhookEvent.Contact(email: acknowledgement.contact, position: position)
+                payload.acknowledgedAt = acknowledgement.at
+            }
         }
         return try WebhookEvent(type: job.kind.webhookEventType, id: claim.messageID, timestamp: at, payload: payload)
     }

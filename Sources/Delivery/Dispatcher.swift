@@ -172,6 +172,9 @@ package struct Dispatcher {
                     }
                     pace.record(jobs: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
                 }
+                // This worker's claims are held by its session: keep it open until their outcomes
+                // are written, or a racing process would take them for abandoned and send again.
+                recorder.waitUntilRecorded()
             } catch {
                 result.withLock { $0.errors.append(error) }
             }

@@ -61,7 +61,7 @@ package struct Lifecycle: Sendable {
                                   position: row.position, contacts: row.channel == .webhook ? known : [],
                                   notificationDate: row.notificationDate, missedDays: row.missedDays,
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
-                                  checkedIn: row.checkedIn)
+                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement)
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
         return (jobs, unusable)

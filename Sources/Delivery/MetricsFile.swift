@@ -59,6 +59,8 @@ public struct MetricsFile: Sendable {
         if let success = figures.lastSuccess {
             metric("last_success_timestamp_seconds", "gauge", "When the latest completed daily run finished.", [("", success)])
         }
+        metric("acknowledgements_total", "counter", "Acknowledgements recorded: a contact said \"I'm on it\" on the page (the others were told).",
+               [("", Double(figures.acknowledgements))])
         metric("retry_backlog", "gauge", "Mails of the open days not sent yet, by status (retry: due again later; failed: permanent; sending: claimed).",
                figures.backlog.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", Double($0.value)) })
         metric("held_alerts", "gauge", "Users whose alert is held now over an intake gap (the app could not record check-ins); they go out at the hold's end.",

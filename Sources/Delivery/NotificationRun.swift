@@ -80,7 +80,8 @@ public struct NotificationRun: Sendable {
     }
 
     /// The daemon's all-clear pass (docs/lifecycle.md): sends the all-clears due now — a check-in
-    /// ended a streak whose alert was accepted — and the retries of earlier ones, without a row in
+    /// ended a streak whose alert was accepted — and the `acknowledged` notices of streaks a contact
+    /// acknowledged on the page (docs/acknowledgement.md), and the retries of both, without a row in
     /// `notifier_runs` (it runs every `ALL_CLEAR_POLL_SECONDS` and on each check-in it hears of).
     /// It does not fold the check-in queue: the daemon's watcher folds it every second.
     /// Returns what it did; logs only when there was something to send.

@@ -23,6 +23,8 @@ package final class ResultRecorder: @unchecked Sendable {
     private var pending: [RecordedOutcome] = []
     private var finishing = false
     private var reconnecting = false
+    /// A batch taken from `pending` is being written.
+    private var writing = false
     private var failure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
     private let stop: StopSignal
@@ -75,6 +77,18 @@ package final class ResultRecorder: @unchecked Sendable {
         return failure == nil
     }
 
+    /// Waits until every outcome queued so far is written (or the recorder gave up). A send worker
+    /// calls it before it closes its connection: a claim is held by its session, and a claim whose
+    /// session closed before its outcome was written looks abandoned — another process (a second
+    /// daemon's pass started by the same event) would take it over and send the message again.
+    package func waitUntilRecorded() {
+        condition.lock()
+        defer { condition.unlock() }
+        while (!pending.isEmpty || writing) && failure == nil {
+            _ = condition.wait(until: Date().addingTimeInterval(1))
+        }
+    }
+
     /// False once the recorder gave up (the database stayed away): send nothing more.
     package var isWritable: Bool {
         condition.lock()
@@ -101,10 +115,17 @@ package final class ResultRecorder: @unchecked Sendable {
             let batch = pending
             pending.removeAll(keepingCapacity: true)
             let last = finishing && batch.isEmpty
+            writing = !batch.isEmpty
             condition.unlock()
             if last { return }
             do {
-                if !batch.isEmpty { try db.perform { try store.record($0, batch) } }
+                if !batch.isEmpty {
+                    try db.perform { try store.record($0, batch) }
+                    condition.lock()
+                    writing = false
+                    condition.broadcast()
+                    condition.unlock()
+                }
                 if Date() >= nextRenewal {
                     try db.perform { try store.renewClaims($0) }
                     nextRenewal = Date().addingTimeInterval(renewEvery)

@@ -42,16 +42,17 @@ public struct RunPlan: Sendable {
             Scope(users: users, kinds: kinds ?? Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
         }
 
-        /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue).
+        /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue),
+        /// which also sends the `acknowledged` notices (docs/acknowledgement.md): both answer an event at once.
         public static func allClears(users: Set<String>? = nil) -> Scope {
-            Scope(users: users, kinds: [.allClear], evaluatesRule: false)
+            Scope(users: users, kinds: [.allClear, .acknowledged], evaluatesRule: false)
         }
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
         /// messages that come at once whatever the user's time (introductions, all-clears) with
         /// the `first` run date only, so that one instant plans each once.
         public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool) -> Scope {
-            let kinds = first ? day.kinds : day.kinds.subtracting([.introduction, .allClear])
+            let kinds = first ? day.kinds : day.kinds.subtracting([.introduction, .allClear, .acknowledged])
             return Scope(users: nil, kinds: kinds, evaluatesRule: true, slots: runDate.keys)
         }
 

@@ -55,7 +55,7 @@ public enum UserTimes {
             var dates = slots.runDates(at: instant, among: keys).enumerated().map { ($1.date, RunPlan.Scope.runDate($1, first: $0 == 0)) }
             if zone != nil {
                 for index in dates.indices {
-                    dates[index].1.kinds.subtract([.introduction, .allClear])
+                    dates[index].1.kinds.subtract([.introduction, .allClear, .acknowledged])
                     dates[index].1.slots = dates[index].1.slots ?? slots.slots.map(\.key)
                 }
             }

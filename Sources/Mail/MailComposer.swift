@@ -1,3 +1,4 @@
+import Acknowledgement
 import Config
 import Foundation
 import Rule
@@ -21,6 +22,8 @@ public struct MailComposer: Sendable {
     public let timeZone: TimeZone
     /// `MISS_THRESHOLD_DAYS` (an introduction says it).
     public let thresholdDays: Int
+    /// The acknowledgement links of alerts and follow-ups (`ACK_BASE_URL`); nil makes none.
+    public let ackLinks: AckLinks?
 
     /// The composer a sending run uses: checks what sending needs beyond loading
     /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
@@ -39,6 +42,7 @@ public struct MailComposer: Sendable {
         appName = configuration.appName
         timeZone = configuration.timeZone
         thresholdDays = configuration.rule.thresholdDays
+        ackLinks = AckLinks(configuration)
     }
 
     /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.
@@ -51,18 +55,34 @@ public struct MailComposer: Sendable {
         var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
                                           runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
         switch job.kind {
-        case .alert, .reminder: break  // a reminder is never mailed (webhook only)
+        case .reminder: break  // never mailed (webhook only)
+        case .alert:
+            variables.ackURL = ackLink(for: job, runDate: runDate)
         case .allClear, .followUp:
             variables.alertDate = job.notificationDate
             if let checkedIn = job.checkedIn {
                 variables.checkedInAt = Self.minuteFormat(checkedIn.at, in: timeZone)
                 variables.checkInDate = checkedIn.date
             }
+            if job.kind == .followUp { variables.ackURL = ackLink(for: job, runDate: runDate) }
+        case .acknowledged:
+            variables.alertDate = job.notificationDate
+            if let acknowledgement = job.acknowledgement {
+                variables.acknowledgedBy = EmailMasking.mask(acknowledgement.contact)
+                variables.acknowledgedAt = Self.minuteFormat(acknowledgement.at, in: timeZone)
+            }
         case .introduction:
             variables.contactEmail = job.email.address
             variables.thresholdDays = thresholdDays
         }
         return variables
+    }
+
+    /// The acknowledgement link of an alert or a follow-up to its contact (nil without
+    /// `ACK_BASE_URL`): the streak is the alert's date — the row's date of both.
+    public func ackLink(for job: DeliveryJob, runDate: CalendarDate) -> String? {
+        ackLinks?.link(userID: job.userID, alertDate: job.date(runDate: runDate), contact: job.email.address,
+                       runDate: runDate, missedDays: job.missedDays)
     }
 
     /// The message for `job`, dated `date`: its kind's templates, threaded under the alert it answers.

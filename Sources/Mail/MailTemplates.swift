@@ -14,7 +14,9 @@ import Rule
 /// Variables: `user_name`, `miss_days`, `last_check_in_date`, `run_date`, `app_name`, and
 /// `paused_until` (set only in a mail after a pause: use it as a section); for an all-clear also
 /// `checked_in_at` (date and time in the service zone) and `check_in_date`; for an all-clear and
-/// a follow-up `alert_date`; for an introduction `contact_email` and `threshold_days`. The subject
+/// a follow-up `alert_date`; for an introduction `contact_email` and `threshold_days`; for an alert
+/// and a follow-up `ack_url` (set only with `ACK_BASE_URL`: use it as a section); for an
+/// `acknowledged` notice `alert_date`, `acknowledged_by` (masked) and `acknowledged_at`. The subject
 /// and the text body are rendered without escaping; the HTML body escapes every value (see `render`).
 public struct MailTemplates: Sendable {
     /// The three templates of one kind.
@@ -38,6 +40,11 @@ public struct MailTemplates: Sendable {
 
         这是一封自动提醒邮件，请您在方便时确认 TA 的状态。
 
+        {{#ack_url}}
+        如果您正在前往查看 TA，请打开下面的链接并点击"我去看看"，其他紧急联系人会收到通知：
+        {{ack_url}}
+
+        {{/ack_url}}
         此致
         {{app_name}}团队
 
@@ -66,6 +73,11 @@ public struct MailTemplates: Sendable {
 
             如果您还没有联系上 TA，请尽快确认 TA 的状态。
 
+            {{#ack_url}}
+            如果您正在前往查看 TA，请打开下面的链接并点击"我去看看"，其他紧急联系人会收到通知：
+            {{ack_url}}
+
+            {{/ack_url}}
             这是一封自动提醒邮件，不会再次发送。
 
             此致
@@ -80,6 +92,21 @@ public struct MailTemplates: Sendable {
             "{{app_name}}"是一款每日签到应用：TA 每天点一下按钮报平安。如果 TA 连续 {{threshold_days}} 天没有签到，我们会给您发送一封提醒邮件，请您确认 TA 的状态；TA 恢复签到后，我们也会告诉您。
 
             您无需做任何操作。如果您不认识 TA，或不愿意担任紧急联系人，请联系 TA 在应用中删除您的邮箱。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .acknowledged: ("[{{app_name}}] 已有联系人正在前往查看 {{user_name}}\n", """
+            您好，
+
+            我们在 {{alert_date}} 告知您 {{user_name}} 已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。
+
+            另一位紧急联系人（{{acknowledged_by}}）已于 {{acknowledged_at}} 确认：正在前往查看 TA。
+
+            如需了解情况，您可以联系 TA 或这位联系人。TA 恢复签到后，我们会再通知您。
+
+            这是一封自动通知邮件。
 
             此致
             {{app_name}}团队

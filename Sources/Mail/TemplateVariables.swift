@@ -27,6 +27,13 @@ public struct TemplateVariables: Sendable, Equatable {
     public var contactEmail: String?
     /// `{{threshold_days}}`: `MISS_THRESHOLD_DAYS` (an introduction says when an alert comes).
     public var thresholdDays: Int?
+    /// `{{ack_url}}`: this contact's acknowledgement link (an alert or a follow-up, with
+    /// `ACK_BASE_URL` set); unset otherwise, so `{{#ack_url}}…{{/ack_url}}` shows text only then.
+    public var ackURL: String?
+    /// `{{acknowledged_by}}`: who acknowledged (masked address), in an `acknowledged` notice.
+    public var acknowledgedBy: String?
+    /// `{{acknowledged_at}}`: when (`YYYY-MM-DD HH:mm` in the service zone), in an `acknowledged` notice.
+    public var acknowledgedAt: String?
 
     /// Creates the values.
     public init(userName: String, missDays: Int, lastCheckInDate: CalendarDate, runDate: CalendarDate, appName: String,
@@ -49,6 +56,9 @@ public struct TemplateVariables: Sendable, Equatable {
         if let checkInDate { values["check_in_date"] = checkInDate.description }
         if let contactEmail { values["contact_email"] = contactEmail }
         if let thresholdDays { values["threshold_days"] = String(thresholdDays) }
+        if let ackURL { values["ack_url"] = ackURL }
+        if let acknowledgedBy { values["acknowledged_by"] = acknowledgedBy }
+        if let acknowledgedAt { values["acknowledged_at"] = acknowledgedAt }
         return values
     }
 }

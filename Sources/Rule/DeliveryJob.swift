@@ -17,6 +17,9 @@ public struct DeliveryJob: Sendable {
         case introduction
         /// The first missed day (`USER_REMINDER`): for the app to remind the user. Webhook only.
         case reminder
+        /// Another contact acknowledged the alert on the acknowledgement page ("I'm on it", §15):
+        /// every other contact that got the alert is told, threaded under it.
+        case acknowledged
 
         /// The order kinds are listed in.
         public static func < (lhs: Kind, rhs: Kind) -> Bool {
@@ -34,6 +37,7 @@ public struct DeliveryJob: Sendable {
             case .followUp: .followUp
             case .introduction: .introduction
             case .reminder: .reminder
+            case .acknowledged: .acknowledged
             }
         }
     }
@@ -78,6 +82,9 @@ public struct DeliveryJob: Sendable {
     public let inReplyTo: String?
     /// When the check-in that ended the streak came (an all-clear), and its date.
     public let checkedIn: (at: Date, date: CalendarDate)?
+    /// Who acknowledged the alert and when (an `acknowledged` notice): the contact's address as
+    /// the delivery key holds it (trimmed, lower-cased), shown masked.
+    public let acknowledgement: (contact: String, at: Date)?
 
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     public var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
@@ -99,7 +106,8 @@ public struct DeliveryJob: Sendable {
     package init(kind: Kind = .alert, channel: Channel = .email, userID: String, name: DisplayName, email: EmailAddress,
                  position: Int = 1, contacts: [Evaluation.Contact] = [],
                  notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
-                 pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil) {
+                 pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil,
+                 acknowledgement: (contact: String, at: Date)? = nil) {
         self.kind = kind
         self.channel = channel
         self.contacts = contacts
@@ -113,12 +121,13 @@ public struct DeliveryJob: Sendable {
         self.pausedUntil = pausedUntil
         self.inReplyTo = inReplyTo
         self.checkedIn = checkedIn
+        self.acknowledgement = acknowledgement
     }
 
     /// This event's twin on the webhook: the same facts, with the user's `contacts`.
     public func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
         DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
                     contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
-                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn)
+                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement)
     }
 }

@@ -16,6 +16,8 @@ public enum Housekeeping {
         public var backlog: [String: Int] = [:]
         /// The alerts held over an intake gap now (docs/intake-hold.md).
         public var held = HoldStore.Open()
+        /// Every acknowledgement recorded (a contact said "I'm on it"), a counter.
+        public var acknowledgements = 0
 
         /// No run yet.
         public init() {}
@@ -48,6 +50,7 @@ public enum Housekeeping {
             """, [since.description]).rows {
             if let status = row.string(0) { figures.backlog[status] = row.int(1) ?? 0 }
         }
+        figures.acknowledgements = try db.execute("SELECT count(*) FROM sileme.acknowledgements")[0].int(0) ?? 0
         return figures
     }
 

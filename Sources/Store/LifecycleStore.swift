@@ -34,6 +34,8 @@ public struct LifecycleStore: Sendable {
         public var channel: DeliveryJob.Channel = .email
         /// The end of a pause the alert's days were counted from (a webhook alert finished later).
         public var pausedUntil: CalendarDate?
+        /// Who acknowledged the streak's alert and when (an `acknowledged` notice).
+        public var acknowledgement: (contact: String, at: Date)? = nil
 
         /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
         public static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
@@ -195,6 +197,8 @@ public struct LifecycleStore: Sendable {
               AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
                               AND c.check_in_date > a.last_check_in_date AND c.check_in_date <= $run_date::date + 1)
               AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
+              -- A contact said "I'm on it" (docs/acknowledgement.md): the others were told, no follow-up.
+              AND NOT \(Self.acknowledged(user: "a.user_id", alertDate: "a.notification_date"))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
                                  channel: "a.channel"))
             ORDER BY a.notification_date, a.user_id, a.channel, a.contact
@@ -204,6 +208,63 @@ public struct LifecycleStore: Sendable {
             "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, kind: .followUp) }
     }
+
+    /// SQL: a contact acknowledged the streak of `user` whose alert is dated `alertDate` (one
+    /// primary-key probe of `sileme.acknowledgements`).
+    package static func acknowledged(user: String, alertDate: String) -> String {
+        "EXISTS (SELECT 1 FROM sileme.acknowledgements k WHERE k.user_id = \(user) AND k.alert_date = \(alertDate))"
+    }
+
+    /// The `acknowledged` notices due now (docs/acknowledgement.md): for each streak a
+    /// contact acknowledged whose alert is dated from `oldest` on, one to every other contact whose
+    /// alert of the streak was accepted — threaded under that alert — and, with `webhook`, one
+    /// `checkin.acknowledged` event per streak; each unless its row is sent, failed for good, in
+    /// flight or waiting for its retry (a retry comes from here when its time comes). Every notice
+    /// names the streak's first acknowledgement; a contact who acknowledged gets none. Reads only.
+    public func dueAcknowledgements(_ db: PGConnection, oldest: CalendarDate, webhook: Bool,
+                                    onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute(SQLStatement("""
+            WITH k AS MATERIALIZED (
+                SELECT DISTINCT ON (k.user_id, k.alert_date) k.user_id, k.alert_date, k.contact, k.acknowledged_at,
+                       k.last_check_in_date
+                FROM sileme.acknowledgements k
+                WHERE k.alert_date >= $oldest::date AND ($user_ids::uuid[] IS NULL OR k.user_id = ANY($user_ids::uuid[]))
+                ORDER BY k.user_id, k.alert_date, k.acknowledged_at, k.contact
+            )
+            SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
+                   a.consecutive_miss_days AS miss, a.last_check_in_date AS last, 'email' AS channel,
+                   k.contact AS ack_contact, extract(epoch FROM k.acknowledged_at) AS ack_epoch
+            FROM k
+            JOIN notification_logs a ON a.user_id = k.user_id AND a.notification_date = k.alert_date AND a.kind = 'alert'
+                                    AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
+            JOIN users u ON u.id = a.user_id
+            WHERE NOT EXISTS (SELECT 1 FROM sileme.acknowledgements o
+                              WHERE o.user_id = k.user_id AND o.alert_date = k.alert_date AND o.contact = a.contact)
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "acknowledged", contact: "a.contact"))
+            UNION ALL
+            SELECT k.user_id::text, u.name, '', k.alert_date, NULL,
+                   coalesce((SELECT max(x.consecutive_miss_days) FROM notification_logs x
+                             WHERE x.user_id = k.user_id AND x.notification_date = k.alert_date AND x.kind = 'alert'), 0),
+                   k.last_check_in_date, 'webhook', k.contact, extract(epoch FROM k.acknowledged_at)
+            FROM k
+            JOIN users u ON u.id = k.user_id
+            WHERE $webhook::bool
+              AND \(noSettledRow(user: "k.user_id", date: "k.alert_date", kind: "acknowledged", contact: "''", channel: "'webhook'"))
+            ORDER BY 1, 4, 8, 3
+            """), [
+            "oldest": oldest.description, "webhook": webhook ? "true" : "false", "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.compactMap { row in
+            var due = Due(row, kind: .acknowledged)
+            if let contact = row.string("ack_contact"), let epoch = row.string("ack_epoch").flatMap(Double.init) {
+                due?.acknowledgement = (contact, Date(timeIntervalSince1970: epoch))
+            }
+            return due
+        }
+    }
+
+    /// How far back `due` looks for acknowledged streaks: an acknowledgement can be made only while
+    /// its link works (30 days from the streak's start), so 40 days of alerts cover every one.
+    public static func acknowledgementWindow(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -40) }
 
     /// The introductions due on `runDate`: pairs first seen since the lifecycle was migrated
     /// (`known_contacts.state = 'pending'`) whose contact is still in force (a row of
@@ -366,7 +427,7 @@ public struct LifecycleStore: Sendable {
 
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
-    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), then the webhook events to finish — each
+    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices (docs/acknowledgement.md), then the webhook events to finish — each
     /// on e-mail and, for the event types the webhook sends, on the webhook. The one selection of
     /// the real run and of the dry run. Reads only. `slots` limits the messages that come at the
     /// user's own time (alerts, follow-ups, reminders) to the users of those slots.
@@ -393,8 +454,13 @@ public struct LifecycleStore: Sendable {
         if hooked.contains(.reminder) && configuration.userReminder && rule.thresholdDays >= 2 {
             due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers, slots: slots)
         }
-        due += try unfinishedWebhooks(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), kinds: hooked,
-                                      onlyUsers: onlyUsers, slots: slots)
+        if kinds.contains(.acknowledged) {
+            due += try dueAcknowledgements(db, oldest: Self.acknowledgementWindow(runDate: runDate),
+                                           webhook: hooked.contains(.acknowledged), onlyUsers: onlyUsers)
+        }
+        // The acknowledged events' retries come from `dueAcknowledgements` (which names who acknowledged).
+        due += try unfinishedWebhooks(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays),
+                                      kinds: hooked.subtracting([.acknowledged]), onlyUsers: onlyUsers, slots: slots)
         return due
     }
 }

@@ -249,7 +249,10 @@ public struct NotificationStore: Sendable {
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
                        CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
-                            THEN \(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")) END AS cancelled
+                            THEN coalesce(\(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")),
+                                          -- A contact acknowledged the streak since the plan was read (docs/acknowledgement.md).
+                                          CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
+                                               THEN 'acknowledged' END) END AS cancelled
                 FROM unnest($user_ids::uuid[], $miss::int[], $message_ids::text[], $lasts::date[], $masked::text[],
                             $sinces::date[], $names::text[], $kinds::text[], $days::date[], $contacts::text[],
                             $in_reply_to::text[], $event_epochs::float8[], $channels::text[])

@@ -27,6 +27,9 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// far fewer check-ins than usual (`HELD`, `GAP_DAYS`, `RELEASE_AT`). Priority `crit`: the
     /// operator decides whether the app was down (docs/intake-hold.md).
     case alertsHeld = "alerts_held"
+    /// A contact pressed "I'm on it" on the acknowledgement page (`USER_ID`, `ALERT_DATE`, masked
+    /// `RECIPIENT`): the other contacts get an `acknowledged` notice (docs/acknowledgement.md).
+    case acknowledgementRecorded = "acknowledgement_recorded"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -52,6 +55,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .notificationSkipped: "e07c7725ec0f42bea29914801a2ebf54"
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
+        case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil

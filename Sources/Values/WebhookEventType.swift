@@ -11,6 +11,8 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case followUp = "checkin.follow_up"
     /// The first missed day: for the app to remind the user to check in (webhook only).
     case reminder = "checkin.reminder"
+    /// A contact pressed "I'm on it" on the acknowledgement page (§15): the app can tell the user.
+    case acknowledged = "checkin.acknowledged"
     /// A contact address seen for the first time.
     case introduction = "contact.introduction"
     /// For the operator, not about one user: a run held alerts over an intake gap (the app could

@@ -15,13 +15,15 @@ import Values
 /// Variables (`variableNames`):
 /// - `type`, `id`, `timestamp`, `app_name`: the event type, its `webhook-id`, when it happened
 ///   (RFC 3339 UTC), `APP_NAME`.
-/// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_ping`:
+/// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_acknowledged`, `is_ping`:
 ///   true for the event's type, for sections: `{{#is_alert}}…{{/is_alert}}`.
 /// - `user_id`, `user_name`, `run_date`, `last_check_in_date`, `miss_days` (a number),
-///   `contacts` (a list of `email` and `position`: `{{#contacts}}…{{/contacts}}`),
+///   `contacts` (a list of `email`, `position` and, with `ACK_BASE_URL`, `ack_url` on an alert
+///   and a follow-up: `{{#contacts}}…{{/contacts}}`),
 ///   `contact_emails` (the addresses joined with ", "), `contact_count`.
 /// - Present on some events only (use them as sections): `paused_until`, `alert_date`,
-///   `alert_message_id`, `checked_in_at`, `contact` (`{{#contact}}{{email}}{{/contact}}`).
+///   `alert_message_id`, `checked_in_at`, `contact` (`{{#contact}}{{email}}{{/contact}}`),
+///   `acknowledged_at`.
 /// - Already JSON, to write unquoted: `json` (the whole default body), `data_json` (its `data`
 ///   object), `contacts_json` (the contacts array).
 ///
@@ -38,9 +40,9 @@ public struct WebhookBodyTemplate: Sendable {
     /// Every variable a template may use.
     public static let variableNames = [
         "type", "id", "timestamp", "app_name",
-        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_ping", "is_alerts_held",
+        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_ping", "is_alerts_held",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
-        "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact",
+        "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at",
         "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
     ]
@@ -94,7 +96,7 @@ public struct WebhookBodyTemplate: Sendable {
         ]
         let flags: [(String, WebhookEventType)] = [
             ("is_alert", .alert), ("is_all_clear", .allClear), ("is_follow_up", .followUp), ("is_reminder", .reminder),
-            ("is_introduction", .introduction), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
+            ("is_introduction", .introduction), ("is_acknowledged", .acknowledged), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
         ]
         for (name, type) in flags { values[name] = event.type == type }
         if let held = event.held {
@@ -110,7 +112,11 @@ public struct WebhookBodyTemplate: Sendable {
                           "contact_count": 0, "contacts_json": "[]"]) { old, _ in old }
             return values
         }
-        func contact(_ contact: WebhookEvent.Contact) -> [String: Any] { ["email": text(contact.email), "position": contact.position] }
+        func contact(_ contact: WebhookEvent.Contact) -> [String: Any] {
+            var values: [String: Any] = ["email": text(contact.email), "position": contact.position]
+            if let link = contact.ackURL { values["ack_url"] = text(link) }
+            return values
+        }
         values["user_id"] = text(payload.userID)
         values["user_name"] = text(payload.userName)
         values["run_date"] = payload.runDate.description
@@ -125,6 +131,7 @@ public struct WebhookBodyTemplate: Sendable {
         values["alert_message_id"] = payload.alertMessageID.map(text)
         values["checked_in_at"] = payload.checkedInAt.map { CalendarDate.rfc3339($0) }
         values["contact"] = payload.contact.map(contact)
+        values["acknowledged_at"] = payload.acknowledgedAt.map { CalendarDate.rfc3339($0) }
         return values
     }
 
@@ -132,7 +139,7 @@ public struct WebhookBodyTemplate: Sendable {
     /// JSON must escape: what a template is tried with before it is accepted.
     static let samples: [WebhookEvent] = {
         let hostile = "\"Q\" \\ </x> \n\r\t\u{0}\u{1F}\u{7F}\u{2028}\u{2029} 张三 👩‍👩‍👧 e\u{301}"
-        let contacts = [WebhookEvent.Contact(email: "first\"@example.com", position: 1),
+        let contacts = [WebhookEvent.Contact(email: "first\"@example.com", position: 1, ackURL: "https://x.example/a\"\\\u{2028}"),
                         WebhookEvent.Contact(email: "second@example.com", position: 2)]
         let day = CalendarDate(year: 2026, month: 1, day: 13)!
         let time = Date(timeIntervalSince1970: 1_768_266_000)
@@ -143,6 +150,7 @@ public struct WebhookBodyTemplate: Sendable {
         full.alertMessageID = "sileme.20260113.\(hostile)@sileme.app"
         full.checkedInAt = time
         full.contact = contacts[0]
+        full.acknowledgedAt = time
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])
         var events: [WebhookEvent] = []
         for type in WebhookEventType.selectable where type != .alertsHeld {

@@ -112,8 +112,11 @@ extension WebhookEvent {
         public var alertMessageID: String?
         /// `checked_in_at`: when the user checked in (an all-clear).
         public var checkedInAt: Date?
-        /// `contact`: the contact the event is about (an introduction).
+        /// `contact`: the contact the event is about (an introduction; who acknowledged, for
+        /// `checkin.acknowledged`).
         public var contact: Contact?
+        /// `acknowledged_at`: when the contact pressed "I'm on it" (`checkin.acknowledged`).
+        public var acknowledgedAt: Date?
 
         /// The facts every event about a user has; the optional ones start out absent.
         public init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
@@ -133,11 +136,15 @@ extension WebhookEvent {
         public var email: String
         /// Its place in the user's list, from 1.
         public var position: Int
+        /// `ack_url`: the contact's acknowledgement link (an alert or a follow-up with
+        /// `ACK_BASE_URL` set), for a gateway that texts it; absent otherwise.
+        public var ackURL: String?
 
         /// A contact at `position`.
-        public init(email: String, position: Int) {
+        public init(email: String, position: Int, ackURL: String? = nil) {
             self.email = email
             self.position = position
+            self.ackURL = ackURL
         }
     }
 }
@@ -171,6 +178,7 @@ extension WebhookEvent {
         if let id = payload.alertMessageID { fields.append(("alert_message_id", Escaping.json(id))) }
         if let time = payload.checkedInAt { fields.append(("checked_in_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
+        if let time = payload.acknowledgedAt { fields.append(("acknowledged_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
@@ -179,6 +187,7 @@ extension WebhookEvent {
 
     /// `{"email","position"}`.
     static func json(_ contact: Contact) -> String {
-        "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)}"
+        "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)"
+            + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "") + "}"
     }
 }

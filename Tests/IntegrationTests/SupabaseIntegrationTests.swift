@@ -100,6 +100,11 @@ struct SupabaseIntegrationTests {
             "INSERT INTO \(s).sileme_schema_migrations (version, name) VALUES (999, 'anon')",
             "UPDATE \(s).sileme_schema_migrations SET name = name",
             "DELETE FROM \(s).sileme_schema_migrations",
+            // A forged "I'm on it" would stop the streak's follow-up (docs/acknowledgement.md).
+            "SELECT * FROM \(s).acknowledgements",
+            "INSERT INTO \(s).acknowledgements (user_id, alert_date, contact, last_check_in_date) VALUES ('\(victim)', '\(date)', 'x@example.com', '\(date)')",
+            "DELETE FROM \(s).acknowledgements",
+            "TRUNCATE \(s).acknowledgements",
         ] + OwnSchema.tables.map { "TRUNCATE \(s).\($0) CASCADE" }
         var other = OwnSchema.tables.flatMap { ["SELECT * FROM public.\($0)", "DELETE FROM public.\($0)"] }
         other += [
@@ -228,6 +233,8 @@ struct SupabaseIntegrationTests {
             .split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.contains("daily_intake") && !$0.contains("held_alerts") }.joined(separator: "\n")
         try db.connection.executeScript(current.replacingOccurrences(of: "GRANT USAGE ON SCHEMA sileme TO sileme_notifier;", with: "")
+            // The old layout had no acknowledgements (017 makes them, and grants them to this role).
+            .replacingOccurrences(of: "GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;", with: "")
             .replacingOccurrences(of: "ARRAY['notification_logs', 'contact_status']", with: "ARRAY['notification_logs']")
             .replacingOccurrences(of: "sileme.", with: "").replacingOccurrences(of: "sileme_notifier", with: role))
         defer { _ = try? db.connection.executeScript("REASSIGN OWNED BY \(role) TO postgres; DROP OWNED BY \(role); DROP ROLE \(role)") }
@@ -283,7 +290,7 @@ struct SupabaseIntegrationTests {
         var env = try NotifierProcess.environment(database: db, ["DATABASE_SCHEMA": "notifier_state"])
         #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
         #expect(try db.query("SELECT to_regnamespace('sileme') IS NULL, count(*)::text FROM pg_class WHERE relnamespace = 'notifier_state'::regnamespace AND relkind = 'r'")
-                == [["t", String(OwnSchema.tables.count)]])
+                == [["t", String(OwnSchema.tables.count + 1)]], "013's tables and 017's acknowledgements")
         let victim = try db.addUser(name: "独居者", email: mail.address("state"), checkIns: ["2026-01-10"])
         let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-12"])
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], environment: env)

@@ -245,6 +245,18 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("MAIL_TRANSPORT", .invalid, ["sendmail", "smtps", "file"])
         cases.append(BadSetting("OUTBOX_DIR", .missing, ["MAIL_TRANSPORT": "outbox"], unset: ["OUTBOX_DIR"]))
         cases += each("OUTBOX_DIR", .unreadableFile, [f.missing, f.notPEM])
+        // The acknowledgement page (docs/acknowledgement.md).
+        cases += each("ACK_BASE_URL", .invalid, ["ftp://ack.example.com/a", "ack.example.com/a", "https://ack.example.com/a?x=1",
+                                                 "https://ack.example.com/a#top"])
+        cases += each("ACK_LISTEN", .invalid, ["8080", "localhost", "127.0.0.1:0", "127.0.0.1:70000", "[::1:8080", "a b:80"])
+        cases += each("ACK_RATE_LIMIT", .wrongType, ["ten", "1.5"])
+        cases += each("ACK_RATE_LIMIT", .outOfRange, ["0", "10000001", "-1"])
+        cases.append(BadSetting("ACK_SECRET", .missing, ["ACK_LISTEN": "127.0.0.1:8080"],
+                                unset: ["ACK_SECRET", "ACK_SECRET_FILE", "CREDENTIALS_DIRECTORY"]))
+        cases += each("ACK_SECRET", .invalid, ["short", String(repeating: "x", count: 31)], unset: ["ACK_SECRET_FILE"])
+        for path in [f.missing, f.folder, f.empty, f.notUTF8] {
+            cases.append(BadSetting("ACK_SECRET_FILE", .unreadableFile, ["ACK_SECRET_FILE": path], unset: ["ACK_SECRET"]))
+        }
         for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
         cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
         return cases

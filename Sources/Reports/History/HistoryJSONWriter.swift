@@ -58,6 +58,7 @@ public final class HistoryJSONWriter: HistorySink {
             Self.object([("channel", Self.string($0.channel)), ("sent", String($0.sent)), ("failed", String($0.failed)),
                          ("pending", String($0.pending))])
         }.joined(separator: ",") + "]"))
+        head.append(("acknowledgements", String(overview.acknowledgements)))
         head.append(("undeliverable_contacts", "[" + overview.undeliverable.map {
             Self.object([("user_id", Self.string($0.userID)), ("email", Self.string($0.email)),
                          ("last_reply", Self.string($0.lastReply)), ("since", Self.string(time.iso($0.since)))])

@@ -44,6 +44,9 @@ public struct HistoryOverview: Sendable, Equatable {
             "\(date): \(intake) check-ins (usually \(Self.number(median))), \(held) user(s)' alerts held"
         }
     }
+    /// How many times a contact said "I'm on it" (docs/acknowledgement.md) for a streak whose alert is dated in
+    /// the period: the rows of `sileme.acknowledgements`.
+    public var acknowledgements = 0
 
     /// One kind's messages on one channel in the period.
     public struct KindCount: Sendable, Equatable {

@@ -128,6 +128,11 @@ package struct HistoryStore {
                                                  since: Self.instant($0, 3) ?? Date(timeIntervalSince1970: 0))
         }
         overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today)
+        overview.acknowledgements = try db.execute("""
+            SELECT count(*) FROM sileme.acknowledgements k
+            WHERE k.alert_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR k.user_id = $3::uuid)
+              AND \(Self.inSlots("k.user_id", 4))
+            """, period + [request.userID, zone])[0].int(0) ?? 0
         return overview
     }
 

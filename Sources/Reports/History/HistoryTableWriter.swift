@@ -75,6 +75,10 @@ public final class HistoryTableWriter: HistorySink {
             write("Intake gaps (far fewer check-ins than usual, as when the app is down; alerts over them are held)")
             for gap in overview.intakeGaps { write("  " + gap.described) }
         }
+        if overview.acknowledgements > 0 {
+            write("")
+            write("Acknowledgements: \(overview.acknowledgements) (a contact said \"I'm on it\"; the others were told)")
+        }
         if !overview.undeliverable.isEmpty {
             write("")
             write("Undeliverable contacts (refused as unknown; ask the user to fix them)")

@@ -29,6 +29,23 @@ enum Chromium {
         return result.stdout
     }
 
+    /// Takes a screenshot of `url` (a page a server serves) into `png`, with the browser's
+    /// `extra` switches (`--accept-lang=…`, `--blink-settings=scriptEnabled=false`).
+    static func screenshot(url: String, to png: String, width: Int, height: Int, extra: [String]) throws {
+        let result = try run(extra + ["--screenshot=\(png)", "--window-size=\(width),\(height)", "--hide-scrollbars",
+                                      "--force-device-scale-factor=1", url])
+        guard FileManager.default.fileExists(atPath: png) else {
+            throw TestFailure("chromium wrote no screenshot (exit \(result.status)): \(result.stderr.suffix(2000))")
+        }
+    }
+
+    /// The DOM Chromium built from `url`, with the browser's `extra` switches.
+    static func dumpDOM(url: String, extra: [String]) throws -> String {
+        let result = try run(extra + ["--dump-dom", url])
+        guard result.status == 0 else { throw TestFailure("chromium --dump-dom failed: \(result.stderr.suffix(2000))") }
+        return result.stdout
+    }
+
     /// Runs the browser headless with a throwaway profile; killed after `timeout` seconds.
     private static func run(_ arguments: [String], timeout: TimeInterval = 90) throws -> (status: Int32, stdout: String, stderr: String) {
         guard let executable else { throw TestFailure("chromium is not installed") }

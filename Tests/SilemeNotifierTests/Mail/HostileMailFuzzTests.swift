@@ -248,6 +248,8 @@ struct HostileMailFuzzTests {
         // No input of this test is after a pause: the `paused_until` section renders nothing.
         let template = template.replacingOccurrences(of: "\\{\\{#paused_until\\}\\}.*?\\{\\{/paused_until\\}\\}", with: "",
                                                      options: .regularExpression)
+            // Nor has ACK_BASE_URL: the acknowledgement link's section (standalone lines) renders nothing.
+            .replacingOccurrences(of: "(?s)\\{\\{#ack_url\\}\\}\n.*?\\{\\{/ack_url\\}\\}\n", with: "", options: .regularExpression)
         let values = ["user_name": userName, "miss_days": "2", "last_check_in_date": "2026-01-10",
                       "run_date": "2026-01-13", "app_name": "一键打卡"]
         var out = ""

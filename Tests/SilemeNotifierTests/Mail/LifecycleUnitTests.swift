@@ -45,6 +45,8 @@ struct LifecycleUnitTests {
         variables.checkInDate = day("2026-01-14")
         variables.contactEmail = "wang@example.com"
         variables.thresholdDays = 2
+        variables.acknowledgedBy = "d***@example.com"
+        variables.acknowledgedAt = "2026-01-14 09:30"
         let builtIn = try MailTemplates(directory: nil)
         let shipped = try MailTemplates(directory: Self.templates)
         let english = try MailTemplates(directory: Self.templates + "/en")
@@ -56,7 +58,17 @@ struct LifecycleUnitTests {
             #expect(!en.text.contains("{{") && en.text.contains("张三"), "\(kind)")
             subjects.insert(a.subject)
         }
-        #expect(subjects.count == 4, "each kind says something else")
+        #expect(subjects.count == DeliveryJob.Kind.mailed.count, "each kind says something else")
+        #expect(builtIn.render(variables, kind: .acknowledged).text.contains("d***@example.com）已于 2026-01-14 09:30"))
+        // The acknowledgement link (docs/acknowledgement.md): only with ACK_BASE_URL, and then in the alert and the follow-up.
+        #expect(!builtIn.render(variables, kind: .alert).text.contains("我去看看"), "no link, no words about one")
+        var linked = variables
+        linked.ackURL = "https://ack.example.com/a/TOKEN"
+        for kind in [DeliveryJob.Kind.alert, .followUp] {
+            let a = builtIn.render(linked, kind: kind), b = shipped.render(linked, kind: kind)
+            #expect(a.text == b.text && a.text.contains("\nhttps://ack.example.com/a/TOKEN\n"), "\(kind)")
+            #expect(english.render(linked, kind: kind).text.contains("I'm on it"), "\(kind)")
+        }
         #expect(builtIn.render(variables, kind: .allClear).text.contains("已于 2026-01-14 08:12"))
         #expect(builtIn.render(variables, kind: .introduction).text.contains("wang@example.com"))
         #expect(english.render(variables, kind: .followUp).text.contains("not checked in for 3 days"))

@@ -70,7 +70,8 @@ struct WebhookBodyTemplateTests {
         let values = WebhookBodyTemplate.variables(event, appName: "App")
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
-        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "held", "gap_days", "release_at"],
+        #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "acknowledged_at", "held", "gap_days",
+                                                   "release_at"],
                 "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},
@@ -176,7 +177,7 @@ struct WebhookBodyTemplateTests {
     func smsGateway() throws {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
-                                                 .introduction: "INTRODUCTION", .ping: "PING", .alertsHeld: "ALERTS_HELD"]
+                                                 .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .ping: "PING", .alertsHeld: "ALERTS_HELD"]
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
                 : type == .alertsHeld ? try Self.alertsHeld() : try Self.event(type)

@@ -1,0 +1,39 @@
+import Config
+import Dispatch
+import Foundation
+import Store
+
+/// The page's database session: one libpq connection used only on its own serial queue, so a
+/// blocking call never occupies Swift's cooperative threads (ENGINEERING.md: two blocked calls
+/// stall a 2-core pool). Opened on first use; dropped and opened again after a failure.
+final class AckDatabase: @unchecked Sendable {
+    private let configuration: NotifierConfiguration
+    private let queue = DispatchQueue(label: "sileme-ack-db")
+    /// Touched only on `queue`.
+    private var connection: PGConnection?
+
+    init(configuration: NotifierConfiguration) { self.configuration = configuration }
+
+    /// Runs `body` on the connection, on the queue; a broken connection is opened again once.
+    func run<T: Sendable>(_ body: @escaping @Sendable (PGConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { [self] in
+                continuation.resume(with: Result {
+                    do {
+                        return try body(try open())
+                    } catch let error as DatabaseError where error.kind == .unreachable {
+                        connection = nil
+                        return try body(try open())
+                    }
+                })
+            }
+        }
+    }
+
+    private func open() throws -> PGConnection {
+        if let connection { return connection }
+        let made = try PGConnection(configuration, applicationName: "sileme-notifier (ack page)")
+        connection = made
+        return made
+    }
+}

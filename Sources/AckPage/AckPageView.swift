@@ -1,0 +1,101 @@
+import Foundation
+import Output
+import Values
+
+/// The acknowledgement page's HTML, pure: what a contact sees after opening the link (docs/acknowledgement.md).
+/// No script, one inline style sheet (allowed by its hash in the Content-Security-Policy), one
+/// form whose only field is the anti-forgery value; every value from the database is escaped, and
+/// no full address appears (the recipients are shown as their rows recorded them, masked).
+public enum AckPageView {
+    /// What the page says about the streak (built from the store's facts by `AckPageModel`).
+    public struct Model: Sendable {
+        /// The user's cleaned name.
+        public var userName: String
+        /// Days without a check-in, as of today (the alert's count while the streak is open).
+        public var missedDays: Int
+        /// The last check-in before the streak.
+        public var lastCheckIn: CalendarDate
+        /// The alert's day.
+        public var alertDate: CalendarDate
+        /// The day the user checked in again, if they did.
+        public var checkedInSince: CalendarDate?
+        /// Everyone the alert reached, masked, with whether it is the reader and when they acknowledged.
+        public var recipients: [(masked: String, isReader: Bool, acknowledgedAt: String?)]
+        /// When the reader acknowledged (`YYYY-MM-DD HH:mm`), if they did.
+        public var readerAcknowledgedAt: String?
+        /// The anti-forgery value of the form (only shown while the reader can still press).
+        public var formField: String
+    }
+
+    /// The style sheet (small, readable on a 390-pixel phone and on a desktop).
+    public static let style = """
+        body{margin:0;background:#f4f5f7;color:#1d2433;font:17px/1.6 -apple-system,"Segoe UI","PingFang SC","Noto Sans CJK SC","Microsoft YaHei",sans-serif}\
+        main{max-width:34rem;margin:0 auto;padding:1.5rem 1.25rem}\
+        .card{background:#fff;border-radius:14px;padding:1.25rem 1.25rem 1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}\
+        h1{font-size:1.35rem;line-height:1.35;margin:0 0 .75rem}\
+        p{margin:.5rem 0}ul{padding:0;margin:.5rem 0 1rem;list-style:none}\
+        li{padding:.45rem 0;border-bottom:1px solid #eceef2;display:flex;justify-content:space-between;gap:.75rem;flex-wrap:wrap}\
+        .who{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}\
+        .tag{color:#0a6b3d;font-size:.9rem}.muted{color:#5b6475;font-size:.92rem}\
+        .ok{background:#e7f6ee;border-radius:10px;padding:.75rem 1rem;color:#0a5a34}\
+        button{display:block;width:100%;font:inherit;font-weight:600;font-size:1.1rem;padding:.9rem 1rem;margin-top:1rem;\
+        color:#fff;background:#1f6feb;border:0;border-radius:12px;cursor:pointer}\
+        button:focus{outline:3px solid #9cc2ff;outline-offset:2px}footer{margin-top:1rem;text-align:center}
+        """
+
+    /// The Content-Security-Policy: nothing but the inline style sheet above and a POST to the
+    /// page itself; no script, no frame, no image, no other origin.
+    public static let contentSecurityPolicy = "default-src 'none'; style-src '\(Digest.sha256Base64(style))'; "
+        + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// The page for `model` in `language`, with the app's name.
+    public static func page(_ model: Model, language: AckLanguage, appName: String) -> String {
+        let t = AckText(language)
+        let h = Escaping.html
+        var body = "<h1>\(h(t.heading(model.userName, model.missedDays, checkedIn: model.checkedInSince != nil)))</h1>\n"
+        if let since = model.checkedInSince {
+            body += "<p class=\"ok\">\(h(t.checkedIn(model.userName, since)))</p>\n"
+        }
+        body += "<p>\(h(t.facts(lastCheckIn: model.lastCheckIn, alertDate: model.alertDate)))</p>\n<ul>\n"
+        for recipient in model.recipients {
+            let mark = recipient.acknowledgedAt.map { "<span class=\"tag\">\(h(t.onIt($0)))</span>" } ?? ""
+            let you = recipient.isReader ? " <span class=\"muted\">\(h(t.you))</span>" : ""
+            body += "<li><span class=\"who\">\(h(recipient.masked))\(you)</span>\(mark)</li>\n"
+        }
+        body += "</ul>\n"
+        if let at = model.readerAcknowledgedAt {
+            body += "<p class=\"ok\">\(h(t.thanks(at)))</p>\n"
+        } else if model.checkedInSince == nil {
+            let others = model.recipients.filter { !$0.isReader && $0.acknowledgedAt != nil }
+            if !others.isEmpty { body += "<p>\(h(t.someoneElse))</p>\n" }
+            body += """
+                <form method="post"><input type="hidden" name="form" value="\(h(model.formField))">\
+                <p class="muted">\(h(t.explain))</p><button type="submit">\(h(t.button))</button></form>
+
+                """
+        }
+        return document(title: "\(appName) · \(t.title)", language: language,
+                        body: body + "<footer class=\"muted\">\(h(t.footer(appName)))</footer>")
+    }
+
+    /// The neutral page: the same for every link that is not good (malformed, forged, truncated,
+    /// expired, unknown), and for a refused request — it tells nothing about why.
+    public static func neutral(language: AckLanguage, appName: String) -> String {
+        let t = AckText(language)
+        return document(title: "\(appName) · \(t.title)", language: language,
+                        body: "<h1>\(Escaping.html(t.neutralHeading))</h1>\n<p>\(Escaping.html(t.neutralText))</p>\n")
+    }
+
+    private static func document(title: String, language: AckLanguage, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="\(language.tag)"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width,initial-scale=1">
+        <meta name="referrer" content="no-referrer">
+        <title>\(Escaping.html(title))</title><style>\(style)</style></head>
+        <body><main><div class="card">
+        \(body)</div></main></body></html>
+
+        """
+    }
+}

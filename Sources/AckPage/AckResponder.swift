@@ -1,0 +1,168 @@
+import Acknowledgement
+import Config
+import Foundation
+import Hummingbird
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import Store
+import Systemd
+import Values
+
+/// The request context: Hummingbird's, with the client's address.
+struct AckContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    /// The peer's IP address (the proxy's, behind one).
+    let peer: String?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.ipAddress
+    }
+
+    var maxUploadSize: Int { AckPageServer.maximumBody }
+}
+
+/// Answers the page's requests (see `AckPageServer`).
+struct AckResponder: HTTPResponder {
+    typealias Context = AckContext
+
+    let configuration: NotifierConfiguration
+    let logger: Logger
+    let key: AckKey
+    let limiter: AddressLimiter
+    let database: AckDatabase
+
+    init(configuration: NotifierConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        key = AckKey(secret: configuration.ack!.secret)
+        limiter = AddressLimiter(perMinute: configuration.ack!.rateLimitPerMinute)
+        database = AckDatabase(configuration: configuration)
+    }
+
+    func respond(to request: Request, context: AckContext) async throws -> Response {
+        let language = AckLanguage.choose(request.headers[.acceptLanguage])
+        let path = request.uri.path
+        if path == "/healthz" { return Self.plain(.ok, "ok\n") }
+        guard limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) else {
+            return neutral(.tooManyRequests, language)
+        }
+        let tokenText = String(path.split(separator: "/").last ?? "")
+        switch request.method {
+        case .get, .head:
+            return try await show(tokenText, language: language)
+        case .post:
+            var request = request
+            let body: ByteBuffer
+            do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch {
+                return neutral(.contentTooLarge, language)
+            }
+            return try await acknowledge(tokenText, form: Self.formValues(String(buffer: body)), request: request, language: language)
+        default:
+            var response = neutral(.methodNotAllowed, language)
+            response.headers[.allow] = "GET, HEAD, POST"
+            return response
+        }
+    }
+
+    /// GET: the page, or the neutral page. Reads only.
+    private func show(_ tokenText: String, language: AckLanguage) async throws -> Response {
+        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
+        guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
+        return page(AckPageView.page(found.model, language: language, appName: configuration.appName), language: language)
+    }
+
+    /// POST: the anti-forgery field must be the page's; then the acknowledgement is recorded once.
+    private func acknowledge(_ tokenText: String, form: [String: String], request: Request, language: AckLanguage) async throws -> Response {
+        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
+        // A page of this link carries the field; a form made elsewhere cannot (nor a cross-site POST).
+        guard let field = form["form"], key.formFieldMatches(field, token: tokenText),
+              request.headers[HTTPField.Name("Sec-Fetch-Site")!] != "cross-site" else {
+            return neutral(.forbidden, language)
+        }
+        guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
+        if found.model.checkedInSince == nil && found.reader.acknowledgedAt == nil {
+            let contact = found.reader.contact
+            let recorded = try await database.run { db in
+                try AcknowledgementStore().record(db, userID: token.userID, alertDate: token.alertDate, contact: contact)
+            }
+            if recorded {
+                logger.notice("acknowledgement recorded for user \(token.userID): \(found.reader.masked) is on it",
+                              metadata: NotifierEvent.acknowledgementRecorded.metadata.merging([
+                                "user_id": "\(token.userID)", "alert_date": "\(token.alertDate)",
+                                "recipient": "\(found.reader.masked)",
+                              ]) { $1 })
+            }
+        }
+        // Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token
+        // itself, so it resolves to the same link whatever path the proxy serves it under.
+        var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
+        response.headers[.location] = tokenText
+        return response
+    }
+
+    /// The page's model for a verified token (nil: the neutral page).
+    private func model(_ token: AckToken, tokenText: String) async throws -> (model: AckPageView.Model, reader: AcknowledgementStore.Recipient)? {
+        let streak = try await database.run { db in
+            try AcknowledgementStore().streak(db, userID: token.userID, alertDate: token.alertDate)
+        }
+        return AckPageModel.make(streak, token: token, tokenText: tokenText, key: key, today: today, zone: configuration.timeZone)
+    }
+
+    private var today: CalendarDate { CalendarDate(Date(), in: configuration.timeZone) }
+
+    private func page(_ html: String, language: AckLanguage, status: HTTPResponse.Status = .ok) -> Response {
+        var headers = Self.securityHeaders(language)
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    private func neutral(_ status: HTTPResponse.Status, _ language: AckLanguage) -> Response {
+        page(AckPageView.neutral(language: language, appName: configuration.appName), language: language, status: status)
+    }
+
+    /// Every answer's headers: the strict policy, no caching (the page changes and names a
+    /// person), no referrer (the link is the key), no framing, and the language it is in.
+    static func securityHeaders(_ language: AckLanguage) -> HTTPFields {
+        var headers = HTTPFields()
+        headers[.contentSecurityPolicy] = AckPageView.contentSecurityPolicy
+        headers[.cacheControl] = "no-store"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[.contentLanguage] = language.tag
+        headers[.vary] = "Accept-Language"
+        return headers
+    }
+
+    static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// The client's address for the rate limit: behind a proxy on this machine (a loopback
+    /// peer), the last address of `X-Forwarded-For` — the one the proxy added; else the peer.
+    static func client(_ request: Request, peer: String?) -> String {
+        let peer = peer ?? "unknown"
+        guard peer == "127.0.0.1" || peer == "::1" || peer.hasPrefix("::ffff:127."),
+              let forwarded = request.headers[HTTPField.Name("X-Forwarded-For")!],
+              let last = forwarded.split(separator: ",").last?.trimmingCharacters(in: .whitespaces), !last.isEmpty else { return peer }
+        return String(last.prefix(64))
+    }
+
+    /// An `application/x-www-form-urlencoded` body's fields (the first of a repeated name).
+    static func formValues(_ body: String) -> [String: String] {
+        var values: [String: String] = [:]
+        for pair in body.split(separator: "&").prefix(16) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            let name = decode(parts[0])
+            if values[name] == nil { values[name] = parts.count > 1 ? decode(parts[1]) : "" }
+        }
+        return values
+    }
+}

@@ -1,0 +1,55 @@
+import Values
+
+/// The page's words in one language (`AckLanguage`): Chinese (the product's own) and English.
+struct AckText {
+    let language: AckLanguage
+
+    init(_ language: AckLanguage) { self.language = language }
+
+    private var zh: Bool { language == .zh }
+
+    var title: String { zh ? "紧急联系人" : "Emergency contact" }
+
+    func heading(_ name: String, _ days: Int, checkedIn: Bool) -> String {
+        if checkedIn { return zh ? "\(name) 已恢复签到" : "\(name) has checked in again" }
+        return zh ? "\(name) 已连续 \(days) 天未签到" : "\(name) has not checked in for \(days) day\(days == 1 ? "" : "s")"
+    }
+
+    func checkedIn(_ name: String, _ date: CalendarDate) -> String {
+        zh ? "好消息：\(name) 已于 \(date) 签到，无需再前往查看。" : "Good news: \(name) checked in on \(date). No need to go round."
+    }
+
+    func facts(lastCheckIn: CalendarDate, alertDate: CalendarDate) -> String {
+        zh ? "最后一次签到：\(lastCheckIn)。我们在 \(alertDate) 通知了以下紧急联系人："
+            : "Last check-in: \(lastCheckIn). On \(alertDate) we told these emergency contacts:"
+    }
+
+    var you: String { zh ? "（您）" : "(you)" }
+
+    func onIt(_ at: String) -> String { zh ? "✓ 正在前往查看（\(at)）" : "✓ on it (\(at))" }
+
+    var someoneElse: String {
+        zh ? "已有其他联系人正在前往查看。如果您也能去，仍可以告诉大家。" : "Another contact is already on it. If you are going too, you can still say so."
+    }
+
+    var explain: String {
+        zh ? "如果您正在前往查看 TA，请点击下面的按钮：我们会告诉其他紧急联系人。"
+            : "If you are going round to check on them, press the button: we will tell the other emergency contacts."
+    }
+
+    var button: String { zh ? "我去看看" : "I'm on it" }
+
+    func thanks(_ at: String) -> String {
+        zh ? "谢谢！您已于 \(at) 确认正在前往查看，其他紧急联系人会收到通知。"
+            : "Thank you. You said at \(at) that you are on it; the other emergency contacts are being told."
+    }
+
+    func footer(_ app: String) -> String { zh ? "\(app) · 这是一封提醒邮件中的链接" : "\(app) · a link from an alert mail" }
+
+    var neutralHeading: String { zh ? "此链接无法使用" : "This link cannot be used" }
+
+    var neutralText: String {
+        zh ? "链接可能已过期或不完整。请打开提醒邮件中的完整链接；如有疑问，请直接联系 TA。"
+            : "It may have expired or be incomplete. Open the whole link from the alert mail, or contact them directly."
+    }
+}

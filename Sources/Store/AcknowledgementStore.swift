@@ -1,0 +1,106 @@
+import Foundation
+import Values
+
+/// The SQL of the acknowledgement page (docs/acknowledgement.md): what the page shows
+/// about a streak, and the one write its button makes. Stateless; `streak` only reads.
+public struct AcknowledgementStore: Sendable {
+    /// One contact the streak's alert reached.
+    public struct Recipient: Sendable, Equatable {
+        /// The address as the delivery key holds it (trimmed, lower-cased): never shown.
+        public var contact: String
+        /// The masked address the row recorded (`recipient_masked`): what the page shows.
+        public var masked: String
+        /// When this contact acknowledged, if they did.
+        public var acknowledgedAt: Date?
+
+        /// Creates the value.
+        public init(contact: String, masked: String, acknowledgedAt: Date?) {
+            self.contact = contact
+            self.masked = masked
+            self.acknowledgedAt = acknowledgedAt
+        }
+    }
+
+    /// What the page shows about a streak, as stored.
+    public struct Streak: Sendable, Equatable {
+        /// `users.name` as stored.
+        public var rawName: String?
+        /// `L` of the alert.
+        public var lastCheckIn: CalendarDate
+        /// `m` on the alert's day.
+        public var missedDaysAtAlert: Int
+        /// The latest check-in after `L`, if the user has checked in since (the streak is over).
+        public var checkedInSince: CalendarDate?
+        /// The contacts whose alert was accepted, in the order their alerts were claimed.
+        public var recipients: [Recipient]
+
+        /// Creates the value.
+        public init(rawName: String?, lastCheckIn: CalendarDate, missedDaysAtAlert: Int, checkedInSince: CalendarDate?,
+                    recipients: [Recipient]) {
+            self.rawName = rawName
+            self.lastCheckIn = lastCheckIn
+            self.missedDaysAtAlert = missedDaysAtAlert
+            self.checkedInSince = checkedInSince
+            self.recipients = recipients
+        }
+    }
+
+    /// Creates the store.
+    public init() {}
+
+    /// The streak of `userID` whose alert is dated `alertDate`: nil when no alert of it was
+    /// accepted (an unknown user or date: the page is the neutral one). Reads only.
+    public func streak(_ db: PGConnection, userID: String, alertDate: CalendarDate) throws -> Streak? {
+        let rows = try db.execute(SQLStatement("""
+            SELECT u.name, a.contact, coalesce(a.recipient_masked, '') AS masked, a.last_check_in_date AS last,
+                   a.consecutive_miss_days AS miss, extract(epoch FROM k.acknowledged_at) AS ack_epoch,
+                   (SELECT max(c.check_in_date) FROM check_ins c
+                    WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date) AS since
+            FROM notification_logs a
+            JOIN users u ON u.id = a.user_id
+            LEFT JOIN sileme.acknowledgements k ON k.user_id = a.user_id AND k.alert_date = a.notification_date
+                                               AND k.contact = a.contact
+            WHERE a.user_id = $user_id::uuid AND a.notification_date = $alert_date::date AND a.kind = 'alert'
+              AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
+            ORDER BY a.id
+            """), ["user_id": userID, "alert_date": alertDate.description]).rows
+        guard let first = rows.first, let last = first.date("last") else { return nil }
+        return Streak(rawName: first.string("name"), lastCheckIn: last, missedDaysAtAlert: first.int("miss") ?? 0,
+                      checkedInSince: first.date("since"),
+                      recipients: rows.compactMap { row in
+                          row.string("contact").map {
+                              Recipient(contact: $0, masked: row.string("masked") ?? "",
+                                        acknowledgedAt: row.string("ack_epoch").flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
+                          }
+                      })
+    }
+
+    /// Records that `contact` acknowledged the streak (once: a second press finds the row and
+    /// changes nothing) and, when it was new, wakes the daemons that listen for check-ins
+    /// (`NOTIFY sileme_check_in` with the user id): their pass sends the `acknowledged` notices
+    /// at once; the periodic sweep finds it otherwise. Only for a contact whose alert of the
+    /// streak was accepted. Returns whether this call recorded it.
+    @discardableResult
+    public func record(_ db: PGConnection, userID: String, alertDate: CalendarDate, contact: String) throws -> Bool {
+        try db.execute(SQLStatement("""
+            WITH a AS (
+                SELECT a.user_id, a.notification_date, a.contact, a.last_check_in_date FROM notification_logs a
+                WHERE a.user_id = $user_id::uuid AND a.notification_date = $alert_date::date AND a.kind = 'alert'
+                  AND a.channel = 'email' AND a.email_sent AND a.contact = $contact
+                LIMIT 1
+            ), added AS (
+                INSERT INTO sileme.acknowledgements (user_id, alert_date, contact, last_check_in_date)
+                SELECT user_id, notification_date, contact, last_check_in_date FROM a
+                ON CONFLICT DO NOTHING
+                RETURNING user_id
+            )
+            SELECT pg_notify('sileme_check_in', user_id::text) FROM added
+            """), ["user_id": userID, "alert_date": alertDate.description, "contact": contact]).rows.count == 1
+    }
+
+    /// How many acknowledgements were recorded from `since` on (the metrics file, `check`).
+    public func count(_ db: PGConnection, since: Date) throws -> Int {
+        try db.execute("SELECT count(*) FROM sileme.acknowledgements WHERE acknowledged_at >= to_timestamp($1)",
+                       [String(since.timeIntervalSince1970)])[0].int(0) ?? 0
+    }
+}

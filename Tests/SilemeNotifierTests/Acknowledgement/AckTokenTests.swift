@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+@testable import AckPage
+@testable import Acknowledgement
+import Config
+import Store
+import Values
+
+/// The acknowledgement link's token and key (docs/acknowledgement.md): what verifies, what does not, and that
+/// every bad token is refused alike.
+@Suite("Acknowledgement tokens")
+struct AckTokenTests {
+    static let key = AckKey(secret: Secret("k-0123456789abcdef0123456789abcdef"))
+    static let user = "3f1c2a4e-5b6d-4e7f-8a9b-0c1d2e3f4a5b"
+    static let alert = CalendarDate(year: 2026, month: 1, day: 13)!
+
+    static func token(expires: CalendarDate = alert.adding(days: 28), contact: String = "Daughter@Example.com ") -> AckToken {
+        AckToken(userID: user.uppercased(), alertDate: alert, expiresOn: expires, contactTag: key.tag(contact: contact))
+    }
+
+    @Test("a signed token verifies to the same user, streak, expiry and contact, and is URL-safe")
+    func roundTrip() throws {
+        let text = Self.key.sign(Self.token())
+        #expect(text.count == 68 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+        let back = try #require(Self.key.verify(text, today: Self.alert))
+        #expect(back == Self.token() && back.userID == Self.user)
+        #expect(Self.key.tag(back.contactTag, matches: "daughter@example.com"))
+        #expect(!Self.key.tag(back.contactTag, matches: "neighbour@example.com"))
+    }
+
+    @Test("forged, truncated, extended, another key's, expired: all nil")
+    func refusals() {
+        let text = Self.key.sign(Self.token())
+        var flipped = Array(text)
+        flipped[10] = flipped[10] == "A" ? "B" : "A"
+        let other = AckKey(secret: Secret("another-secret-0123456789abcdef0123"))
+        for bad in [String(flipped), String(text.dropLast()), String(text.dropLast(20)), text + "A", "", "%%%", other.sign(Self.token()),
+                    String(repeating: "A", count: 68)] {
+            #expect(Self.key.verify(bad, today: Self.alert) == nil, "\(bad)")
+        }
+        #expect(Self.key.verify(text, today: Self.alert.adding(days: 27)) != nil, "the last good day")
+        #expect(Self.key.verify(text, today: Self.alert.adding(days: 28)) == nil, "expired")
+    }
+
+    @Test("the expiry is 30 days after the streak's first missed day, the same for the alert and its follow-up")
+    func expiry() {
+        // L = 01-10: missed 01-11 and 01-12; the alert of 01-13 counts 2, the follow-up of 01-16 counts 5.
+        let fromAlert = AckToken.expiry(runDate: Self.alert, missedDays: 2, validDays: 30)
+        let fromFollowUp = AckToken.expiry(runDate: Self.alert.adding(days: 3), missedDays: 5, validDays: 30)
+        #expect(fromAlert == fromFollowUp && fromAlert == CalendarDate(year: 2026, month: 2, day: 10)!)
+    }
+
+    @Test("the anti-forgery field belongs to its link only")
+    func formField() {
+        let a = Self.key.sign(Self.token()), b = Self.key.sign(Self.token(contact: "other@example.com"))
+        #expect(Self.key.formFieldMatches(Self.key.formField(token: a), token: a))
+        #expect(!Self.key.formFieldMatches(Self.key.formField(token: b), token: a))
+        #expect(!Self.key.formFieldMatches("", token: a))
+    }
+
+    @Test("links: none without ACK_BASE_URL; with it, the base, a slash and the token")
+    func links() throws {
+        var configuration = NotifierConfiguration()
+        #expect(AckLinks(configuration) == nil)
+        configuration.ack = AckSettings(baseURL: "https://ack.example.com/i/", secret: Secret("k-0123456789abcdef0123456789abcdef"), listen: nil)
+        let link = try #require(AckLinks(configuration)?.link(userID: Self.user, alertDate: Self.alert, contact: "daughter@example.com",
+                                                             runDate: Self.alert, missedDays: 2))
+        #expect(link.hasPrefix("https://ack.example.com/i/") && !link.contains("daughter"))
+        let token = String(link.split(separator: "/").last!)
+        #expect(Self.key.verify(token, today: Self.alert)?.alertDate == Self.alert)
+    }
+
+    @Test("Accept-Language: weights, regions, refusals; Chinese by default",
+          arguments: [(nil, AckLanguage.zh), ("en-US,en;q=0.9", .en), ("zh-TW", .zh), ("fr, en;q=0.5, zh;q=0.4", .en),
+                      ("en;q=0, zh", .zh), ("de", .zh), ("zh;q=0.2, en-GB;q=0.8", .en), ("EN", .en)])
+    func language(_ header: String?, _ expected: AckLanguage) {
+        #expect(AckLanguage.choose(header) == expected)
+    }
+
+    @Test("the page: no script, no full address, escaped values, the form only while the reader can press; the neutral page tells nothing")
+    func page() throws {
+        let tag = Self.key.tag(contact: "daughter@example.com")
+        let token = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert.adding(days: 28), contactTag: tag)
+        let streak = AcknowledgementStore.Streak(
+            rawName: "张<b>三", lastCheckIn: Self.alert.adding(days: -3), missedDaysAtAlert: 2, checkedInSince: nil,
+            recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil),
+                         .init(contact: "friend@example.com", masked: "f***@example.com", acknowledgedAt: Date(timeIntervalSince1970: 1_768_300_000))])
+        let zone = TimeZone(identifier: "Asia/Shanghai")!
+        let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert.adding(days: 1), zone: zone))
+        #expect(made.reader.contact == "daughter@example.com" && made.model.missedDays == 3)
+        let html = AckPageView.page(made.model, language: .zh, appName: "一键打卡")
+        #expect(html.contains("张&lt;b&gt;三") && !html.contains("<b>三"))
+        #expect(!html.contains("<script") && !html.contains("daughter@") && !html.contains("friend@"))
+        #expect(html.contains("<form method=\"post\">") && html.contains("我去看看") && html.contains("（您）"))
+        #expect(html.contains("已有其他联系人正在前往查看"))
+        var done = streak
+        done.recipients[0].acknowledgedAt = Date(timeIntervalSince1970: 1_768_300_000)
+        let after = try #require(AckPageModel.make(done, token: token, tokenText: "T", key: Self.key, today: Self.alert, zone: zone))
+        #expect(!AckPageView.page(after.model, language: .en, appName: "A").contains("<form"))
+        let stranger = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert, contactTag: Self.key.tag(contact: "x@example.com"))
+        #expect(AckPageModel.make(streak, token: stranger, tokenText: "T", key: Self.key, today: Self.alert, zone: zone) == nil)
+        #expect(AckPageModel.make(nil, token: token, tokenText: "T", key: Self.key, today: Self.alert, zone: zone) == nil)
+        let neutral = AckPageView.neutral(language: .en, appName: "A")
+        #expect(!neutral.contains("<form") && neutral.contains("cannot be used"))
+        #expect(AckPageView.contentSecurityPolicy.hasPrefix("default-src 'none'; style-src 'sha256-")
+                && !AckPageView.contentSecurityPolicy.contains("unsafe"))
+    }
+
+    @Test("ACK_LISTEN parses host:port and [v6]:port", arguments: [
+        ("127.0.0.1:8080", "127.0.0.1", 8080), ("[::1]:9000", "::1", 9000), ("localhost:80", "localhost", 80),
+    ])
+    func listen(_ text: String, _ host: String, _ port: Int) {
+        #expect(AckSettings.Listen(parsing: text) == AckSettings.Listen(host: host, port: port))
+    }
+
+    @Test("the rate limit: per address, per minute")
+    func limiter() {
+        let limiter = AddressLimiter(perMinute: 2)
+        #expect([limiter.allow("a", now: 0), limiter.allow("a", now: 1), limiter.allow("a", now: 2), limiter.allow("b", now: 2)]
+                == [true, true, false, true])
+        #expect(limiter.allow("a", now: 61))
+    }
+}
