@@ -49,7 +49,7 @@ let package = Package(
         // current-functions.sql: every function and trigger as the migrations leave them (read, not run).
         .target(name: "Store", dependencies: ["Values", "Rule", "Config", "CLibPQ"],
                 exclude: ["current-functions.sql"], resources: [.copy("Migrations")]),
-        // The acknowledgement links (§15): the signed token that names user, streak and contact,
+        // The acknowledgement links (docs/acknowledgement.md): the signed token that names user, streak and contact,
         // its key, and the link a message carries. Mail, the webhook and the page share it.
         .target(name: "Acknowledgement", dependencies: ["Values", "Config", "CCrypto"]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "Admin", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
         ]),
-        // The acknowledgement page (§15): the page, its words, and the HTTP listener that
+        // The acknowledgement page (docs/acknowledgement.md): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
         .target(name: "AckPage", dependencies: [
             "Values", "Output", "Config", "Store", "Systemd", "CCrypto", "Acknowledgement",

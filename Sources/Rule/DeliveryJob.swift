@@ -17,7 +17,7 @@ public struct DeliveryJob: Sendable {
         case introduction
         /// The first missed day (`USER_REMINDER`): for the app to remind the user. Webhook only.
         case reminder
-        /// Another contact acknowledged the alert on the acknowledgement page ("I'm on it", §15):
+        /// Another contact acknowledged the alert on the acknowledgement page ("I'm on it", docs/acknowledgement.md):
         /// every other contact that got the alert is told, threaded under it.
         case acknowledged
 

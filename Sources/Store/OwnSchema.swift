@@ -14,7 +14,7 @@ public enum OwnSchema {
     /// had created it there.
     public static let tables = [
         "user_last_check_in", "check_in_queue", "pending_all_clears", "known_contacts",
-        "notifier_runs", "notifier_run_lock", "sileme_schema_migrations", "daily_intake", "held_alerts",
+        "notifier_runs", "notifier_run_lock", "sileme_schema_migrations",
     ]
     /// The functions (all `SECURITY DEFINER`, none with arguments): the triggers' and the fold.
     public static let functions = [

@@ -11,7 +11,7 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case followUp = "checkin.follow_up"
     /// The first missed day: for the app to remind the user to check in (webhook only).
     case reminder = "checkin.reminder"
-    /// A contact pressed "I'm on it" on the acknowledgement page (§15): the app can tell the user.
+    /// A contact pressed "I'm on it" on the acknowledgement page (docs/acknowledgement.md): the app can tell the user.
     case acknowledged = "checkin.acknowledged"
     /// A contact address seen for the first time.
     case introduction = "contact.introduction"

@@ -290,7 +290,7 @@ struct SupabaseIntegrationTests {
         var env = try NotifierProcess.environment(database: db, ["DATABASE_SCHEMA": "notifier_state"])
         #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
         #expect(try db.query("SELECT to_regnamespace('sileme') IS NULL, count(*)::text FROM pg_class WHERE relnamespace = 'notifier_state'::regnamespace AND relkind = 'r'")
-                == [["t", String(OwnSchema.tables.count + 1)]], "013's tables and 017's acknowledgements")
+                == [["t", String(OwnSchema.tables.count + 3)]], "013's tables, 016's intake and holds, 017's acknowledgements")
         let victim = try db.addUser(name: "独居者", email: mail.address("state"), checkIns: ["2026-01-10"])
         let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-12"])
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], environment: env)

@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS sileme.daily_intake (
 -- The alerts held, one row per streak (a user and `L'`, where the missed days start): when the
 -- hold began, the day it was first planned on, the gap days it was held for, and when it ends —
 -- `HOLD_HOURS` after it began, or sooner by `sileme-notifier release`. The alert itself is an
--- ordinary alert once the hold is over (the same claim key, §4). `ended_at` is set once the runs
+-- ordinary alert once the hold is over (the same claim key, docs/delivery.md). `ended_at` is set once the runs
 -- after `release_at` have sent what was held (the daemon stops waking for it).
 CREATE TABLE IF NOT EXISTS sileme.held_alerts (
     user_id      UUID NOT NULL REFERENCES users (id) ON DELETE CASCADE,
