@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
         .library(name: "SilemeNotifier",
                  targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-                          "Acknowledgement", "AckPage"]),
+                          "Acknowledgement", "AckPage", "Hashing"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,8 +28,11 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        // OpenSSL's libcrypto (already loaded through libcurl): HMAC-SHA256 for the webhook signatures.
+        // OpenSSL's libcrypto (already loaded through libcurl), under the Hashing target.
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // The project's hashes over libcrypto: HMAC-SHA256 (the webhook's signatures, the
+        // acknowledgement links' tokens) and SHA-256 (the page's Content-Security-Policy).
+        .target(name: "Hashing", dependencies: ["CCrypto"]),
         .target(name: "CShims", dependencies: ["CCurl"]),
         // One libcurl handle with the process-wide setup, the error buffer and the stop-aware
         // transfer loop that the SMTP and the webhook transports share.
@@ -51,7 +54,7 @@ let package = Package(
                 exclude: ["current-functions.sql"], resources: [.copy("Migrations")]),
         // The acknowledgement links (docs/acknowledgement.md): the signed token that names user, streak and contact,
         // its key, and the link a message carries. Mail, the webhook and the page share it.
-        .target(name: "Acknowledgement", dependencies: ["Values", "Config", "CCrypto"]),
+        .target(name: "Acknowledgement", dependencies: ["Values", "Config", "Hashing"]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
             "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement",
@@ -60,7 +63,7 @@ let package = Package(
         // The webhook channel: the event and its JSON body, the body template, the Standard Webhooks
         // signature, and the transport that POSTs it (libcurl).
         .target(name: "Webhook", dependencies: [
-            "Values", "Output", "Config", "CShims", "Curl", "CCrypto",
+            "Values", "Output", "Config", "CShims", "Curl", "Hashing",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // systemd: sd_notify, the journal, the typed events.
@@ -80,7 +83,7 @@ let package = Package(
         // The acknowledgement page (docs/acknowledgement.md): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
         .target(name: "AckPage", dependencies: [
-            "Values", "Output", "Config", "Store", "Systemd", "CCrypto", "Acknowledgement",
+            "Values", "Output", "Config", "Store", "Systemd", "Hashing", "Acknowledgement",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -105,7 +108,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SilemeNotifierTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "Hashing", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",

@@ -1,6 +1,6 @@
-import CCrypto
 import Config
 import Foundation
+import Hashing
 import Values
 
 /// The key of the acknowledgement links (`ACK_SECRET`): signs tokens, checks them, tags contact
@@ -65,22 +65,7 @@ public struct AckKey: Sendable {
         Array(hmac(Array("token:".utf8) + payload).prefix(Self.macLength))
     }
 
-    private func hmac(_ message: [UInt8]) -> [UInt8] { Self.hmacSHA256(key: key, message: message) }
-
-    /// HMAC-SHA256 of `message` under `key` (OpenSSL's one-shot `HMAC`): 32 bytes.
-    static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBufferPointer { messageBytes in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), messageBytes.baseAddress, messageBytes.count,
-                     &digest, &length)
-            }
-        }
-        // HMAC fails only when OpenSSL cannot allocate; a MAC of zeros would accept forgeries.
-        guard result != nil, length == 32 else { fatalError("OpenSSL HMAC-SHA256 failed") }
-        return Array(digest.prefix(Int(length)))
-    }
+    private func hmac(_ message: [UInt8]) -> [UInt8] { HMACSHA256.mac(key: key, message: message) }
 
     /// Equal length and bytes, in time that depends on the length only.
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {

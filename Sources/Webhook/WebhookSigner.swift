@@ -1,6 +1,6 @@
-import CCrypto
 import Config
 import Foundation
+import Hashing
 
 /// Signs webhook requests as the Standard Webhooks specification says: the signed content is
 /// `"{webhook-id}.{webhook-timestamp}.{body}"`, its HMAC-SHA256 under the key (the base64-decoded
@@ -22,21 +22,6 @@ public struct WebhookSigner: Sendable {
 
     /// HMAC-SHA256 of `message` under the key (OpenSSL's one-shot `HMAC`).
     package func hmac(_ message: [UInt8]) -> [UInt8] {
-        Self.hmacSHA256(key: key.bytes, message: message)
-    }
-
-    /// HMAC-SHA256 of `message` under `key`: 32 bytes.
-    package static func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        let result = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBufferPointer { messageBytes in
-                HMAC(EVP_sha256(), keyBytes.baseAddress, Int32(keyBytes.count), messageBytes.baseAddress, messageBytes.count,
-                     &digest, &length)
-            }
-        }
-        // HMAC fails only when OpenSSL cannot allocate; a signature of zeros would go out unnoticed.
-        guard result != nil, length == 32 else { fatalError("OpenSSL HMAC-SHA256 failed") }
-        return Array(digest.prefix(Int(length)))
+        HMACSHA256.mac(key: key.bytes, message: message)
     }
 }
