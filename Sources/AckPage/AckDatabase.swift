@@ -4,8 +4,9 @@ import Foundation
 import Store
 
 /// The page's database session: one libpq connection used only on its own serial queue, so a
-/// blocking call never occupies Swift's cooperative threads (ENGINEERING.md: two blocked calls
-/// stall a 2-core pool). Opened on first use; dropped and opened again after a failure.
+/// blocking call never occupies Swift's cooperative threads (on a 2-core machine the pool has two:
+/// two blocked calls would stall every task of the process). Opened on first use; dropped and
+/// opened again after a failure.
 final class AckDatabase: @unchecked Sendable {
     private let configuration: NotifierConfiguration
     private let queue = DispatchQueue(label: "sileme-ack-db")
