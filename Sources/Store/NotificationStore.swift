@@ -31,9 +31,10 @@ public struct NotificationStore: Sendable {
     /// and `notification_logs`, migrations 004 and 005; "once per streak" is the comparison of the
     /// latest accepted notification with `L'`); (2) the users whose summary holds a date after
     /// `D + 1` (future-dated rows, a small set), whose real `L` is one probe of the check-in index;
-    /// (3) the users whose pause ended recently (`users_paused_until_idx`) and whose `L` is older
-    /// than the window. `includeStale: false` leaves out users past the catch-up window (the real
-    /// run only counts them, see `countStale`); the dry-run report lists them too.
+    /// (3) the users whose pause ended recently (`users_paused_until_idx`; for a run of some
+    /// times `users_paused_slot_idx`, one range per time) and whose `L` is older than the window.
+    /// `includeStale: false` leaves out users past the catch-up window (the real run only counts
+    /// them, see `countStale`); the dry-run report lists them too.
     ///
     /// The other accounts of the same contact (for `superseded`) are looked up, one index probe
     /// each, only for users the rule could send to — not paused, `L'` within the due window, not
@@ -132,9 +133,10 @@ public struct NotificationStore: Sendable {
 
     /// The number of stale users on `runDate` (`L'` before the catch-up window) — the users the
     /// dry run lists as `stale` — from three range scans: the summary's index, minus the users of
-    /// that range whose pause ended within the window (`users_paused_until_idx`), plus the
-    /// future-dated users whose real `L` (and pause) is older than the window. Of the users of
-    /// `slots` only, when given (then the summary's slot index).
+    /// that range whose pause ended within the window (`users_paused_until_idx`, or
+    /// `users_paused_slot_idx` for some times), plus the future-dated users whose real `L` (and
+    /// pause) is older than the window. Of the users of `slots` only, when given (then the
+    /// summary's slot index).
     public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date
