@@ -117,10 +117,7 @@ public final class PGConnection {
     public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000,
                        localSettings: [(name: String, value: String)] = [], row body: (PGRow) throws -> Void) throws {
         let cursor = "sileme_stream"
-        let own = PQtransactionStatus(handle) == PQTRANS_IDLE
-        if own { try execute("BEGIN") }
-        do {
-            for setting in localSettings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+        try withLocalSettings(localSettings) {
             try execute("DECLARE \(cursor) NO SCROLL CURSOR FOR " + sql, parameters)
             while true {
                 let result = try execute("FETCH \(batch) FROM \(cursor)")
@@ -128,7 +125,20 @@ public final class PGConnection {
                 if result.count < batch { break }
             }
             try execute("CLOSE \(cursor)")
+        }
+    }
+
+    /// Runs `body` with `settings` in force for the rest of the transaction (`set_config(…, true)`,
+    /// so a pooler in transaction mode never hands them to another client), in a transaction of
+    /// its own when none is open: committed when `body` returns, rolled back when it throws.
+    public func withLocalSettings<T>(_ settings: [(name: String, value: String)], _ body: () throws -> T) throws -> T {
+        let own = PQtransactionStatus(handle) == PQTRANS_IDLE
+        if own { try execute("BEGIN") }
+        do {
+            for setting in settings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+            let value = try body()
             if own { try execute("COMMIT") }
+            return value
         } catch {
             if own { _ = try? execute("ROLLBACK") }
             throw error
