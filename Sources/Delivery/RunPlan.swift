@@ -50,9 +50,15 @@ public struct RunPlan: Sendable {
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
         /// messages that come at once whatever the user's time (introductions, all-clears) with
-        /// the `first` run date only, so that one instant plans each once.
-        public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool) -> Scope {
-            let kinds = first ? day.kinds : day.kinds.subtracting([.introduction, .allClear, .acknowledged])
+        /// the `first` run date only, so that one instant plans each once. A run of some users'
+        /// times only (`everyone` false: the daemon's, at an instant that is not everyone's)
+        /// leaves the all-clears and acknowledged notices to the daemon's all-clear watcher, which
+        /// sweeps for them every `ALL_CLEAR_POLL_SECONDS` anyway: their sweep reads every recent
+        /// alert (0.1 s at a million users), and a day of users' own times has ~200 instants.
+        public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
+            var kinds = day.kinds
+            if !first { kinds.subtract([.introduction, .allClear, .acknowledged]) }
+            if !everyone { kinds.subtract([.allClear, .acknowledged]) }
             return Scope(users: nil, kinds: kinds, evaluatesRule: true, slots: runDate.keys)
         }
 

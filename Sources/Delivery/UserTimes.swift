@@ -21,30 +21,43 @@ public enum UserTimes {
     /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
     public static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
         let slots = try SlotSQL.slots(db, service: configuration.schedule)
-        if let logger, !slots.unknownZones.isEmpty {
-            let users = try SlotSQL.users(db, in: slots.unknownZones.map(\.key))
-            var byName: [String: Int] = [:]
-            for slot in slots.unknownZones { byName[slot.zoneName ?? "", default: 0] += users[slot.key] ?? 0 }
-            for (name, count) in byName.sorted(by: { $0.key < $1.key }) {
-                let zone = configuration.timeZone.identifier
-                logger.warning("\(count) user(s) have the time zone \"\(Printable.text(name))\", which the zone database does not know: served in \(zone)",
-                               metadata: NotifierEvent.unknownTimeZone.metadata.merging([
-                                   "time_zone_name": "\(Printable.text(name))", "users": "\(count)",
-                               ]) { $1 })
-            }
-        }
+        if let logger { try reportUnknownZones(slots, db, configuration: configuration, logger: logger) }
         return slots
+    }
+
+    /// Reports each zone name of `slots` the zone database does not know, with its users.
+    private static func reportUnknownZones(_ slots: NotifySlots, _ db: PGConnection, configuration: NotifierConfiguration,
+                                           logger: Logger) throws {
+        guard !slots.unknownZones.isEmpty else { return }
+        let users = try SlotSQL.users(db, in: slots.unknownZones.map(\.key))
+        var byName: [String: Int] = [:]
+        for slot in slots.unknownZones { byName[slot.zoneName ?? "", default: 0] += users[slot.key] ?? 0 }
+        for (name, count) in byName.sorted(by: { $0.key < $1.key }) {
+            let zone = configuration.timeZone.identifier
+            logger.warning("\(count) user(s) have the time zone \"\(Printable.text(name))\", which the zone database does not know: served in \(zone)",
+                           metadata: NotifierEvent.unknownTimeZone.metadata.merging([
+                               "time_zone_name": "\(Printable.text(name))", "users": "\(count)",
+                           ]) { $1 })
+        }
     }
 
     /// The run dates of `when` with the scope of each, latest first: `--date`'s one for everyone,
     /// or an instant's (`NotifySlots.runDates(at:)`). `slots` gives the instant's slots (nil for a date).
     /// `among`: of these slots only (the daemon's, whose instant came). `zone`: of the slots whose
     /// days are counted in that zone only (the dry run's `--zone`; no other messages then).
+    /// `known`: the slots as the caller has just read them (the daemon, which decided on them):
+    /// not read again.
     public static func runDates(_ when: RunWhen, _ db: PGConnection, configuration: NotifierConfiguration, among: Set<String>? = nil,
-                                zone: TimeZone? = nil, logger: Logger? = nil)
+                                zone: TimeZone? = nil, known: NotifySlots? = nil, logger: Logger? = nil)
         throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
         if case .date(let date) = when, zone == nil { return (nil, [(date, .day)]) }
-        let slots = try read(db, configuration: configuration, logger: logger)
+        let slots: NotifySlots
+        if let known {
+            slots = known
+            if let logger { try reportUnknownZones(known, db, configuration: configuration, logger: logger) }
+        } else {
+            slots = try read(db, configuration: configuration, logger: logger)
+        }
         let inZone = zone.map { Set(slots.keys(countedIn: $0)) }
         switch when {
         case .date(let date):
@@ -52,7 +65,9 @@ public enum UserTimes {
                                                  slots: inZone.map { Array($0).sorted() }))])
         case .instant(let instant):
             let keys = inZone.map { among?.intersection($0) ?? $0 } ?? among
-            var dates = slots.runDates(at: instant, among: keys).enumerated().map { ($1.date, RunPlan.Scope.runDate($1, first: $0 == 0)) }
+            var dates = slots.runDates(at: instant, among: keys).enumerated().map {
+                ($1.date, RunPlan.Scope.runDate($1, first: $0 == 0, everyone: among == nil))
+            }
             if zone != nil {
                 for index in dates.indices {
                     dates[index].1.kinds.subtract([.introduction, .allClear, .acknowledged])
@@ -77,11 +92,12 @@ public enum UserTimes {
 
     /// The runs of `when`, latest run date first: one of everyone for a date; for an instant,
     /// one per run date its users are on (one of everyone when all are on one date), with the
-    /// slots read now.
+    /// slots read now (or `known`, as `runDates` takes them).
     public static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
-                            logger: Logger, host: String = ProcessInfo.processInfo.hostName) throws -> [NotificationRun] {
+                            known: NotifySlots? = nil, logger: Logger,
+                            host: String = ProcessInfo.processInfo.hostName) throws -> [NotificationRun] {
         let db = try PGConnection(configuration, applicationName: "sileme-notifier (slots)")
-        return try runDates(when, db, configuration: configuration, among: among, logger: logger).dates.map {
+        return try runDates(when, db, configuration: configuration, among: among, known: known, logger: logger).dates.map {
             NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
         }
     }
