@@ -12,12 +12,17 @@ Generates bench.py's population (bench.generate), then gives every user one of 4
   due set         the batch query's due set with the users probe (as bench.py's due-set), for
                   everyone on one date (today's single run) and filtered to the slots of one
                   notify instant (a run of the daemon), for the busiest instant and summed over
-                  every distinct instant of a day (the day's total against the single run)
+                  every distinct instant of a day (the day's total against the single run, timed
+                  in R rounds of the single run and every instant, each instant's median summed)
+  whole plan      every statement a run's plan sends, replayed from the server's log of the
+                  binary's own dry runs (`--date D` for the single run; `--at` for a run date's
+                  statements, given each instant's times): the single run against the day's runs,
+                  client time and server time (planning + execution), in R rounds
   dry run         `--run-now --dry-run --format json`, process start to exit: `--date D` (everyone
                   on D) and `--at` an instant (each user on their own date: three run dates), on the
                   population as of that instant (no check-in dated after its user's own date)
 """
-import argparse, datetime, os, statistics, subprocess, sys, tempfile, time, zoneinfo
+import argparse, datetime, os, re, statistics, subprocess, sys, tempfile, time, zoneinfo
 import importlib.util
 
 import psycopg2
@@ -93,6 +98,126 @@ DUE_SQL = f"""
                         OFFSET 0) u"""
 
 
+# The whole plan of a run, as the binary sends it: every statement of a dry run, read back from
+# the server's log (log_min_duration_statement = 0) with its parameters, so that the bench replays
+# the notifier's own SQL rather than a copy of it. A statement a run of some times leaves to the
+# daemon's all-clear pass (its sweeps read every recent alert) is marked, by what it reads.
+LOG_ENTRY = re.compile(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ UTC \[\d+\] )")
+EXECUTE = re.compile(r"\S+ \S+ UTC \[(\d+)\] LOG:  duration: [\d.]+ ms  execute <unnamed>: (.*)", re.S)
+DETAIL = re.compile(r"\S+ \S+ UTC \[(\d+)\] DETAIL:  parameters: (.*)", re.S)
+PARAMETER = re.compile(r"\$(\d+) = (NULL|'(?:[^']|'')*')")
+OTHER_LOG = re.compile(r"\S+ \S+ UTC \[(\d+)\] LOG:  ")
+CURSOR = "DECLARE sileme_stream NO SCROLL CURSOR FOR "
+# Read by the daemon when it decides, every minute (the quiet minute), not by its run.
+DECIDING = ("WITH RECURSIVE slot(key)",)
+SWEEPS = ("sileme.pending_all_clears", "FROM sileme.acknowledgements k")
+SHARE = re.compile(r"\(\$(\d+)::int IS NULL OR \(hashtext\(d\.user_id::text\) & 2147483647\) % \$\d+::int = \$(\d+)::int\)")
+
+
+def captured_plan(cluster, url, binary, env, extra, oldest):
+    """The statements of `--run-now --dry-run` with `extra`: [(sql, params, jit_off, sweep, pid)],
+    the cursor's query as a plain query, without transaction control, cursor fetches and settings;
+    `pid`: the server process, one per connection (a run date's plan has connections of its own)."""
+    admin = psycopg2.connect(url)
+    admin.autocommit = True
+    cur = admin.cursor()
+    cur.execute("ALTER SYSTEM SET log_min_duration_statement = 0")
+    cur.execute("ALTER SYSTEM SET log_line_prefix = '%m [%p] '")
+    cur.execute("SELECT pg_reload_conf()")
+    time.sleep(0.5)
+    log = os.path.join(cluster.dir, "log")
+    start = os.path.getsize(log)
+    subprocess.run([binary, "--run-now", "--dry-run", "--format", "json"] + extra, env=env, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cur.execute("ALTER SYSTEM RESET log_min_duration_statement")
+    cur.execute("ALTER SYSTEM RESET log_line_prefix")
+    cur.execute("SELECT pg_reload_conf()")
+    admin.close()
+    with open(log, encoding="utf-8", errors="replace") as f:
+        f.seek(start)
+        text = f.read()
+    statements, jit_off, last = [], set(), {}
+    for entry in LOG_ENTRY.split(text):
+        m = EXECUTE.match(entry)
+        other = OTHER_LOG.match(entry)
+        if other and not m:
+            last[other.group(1)] = None  # a parse or bind, whose parameters are not the last execute's
+            continue
+        if m:
+            pid, sql = m.group(1), m.group(2).strip()
+            if sql in ("COMMIT", "ROLLBACK") or sql.startswith("BEGIN"):
+                jit_off.discard(pid)
+            last[pid] = None
+            if sql.startswith(("BEGIN", "COMMIT", "ROLLBACK", "FETCH ", "CLOSE ")):
+                continue
+            if sql.startswith("SELECT set_config("):
+                last[pid] = "setting"
+                continue
+            if sql.startswith(DECIDING):
+                continue
+            item = [sql.removeprefix(CURSOR), [], pid in jit_off, any(t in sql for t in SWEEPS), pid]
+            statements.append(item)
+            last[pid] = item
+            continue
+        m = DETAIL.match(entry)
+        if m and last.get(m.group(1)) is not None:
+            pid, values = m.group(1), [None if v == "NULL" else v[1:-1].replace("''", "'")
+                                       for _, v in PARAMETER.findall(m.group(2))]
+            if last[pid] == "setting":
+                if values[:2] == ["jit", "off"]:
+                    jit_off.add(pid)
+            else:
+                last[pid][1] = values
+            last[pid] = None
+    # The dry run reads its widest run date in two shares side by side; a run reads it whole. The
+    # dry run lists the users past the catch-up window too (from `-infinity`); a run reads from
+    # the window's start, `oldest`.
+    plan, seen = [], []
+    for sql, params, jit, sweep, pid in statements:
+        params = [oldest if v == "-infinity" else v for v in params]
+        share = SHARE.search(sql)
+        if share:
+            params = [None if str(i + 1) in share.group(1, 2) else v for i, v in enumerate(params)]
+        if (sql, params) not in seen:
+            seen.append((sql, params))
+            plan.append((sql, params, jit, sweep, pid))
+    return plan
+
+
+def replay(cur, statements, slots=None, sweeps=True, server=False):
+    """The time of `statements` run one after another, each in the transaction it ran in (JIT off
+    where the notifier turns it off): as the client sees it (the rows fetched), or with `server`
+    the server's planning and execution time alone (EXPLAIN ANALYZE without per-node timing).
+    `slots`: (captured array, array to use)."""
+    total = 0.0
+    for sql, params, jit_off, sweep, _ in statements:
+        if sweep and not sweeps:
+            continue
+        if slots is not None:
+            params = [slots[1] if p == slots[0] else p for p in params]
+        query = re.sub(r"\$(\d+)", lambda m: f"%(p{m.group(1)})s", sql.replace("%", "%%"))
+        cur.execute("BEGIN")
+        if jit_off:
+            cur.execute("SET LOCAL jit = off")
+        binds = {f"p{i + 1}": v for i, v in enumerate(params)}
+        if server:
+            cur.execute("EXPLAIN (ANALYZE, TIMING OFF, SUMMARY, FORMAT JSON) " + query, binds)
+            summary = cur.fetchone()[0][0]
+            total += (summary["Planning Time"] + summary["Execution Time"]) / 1000
+        else:
+            begin = time.perf_counter()
+            cur.execute(query, binds)
+            if cur.description is not None:
+                cur.fetchall()
+            total += time.perf_counter() - begin
+        cur.execute("COMMIT")
+    return total
+
+
+def slot_array(keys):
+    return "{" + ",".join(keys) + "}"
+
+
 def timed(cur, sql, params, repeat):
     seconds = []
     rows = 0
@@ -131,15 +256,56 @@ def main():
         t_state, _ = timed(cur, STATE_SQL, {"days": days}, args.repeat * 3)
         t_retry, _ = timed(cur, RETRY_SQL, {"days": days}, args.repeat * 3)
 
-        t_all, n_all = timed(cur, DUE_SQL, {"d": bench.RUN_DATE, "slots": None}, args.repeat)
+        # The day against the single run, in rounds: each round times the single run once and
+        # every instant of the day once, so both see the same moment of a shared machine. The
+        # day's total is the sum of each instant's median over the rounds; each round's own
+        # ratio is reported too, to show the spread.
         groups = instants(run_date)
-        per_instant = {}
-        for instant, keys in sorted(groups.items()):
-            per_instant[instant] = timed(cur, DUE_SQL, {"d": bench.RUN_DATE, "slots": keys}, 1)
+        single, per_instant, ratios = [], {instant: [] for instant in groups}, []
+        n_all = 0
+        for _ in range(args.repeat):
+            t, n_all = timed(cur, DUE_SQL, {"d": bench.RUN_DATE, "slots": None}, 1)
+            single.append(t)
+            round_total = 0.0
+            for instant, keys in sorted(groups.items()):
+                seconds, rows = timed(cur, DUE_SQL, {"d": bench.RUN_DATE, "slots": keys}, 1)
+                per_instant[instant].append((seconds, rows))
+                round_total += seconds
+            ratios.append(round_total / t)
+        t_all = statistics.median(single)
         busiest = max(groups, key=lambda i: len(groups[i]))
         t_busiest, n_busiest = timed(cur, DUE_SQL, {"d": bench.RUN_DATE, "slots": groups[busiest]}, args.repeat)
-        day_total = sum(t for t, _ in per_instant.values())
-        day_rows = sum(n for _, n in per_instant.values())
+        day_total = sum(statistics.median(s for s, _ in runs) for runs in per_instant.values())
+        day_rows = sum(runs[0][1] for runs in per_instant.values())
+
+        # The whole plan of a run, replayed from the statements the binary sends: the single run
+        # (a dry run of everyone on D) against, for every instant of the day, the daemon's run of
+        # that instant's times — the at-instant dry run's statements of the run date D (those of
+        # the users on D at 01:00Z, and those of no run date), with the instant's times for D's.
+        at = f"{bench.RUN_DATE}T01:00:00Z"
+        at_instant = datetime.datetime.fromisoformat(at.replace("Z", "+00:00"))
+        oldest = str(run_date - datetime.timedelta(days=10))  # D - 3 - the 7 days of catch-up
+        single_plan = captured_plan(cluster, url, args.binary, env, ["--date", bench.RUN_DATE], oldest)
+        instant_plan = captured_plan(cluster, url, args.binary, env, ["--at", at], oldest)
+        on_date = slot_array(sorted(k for i, keys in groups.items() if i <= at_instant for k in keys))
+
+        def of_slots(value):
+            return value is not None and value.startswith("{") and "|" in value
+        # D's statements: those of the connections that read D's users, and the owed messages'.
+        ours = {st[4] for st in instant_plan if on_date in st[1] or st[3]}
+        assert ours, "no statement of the run date D found"
+        run_plan = [st for st in instant_plan if st[4] in ours]
+        sweeps = [st for st in run_plan if st[3]]
+        plan = {False: ([], []), True: ([], [])}  # client time, server time: (single, day) per round
+        for _ in range(args.repeat):
+            for server in (False, True):
+                plan[server][0].append(replay(cur, single_plan, server=server))
+                plan[server][1].append(sum(replay(cur, run_plan, (on_date, slot_array(sorted(keys))), sweeps=False, server=server)
+                                           for _, keys in sorted(groups.items())))
+        t_plan_single, t_plan_day = statistics.median(plan[False][0]), statistics.median(plan[False][1])
+        s_plan_single, s_plan_day = statistics.median(plan[True][0]), statistics.median(plan[True][1])
+        plan_ratios = {server: [d / o for o, d in zip(*plan[server])] for server in plan}
+        t_sweeps = statistics.median(replay(cur, sweeps) for _ in range(args.repeat))
 
         def dry(extra):
             seconds = []
@@ -155,12 +321,12 @@ def main():
         # left as it is, a third of the users would carry a check-in dated after their own D + 1
         # and be counted future-dated (38,148 instead of the 10,000 made so), each with a probe
         # of its real last check-in that no real population asks for.
-        at = f"{bench.RUN_DATE}T01:00:00Z"
         cur.execute("""DELETE FROM check_ins c USING users u
                        WHERE u.id = c.user_id AND c.check_in_date < DATE '2099-01-01'
                          AND c.check_in_date > (%s::timestamptz AT TIME ZONE u.time_zone)::date""", (at,))
         not_yet = cur.rowcount
         cur.execute("VACUUM ANALYZE check_ins, sileme.user_last_check_in")
+        cur.execute("CHECKPOINT")  # the deletion's writes are not the dry runs' to wait for
         bench.log(f"dry runs: {not_yet} check-ins dated after their user's own date at {at} removed")
         t_dry_date = dry(["--date", bench.RUN_DATE])
         t_dry_at = dry(["--at", at])
@@ -175,11 +341,22 @@ def main():
             ("due set, everyone on one date (the single run)", t_all, n_all),
             (f"due set, busiest instant ({busiest:%H:%M}Z, {len(groups[busiest])} slots)", t_busiest, n_busiest),
             (f"due set, every instant of the day ({len(groups)} runs)", day_total, day_rows),
+            (f"whole plan, the single run ({len(single_plan)} statements)", t_plan_single, None),
+            (f"whole plan, every instant of the day ({len(run_plan) - len(sweeps)} statements a run)", t_plan_day, None),
+            ("  the same on the server (planning + execution): single run", s_plan_single, None),
+            ("  the same on the server: every instant of the day", s_plan_day, None),
+            (f"  the all-clear sweeps a run of some times leaves out, per run", t_sweeps, None),
             ("dry run --date (everyone on D), process", t_dry_date, None),
             ("dry run --at (each user on their own date), process", t_dry_at, None),
         ]:
             print(f"{name:58} {seconds:10.4f} {'' if rows is None else rows:>9}")
-        print(f"\nquiet minute total {t_keys + t_state + t_retry:.4f} s; day / single run = {day_total / t_all:.1f}x")
+        print(f"\nquiet minute total {t_keys + t_state + t_retry:.4f} s; day / single run = {day_total / t_all:.2f}x "
+              f"(medians of {args.repeat} rounds; each round's own ratio: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)})")
+        for server, name, single, day in ((False, "client", t_plan_single, t_plan_day), (True, "server", s_plan_single, s_plan_day)):
+            print(f"whole plan ({name} time): day / single run = {day / single:.2f}x (each round's own ratio: "
+                  f"{', '.join(f'{r:.2f}' for r in plan_ratios[server])})")
+        print(f"with the all-clear sweeps at every instant the day would add {t_sweeps * len(groups):.1f} s")
         if args.keep:
             print(f"kept: {url}")
             return 0
