@@ -54,7 +54,7 @@ public struct RunPlan: Sendable {
         /// times only (`everyone` false: the daemon's, at an instant that is not everyone's)
         /// leaves the all-clears and acknowledged notices to the daemon's all-clear watcher, which
         /// sweeps for them every `ALL_CLEAR_POLL_SECONDS` anyway: their sweep reads every recent
-        /// alert (0.1 s at a million users), and a day of users' own times has ~200 instants.
+        /// alert (0.05 s at a million users), and a day of users' own times has ~200 instants.
         public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
             var kinds = day.kinds
             if !first { kinds.subtract([.introduction, .allClear, .acknowledged]) }
