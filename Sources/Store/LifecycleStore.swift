@@ -446,9 +446,10 @@ public struct LifecycleStore: Sendable {
 
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
-    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices (docs/acknowledgement.md), then the webhook events to finish — each
-    /// on e-mail and, for the event types the webhook sends, on the webhook. The one selection of
-    /// the real run and of the dry run. Reads only. `slots` limits the messages that come at the
+    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices
+    /// (docs/acknowledgement.md), then the webhook events to finish — each on e-mail and, for the
+    /// event types the webhook sends, on the webhook. The one selection of the real run and of the
+    /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's own time (alerts, follow-ups, reminders) to the users of those slots.
     public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
@@ -459,15 +460,15 @@ public struct LifecycleStore: Sendable {
         // all-clears' read of 16,000 recent alerts spent 45 ms of its 150 ms compiling).
         return try db.withLocalSettings([("jit", "off")]) {
             var due: [Due] = []
+            let oldest = runDate.adding(days: -rule.catchUpDays)
             let introduce = kinds.contains(.introduction) && configuration.introduceContacts
             let open = introduce || kinds.contains(.alert)
-                ? try openWork(db, oldest: runDate.adding(days: -rule.catchUpDays), runDate: runDate) : nil
-            if introduce && open?.introductions == true {
+                ? try openWork(db, oldest: oldest, runDate: runDate) : (introductions: false, unfinishedAlerts: false)
+            if introduce && open.introductions {
                 due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers)
             }
-            if kinds.contains(.alert) && open?.unfinishedAlerts == true {
-                due += try unfinishedAlerts(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays), onlyUsers: onlyUsers,
-                                            slots: slots)
+            if kinds.contains(.alert) && open.unfinishedAlerts {
+                due += try unfinishedAlerts(db, runDate: runDate, oldest: oldest, onlyUsers: onlyUsers, slots: slots)
             }
             if kinds.contains(.allClear) {
                 due += try dueAllClears(db, windowStart: Self.sweepStart(runDate: runDate), latestTrusted: runDate.adding(days: 1),
@@ -485,8 +486,8 @@ public struct LifecycleStore: Sendable {
                                                webhook: hooked.contains(.acknowledged), onlyUsers: onlyUsers)
             }
             // The acknowledged events' retries come from `dueAcknowledgements` (which names who acknowledged).
-            due += try unfinishedWebhooks(db, runDate: runDate, oldest: runDate.adding(days: -rule.catchUpDays),
-                                          kinds: hooked.subtracting([.acknowledged]), onlyUsers: onlyUsers, slots: slots)
+            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest, kinds: hooked.subtracting([.acknowledged]),
+                                          onlyUsers: onlyUsers, slots: slots)
             return due
         }
     }
