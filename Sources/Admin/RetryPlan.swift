@@ -31,7 +31,7 @@ public struct RetryPlan: Sendable {
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration)
         try RowSecurity.verify(db)
-        return try db.transaction(readOnly: true) {
+        return try db.transaction(readOnly: true, oneSnapshot: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)
             // `retry` is the run's plan for these users: their decisions now.

@@ -90,9 +90,12 @@ public struct RunPlan: Sendable {
     /// the catch-up window through `each` instead of counting them (the dry run); `each` hears
     /// every listed user's evaluation as the batch query streams it. `logger` hears of the owed
     /// messages left out as unusable (a run's; a reader that only shows the plan passes none).
+    /// The rule's reads (the counts, the holds, the batch query) share one snapshot: a read-only
+    /// `REPEATABLE READ` transaction of their own, or the caller's open transaction, in which they
+    /// read the summary without the check-in queue when the queue is empty (`CheckInQueue.summary`).
     /// With `alongside`, the lifecycle's owed messages are read on a connection of their own, in
     /// a read-only transaction, while the batch query streams (the dry run: at a million users
-    /// they are a third of its time); like the stream's statements, each reads its own snapshot.
+    /// they are a third of its time); they read a snapshot of their own.
     public static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, control: RunControl? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil,
@@ -110,8 +113,13 @@ public struct RunPlan: Sendable {
         var plan = RunPlan()
         var alerts: [DeliveryJob] = []
         do {
-            try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
-                              control: control, each: each, alerts: &alerts)
+            // The rule's reads in one snapshot (a transaction of their own unless the caller's is
+            // open), so that they may read the summary without the queue when it is empty.
+            func evaluate() throws {
+                try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
+                                  control: control, each: each, alerts: &alerts)
+            }
+            if scope.evaluatesRule { try db.inTransaction ? evaluate() : db.transaction(readOnly: true, oneSnapshot: true, evaluate) }
         } catch {
             _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error
@@ -126,31 +134,34 @@ public struct RunPlan: Sendable {
         return plan
     }
 
-    /// The rule's part of the plan: every listed user's decision, alerts and skips.
+    /// The rule's part of the plan (a scope that evaluates it): every listed user's decision, alerts and skips.
     private mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                                    scope: Scope, includeStale: Bool, control: RunControl?,
                                    each: (Candidate, Evaluation) throws -> Void, alerts: inout [DeliveryJob]) throws {
-        if scope.evaluatesRule {
-            if scope.isWholeDay && scope.readsTheRest {
-                let store = Self.store(configuration)
-                if !includeStale { tally.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule, slots: scope.slots) }
-                tally.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule, slots: scope.slots)
+        let summary = try CheckInQueue.summary(db)
+        if scope.isWholeDay && scope.readsTheRest {
+            let store = Self.store(configuration)
+            if !includeStale {
+                tally.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule, slots: scope.slots, summary: summary)
             }
-            let hooksAlerts = configuration.webhookSends(.alert)
-            let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
-            var evaluated = 0
-            try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
-                                              onlyUsers: scope.users, slots: scope.slots, part: scope.part) { candidate, evaluation in
-                var evaluation = evaluation
-                hold(candidate, &evaluation, by: holds)
-                tally.count(evaluation.decision)
-                if scope.users != nil { decisions[candidate.userID] = evaluation.decision }
-                evaluated += 1
-                if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
-                try each(candidate, evaluation)
-                add(candidate, evaluation, alerts: scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
-                    hooked: hooksAlerts, into: &alerts)
-            }
+            tally.futureIgnored = try store.countFutureCheckIns(db, runDate: runDate, rule: configuration.rule,
+                                                                slots: scope.slots, summary: summary)
+        }
+        let hooksAlerts = configuration.webhookSends(.alert)
+        let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
+        var evaluated = 0
+        try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
+                                          onlyUsers: scope.users, slots: scope.slots, part: scope.part,
+                                          summary: summary) { candidate, evaluation in
+            var evaluation = evaluation
+            hold(candidate, &evaluation, by: holds)
+            tally.count(evaluation.decision)
+            if scope.users != nil { decisions[candidate.userID] = evaluation.decision }
+            evaluated += 1
+            if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
+            try each(candidate, evaluation)
+            add(candidate, evaluation, alerts: scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
+                hooked: hooksAlerts, into: &alerts)
         }
     }
 

@@ -50,25 +50,27 @@ public struct NotificationStore: Sendable {
     /// `part` (`index` of `count`) streams one of `count` disjoint shares of the users (by a hash
     /// of the id), each in the same order: readers that may go on side by side on connections of
     /// their own (the dry run) split the per-user probes between the server's cores.
+    ///
+    /// `summary`: the summary to read — `CheckInQueue.summary(_:)` says when the table alone will do.
     public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
-                                 _ body: (Candidate) throws -> Void) throws {
+                                 summary: CheckInQueue.Summary = .current, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
-                FROM \(CheckInQueue.currentSummary) s
+                FROM \(summary.sql) s
                 WHERE s.last_check_in_date <= $latest_qualifying::date AND s.last_check_in_date >= $oldest::date
                   AND \(SlotSQL.summaryFilter("s"))
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
-                FROM \(CheckInQueue.currentSummary) s
+                FROM \(summary.sql) s
                 CROSS JOIN LATERAL (SELECT \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) AS last OFFSET 0) r
                 WHERE s.last_check_in_date > $latest_trusted::date AND r.last <= $latest_qualifying::date AND \(SlotSQL.summaryFilter("s"))
                 UNION ALL
                 -- One summary probe per recently paused user (never a scan of the stale users).
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
                 FROM users p
-                CROSS JOIN LATERAL (SELECT * FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
+                CROSS JOIN LATERAL (SELECT * FROM \(summary.sql) s WHERE s.user_id = p.id
                                     AND s.last_check_in_date < $oldest::date OFFSET 0) s
                 WHERE p.paused_until >= $oldest::date AND \(SlotSQL.filter("p"))
             )
@@ -124,8 +126,9 @@ public struct NotificationStore: Sendable {
     /// users are not streamed; the caller counts them with `countStale`.
     public func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                          onlyUsers: Set<String>? = nil, slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
-                         _ body: (Candidate, Evaluation) throws -> Void) throws {
-        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part) { candidate in
+                         summary: CheckInQueue.Summary = .current, _ body: (Candidate, Evaluation) throws -> Void) throws {
+        try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part,
+                             summary: summary) { candidate in
             if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }
@@ -137,15 +140,16 @@ public struct NotificationStore: Sendable {
     /// `users_paused_slot_idx` for some times), plus the future-dated users whose real `L` (and
     /// pause) is older than the window. Of the users of `slots` only, when given (then the
     /// summary's slot index).
-    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
+    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
+                           summary: CheckInQueue.Summary = .current) throws -> Int {
         try db.execute(SQLStatement("""
-            SELECT (SELECT count(*) FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date < $oldest_due::date
+            SELECT (SELECT count(*) FROM \(summary.sql) s WHERE s.last_check_in_date < $oldest_due::date
                     \(SlotSQL.restrict(summary: "s", slots)))
                  - (SELECT count(*) FROM users p
-                    CROSS JOIN LATERAL (SELECT 1 FROM \(CheckInQueue.currentSummary) s WHERE s.user_id = p.id
+                    CROSS JOIN LATERAL (SELECT 1 FROM \(summary.sql) s WHERE s.user_id = p.id
                                         AND s.last_check_in_date < $oldest_due::date OFFSET 0) s
                     WHERE p.paused_until >= $oldest_due::date \(SlotSQL.restrict(user: "p", slots)))
-                 + (SELECT count(*) FROM \(CheckInQueue.currentSummary) s
+                 + (SELECT count(*) FROM \(summary.sql) s
                     JOIN users u ON u.id = s.user_id
                     WHERE s.last_check_in_date > $latest_trusted::date
                       AND \(GuardSQL.latestTrustedCheckIn("s.user_id", trusted: "$latest_trusted::date")) < $oldest_due::date
@@ -157,9 +161,10 @@ public struct NotificationStore: Sendable {
 
     /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
     /// summary's index alone.
-    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil) throws -> Int {
+    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
+                                    summary: CheckInQueue.Summary = .current) throws -> Int {
         try db.execute(SQLStatement("""
-            SELECT count(*) AS future FROM \(CheckInQueue.currentSummary) s WHERE s.last_check_in_date > $latest_trusted::date
+            SELECT count(*) AS future FROM \(summary.sql) s WHERE s.last_check_in_date > $latest_trusted::date
                 \(SlotSQL.restrict(summary: "s", slots))
             """), SlotSQL.binding(slots, ["latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description]))[0]
             .int("future") ?? 0

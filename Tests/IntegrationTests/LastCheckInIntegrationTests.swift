@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Values
+import Rule
 @testable import Store
 @testable import Delivery
 
@@ -163,5 +164,81 @@ struct LastCheckInIntegrationTests {
         try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
         #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in").first?.first == "50")
         #expect(try Self.disagreements(db).isEmpty)
+    }
+
+    @Test("a plan reads the summary without the queue only in one snapshot whose queue is empty")
+    func summaryAloneInOneSnapshot() throws {
+        let db = try TestDatabase()
+        let connection = db.connection
+        let user = try db.addUser(name: "A", email: "a@example.com", checkIns: ["2026-01-08"])
+        try CheckInQueue.fold(connection)
+        let store = NotificationStore(owner: "test", claimLeaseSeconds: 60)
+        let rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+        let runDate = CalendarDate(parsing: "2026-01-11")!
+        let listed = { (summary: CheckInQueue.Summary) throws -> [String] in
+            var users: [String] = []
+            try store.streamCandidates(connection, runDate: runDate, rule: rule, summary: summary) { users.append($0.userID) }
+            return users
+        }
+        #expect(try CheckInQueue.summary(connection) == .current, "outside a transaction each statement reads its own snapshot")
+        try connection.transaction(readOnly: true) { () throws in
+            #expect(try CheckInQueue.summary(connection) == .current, "read committed: each statement reads its own snapshot")
+        }
+        let app = try PGConnection(Secret(db.url), schema: .standard)
+        try connection.transaction(readOnly: true, oneSnapshot: true) { () throws in
+            #expect(try CheckInQueue.summary(connection) == .folded)
+            // The app records a check-in meanwhile: queued and committed, after the snapshot.
+            try app.execute("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, '2026-01-10')", [user])
+            #expect(try listed(.folded) == [user], "as of the snapshot, which has not seen the check-in")
+            #expect(try CheckInQueue.summary(connection) == .folded, "still the same snapshot")
+        }
+        try connection.transaction(readOnly: true, oneSnapshot: true) { () throws in
+            #expect(try CheckInQueue.summary(connection) == .current, "the check-in waits in the queue")
+            #expect(try listed(.current).isEmpty, "the queue's check-in of the 10th ends the streak")
+        }
+    }
+
+    @Test("once folded, the summary alone lists and counts what the summary with the queue did before the fold")
+    func summaryAloneAgreesWithQueue() throws {
+        let db = try TestDatabase()
+        let store = NotificationStore(owner: "test", claimLeaseSeconds: 60)
+        let rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+        let runDate = CalendarDate(parsing: "2026-01-20")!
+        var generator = SystemRandomNumberGenerator()
+        let users = try (0..<40).map { index in
+            try db.addUser(name: "U\(index)", email: "u\(index)@example.com",
+                           checkIns: index % 10 == 0 ? [] : ["2026-01-0\(1 + index % 9)"])
+        }
+        try CheckInQueue.fold(db.connection)
+        // Queued: new and back-dated check-ins, first check-ins, future-dated ones; pauses; an alert.
+        for (index, user) in users.enumerated() {
+            let day = Int.random(in: 1...28, using: &generator)
+            switch index % 5 {
+            case 0, 1: try db.query("INSERT INTO check_ins (user_id, check_in_date) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                                    [user, String(format: "2026-01-%02d", day)])
+            case 2: try db.checkIn(user, "2026-03-01")
+            case 3: try db.query("UPDATE users SET paused_until = $2 WHERE id = $1", [user, String(format: "2026-01-%02d", day)])
+            default: try db.query("""
+                INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days)
+                VALUES ($1, '2026-01-12', true, 2)
+                """, [user])
+            }
+        }
+        #expect(try db.query("SELECT count(*) > 0 FROM sileme.check_in_queue").first?.first == "t")
+        let read = { (summary: CheckInQueue.Summary) throws -> (rows: [String], stale: Int, future: Int) in
+            var rows: [String] = []
+            try store.streamCandidates(db.connection, runDate: runDate, rule: rule, summary: summary) {
+                rows.append("\($0.userID) \($0.lastCheckIn) \($0.ignoredFutureCheckIn.map(\.description) ?? "-") \($0.notifiedInStreak)")
+            }
+            return (rows: rows.sorted(), stale: try store.countStale(db.connection, runDate: runDate, rule: rule, summary: summary),
+                    future: try store.countFutureCheckIns(db.connection, runDate: runDate, rule: rule, summary: summary))
+        }
+        let before = try read(.current)
+        try CheckInQueue.fold(db.connection)
+        let after = try read(.folded)
+        #expect(!before.rows.isEmpty && before.future > 0)
+        #expect(after.rows == before.rows)
+        #expect(after.stale == before.stale)
+        #expect(after.future == before.future)
     }
 }

@@ -79,7 +79,9 @@ public struct DryRun: Sendable {
                     let share = { var share = scope; share.part = shares > 1 ? (index, shares) : nil; return share }()
                     return Background("sileme-plan-\(date)-\(index)") { [self] in
                         let other = try PGConnection(configuration, \.readDatabaseURL)
-                        return try other.transaction(readOnly: true) { try self.plan(other, date: date, scope: share, zones: zones) }
+                        return try other.transaction(readOnly: true, oneSnapshot: true) {
+                            try self.plan(other, date: date, scope: share, zones: zones)
+                        }
                     }
                 }
             }

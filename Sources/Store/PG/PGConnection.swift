@@ -128,6 +128,9 @@ public final class PGConnection {
         }
     }
 
+    /// Whether a transaction block is open on this connection (its statements share its isolation).
+    public var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+
     /// Runs `body` with `settings` in force for the rest of the transaction (`set_config(…, true)`,
     /// so a pooler in transaction mode never hands them to another client), in a transaction of
     /// its own when none is open: committed when `body` returns, rolled back when it throws.
@@ -216,9 +219,11 @@ public final class PGConnection {
         return payloads
     }
 
-    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
-    public func transaction<T>(readOnly: Bool = false, _ body: () throws -> T) throws -> T {
-        try execute(readOnly ? "BEGIN TRANSACTION READ ONLY" : "BEGIN")
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws. With
+    /// `oneSnapshot`, `REPEATABLE READ`: every statement of `body` reads the database as of its
+    /// first (a read-only one never fails for a concurrent write).
+    public func transaction<T>(readOnly: Bool = false, oneSnapshot: Bool = false, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN" + (oneSnapshot ? " ISOLATION LEVEL REPEATABLE READ" : "") + (readOnly ? " READ ONLY" : ""))
         do {
             let value = try body()
             try execute("COMMIT")
