@@ -17,7 +17,8 @@ Generates bench.py's population (bench.generate), then gives every user one of 4
   whole plan      every statement a run's plan sends, replayed from the server's log of the
                   binary's own dry runs (`--date D` for the single run; `--at` for a run date's
                   statements, given each instant's times): the single run against the day's runs,
-                  client time and server time (planning + execution), in R rounds
+                  client time and server time (planning + execution), in R rounds; and again with
+                  each run on a new session (connecting, a new server process's first plans)
   dry run         `--run-now --dry-run --format json`, process start to exit: `--date D` (everyone
                   on D) and `--at` an instant (each user on their own date: three run dates), on the
                   population as of that instant (no check-in dated after its user's own date)
@@ -169,18 +170,25 @@ def captured_plan(cluster, url, binary, env, extra, oldest):
             else:
                 last[pid][1] = values
             last[pid] = None
-    # The dry run reads its widest run date in two shares side by side; a run reads it whole. The
+    # The dry run reads its widest run date in two shares side by side, each on a connection of
+    # its own; a run reads it whole: the statements of the first share's connection, its batch
+    # query without the share's condition, are the run's, the other share's are left out. The
     # dry run lists the users past the catch-up window too (from `-infinity`); a run reads from
     # the window's start, `oldest`.
-    plan, seen = [], []
+    others = set()
+    for sql, params, _, _, pid in statements:
+        share = SHARE.search(sql)
+        if share and params[int(share.group(2)) - 1] not in (None, "0"):
+            others.add(pid)
+    plan = []
     for sql, params, jit, sweep, pid in statements:
+        if pid in others:
+            continue
         params = [oldest if v == "-infinity" else v for v in params]
         share = SHARE.search(sql)
         if share:
             params = [None if str(i + 1) in share.group(1, 2) else v for i, v in enumerate(params)]
-        if (sql, params) not in seen:
-            seen.append((sql, params))
-            plan.append((sql, params, jit, sweep, pid))
+        plan.append((sql, params, jit, sweep, pid))
     return plan
 
 
@@ -212,6 +220,19 @@ def replay(cur, statements, slots=None, sweeps=True, server=False):
             total += time.perf_counter() - begin
         cur.execute("COMMIT")
     return total
+
+
+def replay_in_new_session(url, statements, slots=None, sweeps=True):
+    """`replay`'s client time on a session of its own, connecting included: a run that opens its
+    connection pays for a new server process and fills its catalog caches before its first plan."""
+    begin = time.perf_counter()
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    connected = time.perf_counter() - begin
+    try:
+        return connected + replay(conn.cursor(), statements, slots, sweeps=sweeps)
+    finally:
+        conn.close()
 
 
 def slot_array(keys):
@@ -306,6 +327,12 @@ def main():
         s_plan_single, s_plan_day = statistics.median(plan[True][0]), statistics.median(plan[True][1])
         plan_ratios = {server: [d / o for o, d in zip(*plan[server])] for server in plan}
         t_sweeps = statistics.median(replay(cur, sweeps) for _ in range(args.repeat))
+        fresh = ([], [])  # the same, each run on a new session: (single, day) per round
+        for _ in range(args.repeat):
+            fresh[0].append(replay_in_new_session(url, single_plan))
+            fresh[1].append(sum(replay_in_new_session(url, run_plan, (on_date, slot_array(sorted(keys))), sweeps=False)
+                                for _, keys in sorted(groups.items())))
+        f_single, f_day = statistics.median(fresh[0]), statistics.median(fresh[1])
 
         def dry(extra):
             seconds = []
@@ -346,6 +373,8 @@ def main():
             ("  the same on the server (planning + execution): single run", s_plan_single, None),
             ("  the same on the server: every instant of the day", s_plan_day, None),
             (f"  the all-clear sweeps a run of some times leaves out, per run", t_sweeps, None),
+            ("whole plan on a new session per run (connecting too): single run", f_single, None),
+            ("  the same: every instant of the day", f_day, None),
             ("dry run --date (everyone on D), process", t_dry_date, None),
             ("dry run --at (each user on their own date), process", t_dry_at, None),
         ]:
@@ -356,6 +385,8 @@ def main():
         for server, name, single, day in ((False, "client", t_plan_single, t_plan_day), (True, "server", s_plan_single, s_plan_day)):
             print(f"whole plan ({name} time): day / single run = {day / single:.2f}x (each round's own ratio: "
                   f"{', '.join(f'{r:.2f}' for r in plan_ratios[server])})")
+        print(f"whole plan on a new session per run: day / single run = {f_day / f_single:.2f}x (each round's own ratio: "
+              f"{', '.join(f'{d / o:.2f}' for o, d in zip(*fresh))})")
         print(f"with the all-clear sweeps at every instant the day would add {t_sweeps * len(groups):.1f} s")
         if args.keep:
             print(f"kept: {url}")
