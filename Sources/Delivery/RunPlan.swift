@@ -151,8 +151,8 @@ public struct RunPlan: Sendable {
         let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
         var evaluated = 0
         try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
-                                          onlyUsers: scope.users, slots: scope.slots, part: scope.part,
-                                          summary: summary) { candidate, evaluation in
+                                               onlyUsers: scope.users, slots: scope.slots, part: scope.part,
+                                               summary: summary) { candidate, evaluation in
             var evaluation = evaluation
             hold(candidate, &evaluation, by: holds)
             tally.count(evaluation.decision)
