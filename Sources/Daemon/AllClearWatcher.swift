@@ -21,6 +21,8 @@ import Values
 /// logged and tried again; the daily run never waits for it (claims keep the two apart).
 final class AllClearWatcher: @unchecked Sendable {
     private let configuration: @Sendable () -> NotifierConfiguration
+    /// The daemon's kept sessions, read before each pass like the configuration.
+    private let sessions: @Sendable () -> SessionKeeper?
     private let logger: Logger
     private let host: String
     private let stop: StopSignal
@@ -33,8 +35,10 @@ final class AllClearWatcher: @unchecked Sendable {
 
     /// Creates the watcher; `configuration` is read before each pass (SIGHUP reloads it). It never
     /// pings the watchdog: that stays the main loop's proof of life.
-    init(configuration: @escaping @Sendable () -> NotifierConfiguration, logger: Logger, host: String, stop: StopSignal) {
+    init(configuration: @escaping @Sendable () -> NotifierConfiguration, sessions: @escaping @Sendable () -> SessionKeeper? = { nil },
+         logger: Logger, host: String, stop: StopSignal) {
         self.configuration = configuration
+        self.sessions = sessions
         self.logger = logger
         self.host = host
         self.stop = stop
@@ -161,8 +165,9 @@ final class AllClearWatcher: @unchecked Sendable {
     /// check-ins just heard of), else the whole sweep.
     private func pass(_ config: NotifierConfiguration, users: Set<String>? = nil) {
         let today = config.schedule.runDate(at: Date())
-        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
+        var run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
                                   onlyUsers: users)
+        run.sessions = sessions()
         do {
             let done = try run.executeAllClears(control: RunControl(stop: stop))
             if done.sent + done.failed > 0 {

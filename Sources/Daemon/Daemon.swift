@@ -27,6 +27,10 @@ public final class Daemon: @unchecked Sendable {
     }
     /// The configuration as the all-clear thread reads it.
     private let shared: Locked<NotifierConfiguration>
+    /// The database sessions of the scheduler, the runs and the all-clear pass, kept from one use
+    /// to the next (a new one per reload of the configuration).
+    private let keeper: Locked<SessionKeeper>
+    private var sessions: SessionKeeper { keeper.withLock { $0 } }
     private let reloadConfiguration: ConfigurationSource
     private let logger: Logger
     private let systemd: SystemdNotifier
@@ -50,6 +54,7 @@ public final class Daemon: @unchecked Sendable {
         self.stop = stop
         self.configuration = configuration
         shared = Locked(configuration)
+        keeper = Locked(SessionKeeper(configuration))
         self.reloadConfiguration = reloadConfiguration
         self.logger = logger
         self.systemd = systemd
@@ -85,8 +90,8 @@ public final class Daemon: @unchecked Sendable {
             MetricsFile.update(configuration, db, logger: logger)
         }
         // All-clears within seconds of the check-in, beside the daily schedule.
-        let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } }, logger: logger, host: host,
-                                      stop: stop)
+        let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
+                                      sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)
         watcher.start()
         defer { watcher.join() }
         systemd.ready(status: "started; " + waitingStatus(next: (try? currentSlots()) ?? serviceSlots))
@@ -143,17 +148,20 @@ public final class Daemon: @unchecked Sendable {
 
     /// Every user's own time, read now (`users_slot_idx`'s skip scan).
     private func currentSlots() throws -> NotifySlots {
-        try UserTimes.read(try PGConnection(configuration, applicationName: "sileme-notifier (scheduler)"), configuration: configuration)
+        try sessions.with { try UserTimes.read($0, configuration: configuration) }
     }
 
     /// Reads every user's own time and the state of the dates their latest instants are on, and
-    /// decides (`NextAction.decide`): a few index probes, once a minute.
+    /// decides (`NextAction.decide`): a few index probes, once a minute. The sessions idle for
+    /// long are closed meanwhile.
     private func look(now: Date) throws -> (NotifySlots, NextAction) {
-        let db = try PGConnection(configuration, applicationName: "sileme-notifier (scheduler)")
-        let slots = try UserTimes.read(db, configuration: configuration)
-        let state = try DaemonState.read(db, dates: NextAction.dates(now: now, slots: slots),
-                                         claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
-        return (slots, NextAction.decide(now: now, slots: slots, state: state, notBefore: notBefore))
+        sessions.closeIdle()
+        return try sessions.with { db in
+            let slots = try UserTimes.read(db, configuration: configuration)
+            let state = try DaemonState.read(db, dates: NextAction.dates(now: now, slots: slots),
+                                             claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
+            return (slots, NextAction.decide(now: now, slots: slots, state: state, notBefore: notBefore))
+        }
     }
 
     private func waitingStatus(next slots: NotifySlots) -> String {
@@ -170,7 +178,7 @@ public final class Daemon: @unchecked Sendable {
     private func performRun(at instant: Date, slots: Set<String>?, known: NotifySlots, reason: NextAction.Reason) {
         let lock: RunLock
         do {
-            guard let acquired = try RunLock.take(for: configuration, waiting: .no) else {
+            guard let acquired = try RunLock.take(for: configuration, waiting: .no, keeper: sessions) else {
                 logger.notice("another run holds the run lock; checking again in 30 s")
                 systemd.status("another run is in progress on this database; last run: \(lastRun)")
                 wait(until: clock.now().addingTimeInterval(30))
@@ -186,7 +194,7 @@ public final class Daemon: @unchecked Sendable {
         let runs: [NotificationRun]
         do {
             runs = try UserTimes.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
-                                      logger: logger, host: host)
+                                      logger: logger, host: host, sessions: sessions)
         } catch {
             logger.error("cannot read the users' times: \(error)", metadata: NotifierEvent.runFailed.metadata)
             backOffAfterFailure()
@@ -242,7 +250,7 @@ public final class Daemon: @unchecked Sendable {
     /// is logged; the next run of everyone ends them.
     private func endHolds(over instant: Date) {
         do {
-            try HoldStore.endHolds(try PGConnection(configuration, applicationName: "sileme-notifier (holds)"), over: instant)
+            try sessions.with { try HoldStore.endHolds($0, over: instant) }
         } catch {
             logger.error("held alerts: cannot record the end of holds: \(error)")
         }
@@ -258,8 +266,9 @@ public final class Daemon: @unchecked Sendable {
         systemd.status("deleting rows before \(cutoff) (RETENTION_DAYS=\(configuration.retentionDays))")
         let started = Date()
         do {
-            let db = try PGConnection(configuration, applicationName: "sileme-notifier (retention)")
-            let deleted = try Housekeeping.deleteOlder(db, than: cutoff, stop: stop)
+            let deleted = try sessions.with {
+                try Housekeeping.deleteOlder($0, than: cutoff, stop: stop)
+            }
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             logger.notice("retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff) in \(seconds) s",
                           metadata: ["retention_cutoff": "\(cutoff)", "deleted_logs": "\(deleted.logs)", "deleted_runs": "\(deleted.runs)"])
@@ -314,6 +323,7 @@ public final class Daemon: @unchecked Sendable {
             let fresh = try reloadConfiguration()
             try Self.validate(fresh)
             configuration = fresh
+            keeper.withLock { $0 = SessionKeeper(fresh) }
             notBefore = .distantPast
             logger.notice("configuration reloaded", metadata: NotifierEvent.configurationReloaded.metadata)
         } catch {

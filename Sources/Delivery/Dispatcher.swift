@@ -29,6 +29,8 @@ package struct Dispatcher {
     package let makeTransport: @Sendable () throws -> any MailTransport
     /// The stop signal and the progress hooks.
     package let control: RunControl
+    /// Where the senders' and the recorder's sessions come from (the daemon's); nil: their own.
+    package var sessions: SessionKeeper? = nil
 
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
@@ -86,7 +88,7 @@ package struct Dispatcher {
         do {
             recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate, patience: patience,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
-                                          stop: control.stop)
+                                          stop: control.stop, keeper: sessions)
         } catch {
             var failed = DeliveryResult(tally: tally)
             failed.errors.append(error)
@@ -103,7 +105,7 @@ package struct Dispatcher {
             do {
                 let db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
                                                     onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
-                                                    stop: control.stop)
+                                                    stop: control.stop, keeper: sessions)
                 let transport = try makeTransport()
                 if let smtp = transport as? SMTPTransport {
                     smtp.onWait = { control.alive() }

@@ -36,7 +36,8 @@ extension NotificationRun {
             // run twice, so a broken connection is reconnected.
             let db = try ReconnectingConnection(
                 configuration.databaseURL, schema: configuration.databaseSchema, patience: configuration.databaseReconnectSeconds,
-                onRetry: Dispatcher.reconnectNotice(run.logger), onWait: { control.alive() }, stop: control.stop)
+                onRetry: Dispatcher.reconnectNotice(run.logger), onWait: { control.alive() }, stop: control.stop,
+                keeper: run.sessions)
             let store = newStore(run)
             try db.perform { try RowSecurity.verify($0) }
             let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host,

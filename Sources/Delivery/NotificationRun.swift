@@ -25,6 +25,9 @@ public struct NotificationRun: Sendable {
     public let host: String
     /// Which of the day's work: everything, or `retry`'s users and kinds.
     public let scope: RunPlan.Scope
+    /// Where the run's database sessions come from and go back to (the daemon's, kept from run
+    /// to run); nil: the run opens its own and closes them.
+    public var sessions: SessionKeeper? = nil
 
     /// Creates a run for `runDate`: of everyone's day, or — `retry` — of `onlyUsers` (and `onlyKinds`).
     public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
@@ -87,7 +90,8 @@ public struct NotificationRun: Sendable {
     /// Returns what it did; logs only when there was something to send.
     public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
-        let db = try PGConnection(configuration, applicationName: "sileme-notifier (all-clear)")
+        let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (all-clear)")
+        defer { sessions?.keep(db) }
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let plan = try db.cancellable(on: control.stop) {
             try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: .allClears(users: scope.users), logger: logger)
@@ -114,6 +118,6 @@ public struct NotificationRun: Sendable {
                             makeTransport: (@Sendable () throws -> any MailTransport)?, control: RunControl) -> Dispatcher {
         Dispatcher(configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
                    logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
-                   control: control)
+                   control: control, sessions: sessions)
     }
 }

@@ -35,7 +35,7 @@ package final class ResultRecorder: @unchecked Sendable {
     /// ends a reconnect wait (the recorder gives up; the unwritten rows are taken over next run).
     package init(conninfo: Secret, schema: DatabaseSchema, store: NotificationStore, runDate: CalendarDate, patience: TimeInterval,
          onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
-         onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal()) throws {
+         onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal(), keeper: SessionKeeper? = nil) throws {
         self.stop = stop
         renewEvery = store.claimSQL.leaseSeconds / 4
         let db = try ReconnectingConnection(
@@ -43,7 +43,7 @@ package final class ResultRecorder: @unchecked Sendable {
             onRetry: { [weak self] error, delay in
                 self?.setReconnecting(true)
                 onRetry(error, delay)
-            }, onWait: onWait, stop: stop)
+            }, onWait: onWait, stop: stop, keeper: keeper)
         let transfer = Transfer(value: db)
         let thread = Thread { [self] in
             loop(db: transfer.value, store: store, runDate: runDate)

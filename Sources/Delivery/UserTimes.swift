@@ -92,13 +92,17 @@ public enum UserTimes {
 
     /// The runs of `when`, latest run date first: one of everyone for a date; for an instant,
     /// one per run date its users are on (one of everyone when all are on one date), with the
-    /// slots read now (or `known`, as `runDates` takes them).
+    /// slots read now (or `known`, as `runDates` takes them). With `sessions` (the daemon's), the
+    /// runs take their database sessions from it.
     public static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
-                            known: NotifySlots? = nil, logger: Logger,
-                            host: String = ProcessInfo.processInfo.hostName) throws -> [NotificationRun] {
-        let db = try PGConnection(configuration, applicationName: "sileme-notifier (slots)")
+                            known: NotifySlots? = nil, logger: Logger, host: String = ProcessInfo.processInfo.hostName,
+                            sessions: SessionKeeper? = nil) throws -> [NotificationRun] {
+        let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (slots)")
+        defer { sessions?.keep(db) }
         return try runDates(when, db, configuration: configuration, among: among, known: known, logger: logger).dates.map {
-            NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
+            var run = NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
+            run.sessions = sessions
+            return run
         }
     }
 

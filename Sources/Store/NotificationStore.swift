@@ -204,8 +204,9 @@ public struct NotificationStore: Sendable {
     /// whose retry time has come, this store's own earlier claim (a statement repeated after a
     /// broken connection), or an abandoned claim (`ClaimSQL`). Only the session whose statement
     /// wins a row gets its claim. A taken-over row keeps its `Message-ID`. The session's backend
-    /// pid is recorded only on a direct connection (`PGConnection.isDirect`); through a pooler the
-    /// claim holds a lease. Results are keyed by the job's index in `jobs`.
+    /// pid is recorded only on a direct session that ends with its use (`PGConnection.claimsByBackend`);
+    /// through a pooler, or on a session the daemon keeps, the claim holds a lease. Results are
+    /// keyed by the job's index in `jobs`.
     ///
     /// In the same statement, the claim's re-check (`GuardSQL.noLongerDue`) leaves out alerts,
     /// follow-ups and reminders of users who are no longer due — a check-in, a pause or a newer account committed
@@ -220,7 +221,7 @@ public struct NotificationStore: Sendable {
         guard !jobs.isEmpty else { return ClaimBatch() }
         let result = try Self.againAfterDeletion { try db.executePrepared(claimStatement, [
             "run_date": runDate.description, "owner": owner, "run_id": runID.map(String.init),
-            "supersede": supersede ? "true" : "false", "direct": String(try db.isDirect),
+            "supersede": supersede ? "true" : "false", "direct": String(try db.claimsByBackend),
             "user_ids": PGArray.literal(jobs.map(\.userID)), "miss": PGArray.literal(jobs.map { String($0.missedDays) }),
             "message_ids": PGArray.literal(newMessageIDs), "lasts": PGArray.literal(jobs.map(\.lastCheckIn.description)),
             "masked": PGArray.literal(jobs.map(\.recipientMasked)), "sinces": PGArray.literal(jobs.map(\.countedFrom.description)),

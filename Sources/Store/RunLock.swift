@@ -18,15 +18,19 @@ public final class RunLock: @unchecked Sendable {
     private let schema: DatabaseSchema
     private let holder: String
     private let leaseSeconds: Double
+    /// Where the lock's session comes from and goes back to once the lock is released (the daemon's).
+    private let keeper: SessionKeeper?
     private let released = StopSignal()
     private let renewerDone = DispatchSemaphore(value: 0)
     /// Used by the renewal thread only, until `release` has joined it.
     private var connection: PGConnection?
     private var held = true
 
-    private init(conninfo: Secret, schema: DatabaseSchema, connection: PGConnection, holder: String, leaseSeconds: Double) {
+    private init(conninfo: Secret, schema: DatabaseSchema, connection: PGConnection, holder: String, leaseSeconds: Double,
+                 keeper: SessionKeeper?) {
         self.conninfo = conninfo
         self.schema = schema
+        self.keeper = keeper
         self.connection = connection
         self.holder = holder
         self.leaseSeconds = leaseSeconds
@@ -49,25 +53,39 @@ public final class RunLock: @unchecked Sendable {
 
     /// Takes the lock for a run with `configuration`'s database, schema and lease; nil when
     /// another run holds it and `waiting` gave up (or its stop was raised). The one way every
-    /// run — the daemon's, `--run-now`, `retry` — takes it.
-    public static func take(for configuration: NotifierConfiguration, waiting: Waiting) throws -> RunLock? {
+    /// run — the daemon's, `--run-now`, `retry` — takes it. With `keeper` (the daemon's), the
+    /// lock's session comes from it and goes back to it once the lock row is deleted: a kept
+    /// session never holds the row, so its `holder_backend_pid` still tells a live holder.
+    public static func take(for configuration: NotifierConfiguration, waiting: Waiting, keeper: SessionKeeper? = nil) throws -> RunLock? {
         try take(configuration.databaseURL, schema: configuration.databaseSchema,
-                 leaseSeconds: configuration.claimLeaseSeconds, waiting: waiting)
+                 leaseSeconds: configuration.claimLeaseSeconds, waiting: waiting, keeper: keeper)
     }
 
     /// `take(for:waiting:)` with the connection spelled out.
     public static func take(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double,
-                            waiting: Waiting = .no) throws -> RunLock? {
-        let db = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
+                            waiting: Waiting = .no, keeper: SessionKeeper? = nil) throws -> RunLock? {
+        let db = try connect(conninfo, schema: schema, keeper: keeper)
         let holder = Self.newHolder()
         var told = false
         while try !take(db, holder: holder, leaseSeconds: leaseSeconds) {
-            guard case .untilStopped(let stop, let onBusy) = waiting else { return nil }
+            guard case .untilStopped(let stop, let onBusy) = waiting else {
+                keeper?.keep(db)
+                return nil
+            }
             if !told { onBusy() }
             told = true
-            guard stop.sleep(0.5) else { return nil }
+            guard stop.sleep(0.5) else {
+                keeper?.keep(db)
+                return nil
+            }
         }
-        return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds)
+        return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds, keeper: keeper)
+    }
+
+    /// A session for the lock: the keeper's, or a new one.
+    private static func connect(_ conninfo: Secret, schema: DatabaseSchema, keeper: SessionKeeper?) throws -> PGConnection {
+        if let keeper { return try keeper.take() }
+        return try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)")
     }
 
     /// Releases the lock (a lock not released runs out with its lease, or with its direct session).
@@ -76,7 +94,9 @@ public final class RunLock: @unchecked Sendable {
         held = false
         released.stop()
         renewerDone.wait()
-        _ = try? connection?.execute("DELETE FROM sileme.notifier_run_lock WHERE holder = $1", [holder])
+        if let connection, (try? connection.execute("DELETE FROM sileme.notifier_run_lock WHERE holder = $1", [holder])) != nil {
+            keeper?.keep(connection)
+        }
         connection = nil
     }
 
@@ -106,7 +126,7 @@ public final class RunLock: @unchecked Sendable {
     private func renewUntilReleased() {
         while released.sleep(leaseSeconds / 4) {
             do {
-                if connection == nil { connection = try PGConnection(conninfo, schema: schema, applicationName: "sileme-notifier (run lock)") }
+                if connection == nil { connection = try Self.connect(conninfo, schema: schema, keeper: keeper) }
                 guard let db = connection else { continue }
                 // After a reconnect the old session's pid is gone: record the new one (or none).
                 try db.execute("""

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Values
+import Store
 
 /// Each user's own time (docs/user-time.md) on real servers: `users.time_zone` and
 /// `users.notify_time`, each user alerted at their own notify instant and not before — by
@@ -232,11 +233,20 @@ struct UserTimeIntegrationTests {
         let env = try NotifierProcess.environment(database: db)
         let daemons = try (0..<2).map { _ in try NotifierProcess.start([], environment: env) }
         var arrived: [String: Date] = [:]
+        var sessions: Set<String> = []  // the daemons' kept sessions seen meanwhile
         let deadline = Date().addingTimeInterval(45)
         while arrived.count < plan.count && Date() < deadline {
             for name in try Self.mailed(mail) where arrived[name] == nil { arrived[name] = Date() }
+            sessions.formUnion(try db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+                                            [SessionKeeper.applicationName]).compactMap { $0[0] })
             Thread.sleep(forTimeInterval: 0.1)
         }
+        // Three instants' runs, the all-clear passes and a look a minute, on sessions kept from
+        // one to the next: at most each daemon's idle limit (SMTP_CONNECTIONS 4 + 6) of them.
+        #expect(!sessions.isEmpty && sessions.count <= 2 * 10, "\(sessions.count) sessions")
+        #expect(try db.query("""
+            SELECT count(*) > 0 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND state = 'idle'
+            """, [SessionKeeper.applicationName]).first?.first == "t", "kept between runs")
         for daemon in daemons {
             kill(daemon.0.processIdentifier, SIGTERM)
             #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)

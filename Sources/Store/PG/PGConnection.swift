@@ -63,6 +63,22 @@ public final class PGConnection {
         }
     }
 
+    /// Whether this session is kept from one use to the next (`SessionKeeper`): its server
+    /// process outlives each use.
+    var isKept = false
+
+    /// Whether what this session claims (a message's row, the run lock) may be held by the life
+    /// of its server process (`claim_backend_pid`, `holder_backend_pid`): a direct session that
+    /// ends with its use. A pooler's session, or one the daemon keeps between runs
+    /// (`SessionKeeper`), holds its claims by a lease (`CLAIM_LEASE_SECONDS`) instead: its
+    /// process lives on after a use that left a claim unfinished.
+    public var claimsByBackend: Bool {
+        get throws(DatabaseError) { try isDirect && !isKept }
+    }
+
+    /// Whether the connection is sound and no transaction is open on it (it may be used again).
+    var isReusable: Bool { PQstatus(handle) == CONNECTION_OK && PQtransactionStatus(handle) == PQTRANS_IDLE }
+
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {

@@ -20,15 +20,19 @@ package final class ReconnectingConnection {
     private let onRetry: (DatabaseError, TimeInterval) -> Void
     private let onWait: () -> Void
     private let stop: StopSignal
+    /// Where the sessions come from and go back to (the daemon's); nil: opened and closed here.
+    private let keeper: SessionKeeper?
     private var current: PGConnection?
 
     /// Connects now (throwing if the server cannot be reached: the first connection is not
     /// retried). `onRetry` hears of each broken connection with the delay before the next attempt;
     /// `onWait` is called at least once a second while waiting (the daemon's watchdog). A raised
     /// `stop` ends the waiting at once: the last error is thrown.
+    /// With `keeper`, the sessions come from it and the last one goes back to it when this
+    /// connection is done with.
     package init(_ conninfo: Secret, schema: DatabaseSchema, applicationName: String = "sileme-notifier", patience: TimeInterval,
          onRetry: @escaping (DatabaseError, TimeInterval) -> Void = { _, _ in }, onWait: @escaping () -> Void = {},
-         stop: StopSignal = StopSignal()) throws {
+         stop: StopSignal = StopSignal(), keeper: SessionKeeper? = nil) throws {
         self.conninfo = conninfo
         self.schema = schema
         self.applicationName = applicationName
@@ -36,7 +40,18 @@ package final class ReconnectingConnection {
         self.onRetry = onRetry
         self.onWait = onWait
         self.stop = stop
-        current = try PGConnection(conninfo, schema: schema, applicationName: applicationName)
+        self.keeper = keeper
+        current = try Self.connect(conninfo, schema: schema, applicationName: applicationName, keeper: keeper)
+    }
+
+    deinit {
+        if let keeper, let current { keeper.keep(current) }
+    }
+
+    private static func connect(_ conninfo: Secret, schema: DatabaseSchema, applicationName: String,
+                                keeper: SessionKeeper?) throws(DatabaseError) -> PGConnection {
+        if let keeper { return try keeper.take() }
+        return try PGConnection(conninfo, schema: schema, applicationName: applicationName)
     }
 
     /// Runs `body` on the connection, reconnecting and running it again after a broken connection
@@ -49,7 +64,7 @@ package final class ReconnectingConnection {
             do {
                 let connection: PGConnection
                 if let current { connection = current } else {
-                    connection = try PGConnection(conninfo, schema: schema, applicationName: applicationName)
+                    connection = try Self.connect(conninfo, schema: schema, applicationName: applicationName, keeper: keeper)
                     current = connection
                 }
                 return try body(connection)

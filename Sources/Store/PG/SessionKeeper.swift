@@ -1,0 +1,90 @@
+import Config
+import Foundation
+import Values
+
+/// The daemon's database sessions, kept from one use to the next.
+///
+/// A new session is a new PostgreSQL server process whose first plans fill its catalog caches:
+/// connecting and a run's first plans cost about 12 ms at a million users, more than the run's
+/// statements themselves. With users' own times the daemon runs ~200 times a day, and each run
+/// opens several sessions (the run lock's, the users' times', the run's, its senders' and its
+/// recorder's), besides a scheduler session a minute and an all-clear pass every 30 s: kept, they
+/// cost their statements only (bench/README.md, "Each user's own time").
+///
+/// A session comes from `take` — an idle one that still answers (`SELECT 1`), else a new one, named
+/// `sileme-notifier (daemon)` whatever it is used for (it serves one use after another) —
+/// and goes back with `keep`, which keeps it only while its connection is sound with no
+/// transaction open, and at most `limit` idle ones. Sessions idle for longer than `idleSeconds`
+/// are closed by `closeIdle` (the daemon's scheduler calls it every minute), so a service with one
+/// run a day does not hold sessions open all day. A session from here holds its claims by a
+/// lease (`PGConnection.claimsByBackend`): its server process outlives each run.
+///
+/// Shared by the daemon's threads (the scheduler, the all-clear pass, a run's senders): every
+/// call is under one lock; a session taken is one thread's until it is given back.
+public final class SessionKeeper: @unchecked Sendable {
+    private let conninfo: Secret
+    private let schema: DatabaseSchema
+    private let limit: Int
+    private let idleSeconds: TimeInterval
+    private let lock = NSLock()
+    /// The idle sessions, the most recently given back last, with when each was given back.
+    private var idle: [(session: PGConnection, since: Date)] = []
+
+    /// Keeps at most `limit` idle sessions of `conninfo`, each for at most `idleSeconds`.
+    public init(_ conninfo: Secret, schema: DatabaseSchema, limit: Int, idleSeconds: TimeInterval = 600) {
+        self.conninfo = conninfo
+        self.schema = schema
+        self.limit = limit
+        self.idleSeconds = idleSeconds
+    }
+
+    /// The daemon's keeper for `configuration`'s database: enough idle sessions for a run (its
+    /// senders, its recorder, the run's own, the run lock's, the users' times') and the daemon's
+    /// scheduler and all-clear pass beside it.
+    public convenience init(_ configuration: NotifierConfiguration) {
+        self.init(configuration.databaseURL, schema: configuration.databaseSchema, limit: configuration.smtp.connections + 6)
+    }
+
+    /// The `application_name` of the kept sessions.
+    public static let applicationName = "sileme-notifier (daemon)"
+
+    /// A session: the most recently kept idle one that still answers, or a new one. Give it back with `keep`.
+    public func take() throws(DatabaseError) -> PGConnection {
+        while let kept = lock.withLock({ idle.popLast()?.session }) {
+            if (try? kept.execute("SELECT 1")) != nil { return kept }
+        }
+        let session = try PGConnection(conninfo, schema: schema, applicationName: Self.applicationName)
+        session.isKept = true
+        return session
+    }
+
+    /// Gives `session` (from `take`) back: kept for the next `take` when it is sound, no
+    /// transaction is open and fewer than `limit` are idle; closed otherwise.
+    public func keep(_ session: PGConnection) {
+        guard session.isKept, session.isReusable else { return }
+        lock.withLock {
+            if idle.count < limit { idle.append((session, Date())) }
+        }
+    }
+
+    /// Runs `body` on a session taken now and given back after (also when `body` throws: a
+    /// broken or mid-transaction session is not kept).
+    public func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        let session = try take()
+        defer { keep(session) }
+        return try body(session)
+    }
+
+    /// Closes the sessions idle since before `now − idleSeconds`.
+    public func closeIdle(now: Date = Date()) {
+        let closing = lock.withLock {
+            let old = idle.filter { now.timeIntervalSince($0.since) > idleSeconds }
+            idle.removeAll { now.timeIntervalSince($0.since) > idleSeconds }
+            return old
+        }
+        _ = closing  // closed here, outside the lock, as the last reference goes
+    }
+
+    /// How many sessions are idle now.
+    public var idleCount: Int { lock.withLock { idle.count } }
+}
