@@ -66,20 +66,10 @@ struct DeliveryIntegrationTests {
 
     @Test("two runs in one process racing on the same due users: every claim is won once")
     func claimRace() throws {
-        let env = try TestEnvironment.require()
         let db = try TestDatabase()
         let mail = try Mailbox()
         try db.addUsers(count: 120, domain: mail.domain, lastCheckIn: "2026-01-10")
-        var configuration = NotifierConfiguration()
-        configuration.databaseURL = Secret(db.url)
-        configuration.fromEmail = "noreply@sileme.app"
-        configuration.introduceContacts = false
-        configuration.smtp.host = "localhost"
-        configuration.smtp.port = Int(env.starttlsPort)!
-        configuration.smtp.user = env.smtpUser
-        configuration.smtp.password = Secret(env.smtpPassword)
-        configuration.smtp.caFile = env.caFile
-        configuration.smtp.connections = 3
+        let configuration = try NotifierConfiguration.sendingToTestServer(database: db, connections: 3)
         let runDate = try #require(CalendarDate(parsing: "2026-01-13"))
         let results = Locked<[RunResult]>([])
         let fixed = configuration

@@ -47,22 +47,12 @@ struct SessionKeeperIntegrationTests {
 
     @Test("runs sharing a keeper send through its sessions: the second run opens none, and its claims hold a lease")
     func runsReuseSessions() throws {
-        let env = try TestEnvironment.require()
         let db = try TestDatabase()
         let first = try Mailbox()
         let second = try Mailbox()
         try db.addUsers(count: 30, domain: first.domain, lastCheckIn: "2026-01-10")
         try db.addUsers(count: 30, domain: second.domain, lastCheckIn: "2026-01-11")
-        var configuration = NotifierConfiguration()
-        configuration.databaseURL = Secret(db.url)
-        configuration.fromEmail = "noreply@sileme.app"
-        configuration.introduceContacts = false
-        configuration.smtp.host = "localhost"
-        configuration.smtp.port = Int(env.starttlsPort)!
-        configuration.smtp.user = env.smtpUser
-        configuration.smtp.password = Secret(env.smtpPassword)
-        configuration.smtp.caFile = env.caFile
-        configuration.smtp.connections = 2
+        let configuration = try NotifierConfiguration.sendingToTestServer(database: db, connections: 2)
         let keeper = SessionKeeper(configuration)
         let sessions = {
             Set(try db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")

@@ -77,12 +77,12 @@ public final class SessionKeeper: @unchecked Sendable {
 
     /// Closes the sessions idle since before `now − idleSeconds`.
     public func closeIdle(now: Date = Date()) {
-        let closing = lock.withLock {
-            let old = idle.filter { now.timeIntervalSince($0.since) > idleSeconds }
+        var closing: [PGConnection] = []
+        lock.withLock {
+            closing = idle.filter { now.timeIntervalSince($0.since) > idleSeconds }.map(\.session)
             idle.removeAll { now.timeIntervalSince($0.since) > idleSeconds }
-            return old
         }
-        _ = closing  // closed here, outside the lock, as the last reference goes
+        closing.removeAll()  // closed outside the lock, as their last references go
     }
 
     /// How many sessions are idle now.

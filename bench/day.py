@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+"""The daemon's day end to end (docs/user-time.md): the real daemon serving every notify instant of
+a day of users' own times, against the single run of everyone (`--run-now --date D`), on the same
+data, each with its writes and its messages.
+
+    bench/day.py [--users N] [--instants K] [--gap S]      (N default 1,000,000; K 192; S 2)
+
+Generates bench.py's population with today (UTC) as its run date D, then copies the database: on
+the copy, `--run-now --date D` (the single run); on the original, every user is given one of K
+notify times in UTC, S seconds apart and starting a little after the set-up — a day's K instants
+pressed into K * S seconds — and the daemon (`sileme-notifier` with no command) serves them, one
+run per instant, until every instant has its completed run. Mail goes to an outbox folder
+(`MAIL_TRANSPORT=outbox`): the transport costs the same either way and is not the database's.
+
+Reported, for each side: the runs, the mails, the wall time, and the CPU time of the notifier's
+process and of the PostgreSQL server processes it used (the server's children's CPU, counted
+when they exit: autovacuum is off meanwhile; the daemon's kept sessions end with it). The two
+must send the same mails (checked). The daemon's side also pays what a daemon does whatever its
+runs (a fold every second, a look every minute, one all-clear pass at start): over K * S seconds,
+not a whole day's worth.
+"""
+import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
+
+import psycopg2
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+spec = importlib.util.spec_from_file_location("bench", os.path.join(HERE, "bench.py"))
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def server_cpu(cluster):
+    """The CPU seconds of the postmaster's exited children (its cutime + cstime)."""
+    with open(os.path.join(cluster.dir, "data", "postmaster.pid")) as f:
+        pid = int(f.readline())
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+boxes = []  # the outbox folders made, removed at the end
+
+
+def outbox(prefix):
+    path = tempfile.mkdtemp(prefix=prefix, dir="/var/tmp")
+    boxes.append(path)
+    return path
+
+
+def mails(path):
+    """The mails in outbox folder `path` (its `new/`)."""
+    folder = os.path.join(path, "new")
+    return sum(1 for name in os.listdir(folder) if name.endswith(".eml")) if os.path.isdir(folder) else 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--instants", type=int, default=192)
+    parser.add_argument("--gap", type=float, default=2.0, help="seconds between two instants")
+    parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
+    args = parser.parse_args()
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    bench.RUN_DATE = str(today)
+    base = tempfile.mkdtemp(prefix="sileme-day-", dir="/var/tmp")
+    cluster = bench.Cluster(base)
+    try:
+        url, env = bench.migrated_database(cluster, args.binary)
+        conn = psycopg2.connect(url)
+        bench.generate(conn, args.users, 0.01, 0.3)
+        cur = conn.cursor()
+        cur.execute("ALTER SYSTEM SET autovacuum = off")
+        cur.execute("SELECT pg_reload_conf()")
+        # Yesterday's runs are done: the daemon catches nothing up at start.
+        cur.execute("""INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at)
+                       VALUES (%s::date - 1, 'daemon', 'bench', 0, 'completed', now())""", (bench.RUN_DATE,))
+        conn.close()
+        admin = psycopg2.connect(cluster.url)
+        admin.autocommit = True
+        admin.cursor().execute("CREATE DATABASE single TEMPLATE bench")
+        admin.close()
+        bench.log(f"generated {args.users} users (D = {bench.RUN_DATE}) and copied them")
+
+        # The single run, on the copy.
+        single_box = outbox("sileme-day-single-")
+        single_env = dict(env, DATABASE_URL=cluster.database_url("single"), MAIL_TRANSPORT="outbox", OUTBOX_DIR=single_box)
+        server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
+        result = subprocess.run([args.binary, "--run-now", "--date", bench.RUN_DATE], env=single_env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        single = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(single_box), runs=1)
+        time.sleep(1)
+        single["server"] = server_cpu(cluster) - server
+        if result.returncode != 0:
+            sys.exit(f"the single run exited {result.returncode}: {result.stderr[-500:]}")
+
+        # The day: every user on one of the instants, which begin shortly after the update.
+        conn = psycopg2.connect(url)
+        conn.autocommit = True
+        cur = conn.cursor()
+        first = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=30 + args.users / 20_000)
+        times = [(first + datetime.timedelta(seconds=k * args.gap)).strftime("%H:%M:%S") for k in range(args.instants)]
+        if (first + datetime.timedelta(seconds=args.instants * args.gap + 120)).date() != today:
+            sys.exit("the day's instants would cross midnight UTC: run it later")
+        cur.execute("""UPDATE users SET time_zone = 'UTC',
+                                        notify_time = ((%s::text[])[1 + abs(hashtext('t' || id::text)) %% %s])::time""",
+                    (times, args.instants))
+        cur.execute("VACUUM ANALYZE users, sileme.user_last_check_in")
+        cur.execute("CHECKPOINT")
+        lead = (first - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+        if lead < 5:
+            sys.exit(f"the set-up took too long: the first instant is {lead:.0f} s away")
+        day_box = outbox("sileme-day-daemon-")
+        day_env = dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=day_box, ALL_CLEAR_POLL_SECONDS="3600",
+                       NOTIFY_TIME_ZONE="UTC")
+        server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
+        daemon = subprocess.Popen([args.binary], env=day_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + lead + args.instants * args.gap + 300
+        runs = 0
+        while time.time() < deadline and daemon.poll() is None:
+            time.sleep(1)
+            cur.execute("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = %s AND status = 'completed'", (bench.RUN_DATE,))
+            runs = cur.fetchone()[0]
+            if runs >= args.instants:
+                break
+        daemon.send_signal(signal.SIGTERM)
+        _, errors = daemon.communicate(timeout=60)
+        day = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(day_box), runs=runs)
+        time.sleep(1)
+        day["server"] = server_cpu(cluster) - server
+        if runs < args.instants:
+            sys.exit(f"the daemon completed {runs} of {args.instants} runs: {errors[-800:]}")
+        if day["mails"] != single["mails"]:
+            sys.exit(f"the day sent {day['mails']} mails, the single run {single['mails']}")
+
+        print(f"\n{args.users:,} users; D = {bench.RUN_DATE}; the day: {args.instants} instants {args.gap:g} s apart, "
+              f"served by the daemon; the single run: --run-now --date D")
+        print(f"{'':28} {'runs':>6} {'mails':>7} {'wall s':>8} {'notifier CPU s':>15} {'server CPU s':>13} {'CPU s':>7}")
+        for name, side in (("the single run", single), ("the day (the daemon)", day)):
+            print(f"{name:28} {side['runs']:>6} {side['mails']:>7} {side['wall']:>8.1f} {side['client']:>15.2f} "
+                  f"{side['server']:>13.2f} {side['client'] + side['server']:>7.2f}")
+        total = lambda side: side["client"] + side["server"]
+        print(f"\nday / single run: server CPU {day['server'] / single['server']:.2f}x, "
+              f"notifier CPU {day['client'] / single['client']:.2f}x, both {total(day) / total(single):.2f}x")
+    finally:
+        cluster.stop()
+        for path in [base] + boxes:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
