@@ -5,6 +5,7 @@
 #   bench/bench.sh all-clear [--analyze] the all-clear latency (bench/all_clear.py, about 4 minutes)
 #   bench/bench.sh webhooks [--users N]  webhook events/s vs a bare generator (bench/webhooks.py)
 #   bench/bench.sh user-time [--users N] each user's own time: 40 zones x 96 times (bench/user-time.py)
+#   bench/bench.sh day [--users N]       the daemon's day of 192 instants end to end vs the single run (bench/day.py)
 #   bench/bench.sh intake [--users N]    the intake guard: per run, per minute, per fold (bench/intake.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,10 @@ fi
 if [ "${1:-}" = user-time ]; then
   shift
   exec /usr/bin/python3 bench/user-time.py "$@"
+fi
+if [ "${1:-}" = day ]; then
+  shift
+  exec /usr/bin/python3 bench/day.py "$@"
 fi
 if [ "${1:-}" = intake ]; then
   shift

@@ -21,12 +21,24 @@ not a whole day's worth.
 """
 import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
+import zoneinfo
+
 import psycopg2
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 spec = importlib.util.spec_from_file_location("bench", os.path.join(HERE, "bench.py"))
 bench = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(bench)
+spec = importlib.util.spec_from_file_location("user_time", os.path.join(HERE, "user-time.py"))
+user_time = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(user_time)
+
+
+def zones_on(day, instants):
+    """The zones of user-time.py's 40 in which every one of `instants` falls on `day`: their users'
+    run date is then `day` at each instant, as for the single run of `day`."""
+    return [zone for zone in user_time.ZONES
+            if all(instant.astimezone(zoneinfo.ZoneInfo(zone)).date() == day for instant in instants)]
 
 
 def server_cpu(cluster):
@@ -36,6 +48,23 @@ def server_cpu(cluster):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def settled(cluster, database):
+    """Waits (up to 10 s) until no session but this one is left on `database`: the server CPU of
+    a side is read once all its server processes have ended."""
+    conn = psycopg2.connect(cluster.database_url(database))
+    conn.autocommit = True
+    try:
+        for _ in range(100):
+            cur = conn.cursor()
+            cur.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+            if cur.fetchone()[0] == 0:
+                return
+            time.sleep(0.1)
+        sys.exit(f"sessions on {database} still open 10 s after the notifier ended")
+    finally:
+        conn.close()
 
 
 def children_cpu():
@@ -93,7 +122,7 @@ def main():
         result = subprocess.run([args.binary, "--run-now", "--date", bench.RUN_DATE], env=single_env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         single = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(single_box), runs=1)
-        time.sleep(1)
+        settled(cluster, "single")
         single["server"] = server_cpu(cluster) - server
         if result.returncode != 0:
             sys.exit(f"the single run exited {result.returncode}: {result.stderr[-500:]}")
@@ -103,12 +132,17 @@ def main():
         conn.autocommit = True
         cur = conn.cursor()
         first = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=30 + args.users / 20_000)
-        times = [(first + datetime.timedelta(seconds=k * args.gap)).strftime("%H:%M:%S") for k in range(args.instants)]
-        if (first + datetime.timedelta(seconds=args.instants * args.gap + 120)).date() != today:
-            sys.exit("the day's instants would cross midnight UTC: run it later")
-        cur.execute("""UPDATE users SET time_zone = 'UTC',
-                                        notify_time = ((%s::text[])[1 + abs(hashtext('t' || id::text)) %% %s])::time""",
-                    (times, args.instants))
+        instants = [first + datetime.timedelta(seconds=k * args.gap) for k in range(args.instants)]
+        zones = zones_on(today, instants)
+        if len(zones) < 10:
+            sys.exit(f"only {len(zones)} of the zones are on {today} through the day's instants: run it between 05:00 and 10:00 UTC")
+        # Each user: one of the zones, and the time of day there of one of the instants.
+        cur.execute("""UPDATE users u SET time_zone = z.zone,
+                                          notify_time = ((%s::timestamptz + make_interval(secs => z.k * %s))
+                                                         AT TIME ZONE z.zone)::time
+                       FROM (SELECT id, (%s::text[])[1 + abs(hashtext(id::text)) %% %s] AS zone,
+                                    abs(hashtext('t' || id::text)) %% %s AS k FROM users) z
+                       WHERE z.id = u.id""", (first, args.gap, zones, len(zones), args.instants))
         cur.execute("VACUUM ANALYZE users, sileme.user_last_check_in")
         cur.execute("CHECKPOINT")
         lead = (first - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
@@ -130,15 +164,18 @@ def main():
         daemon.send_signal(signal.SIGTERM)
         _, errors = daemon.communicate(timeout=60)
         day = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(day_box), runs=runs)
-        time.sleep(1)
+        cur.close()
+        conn.close()
+        settled(cluster, "bench")
         day["server"] = server_cpu(cluster) - server
         if runs < args.instants:
             sys.exit(f"the daemon completed {runs} of {args.instants} runs: {errors[-800:]}")
         if day["mails"] != single["mails"]:
             sys.exit(f"the day sent {day['mails']} mails, the single run {single['mails']}")
 
-        print(f"\n{args.users:,} users; D = {bench.RUN_DATE}; the day: {args.instants} instants {args.gap:g} s apart, "
-              f"served by the daemon; the single run: --run-now --date D")
+        print(f"\n{args.users:,} users; D = {bench.RUN_DATE}; the day: {args.instants} instants {args.gap:g} s apart in "
+              f"{len(zones)} zones ({len(zones) * args.instants} users' times), served by the daemon; "
+              f"the single run: --run-now --date D")
         print(f"{'':28} {'runs':>6} {'mails':>7} {'wall s':>8} {'notifier CPU s':>15} {'server CPU s':>13} {'CPU s':>7}")
         for name, side in (("the single run", single), ("the day (the daemon)", day)):
             print(f"{name:28} {side['runs']:>6} {side['mails']:>7} {side['wall']:>8.1f} {side['client']:>15.2f} "
