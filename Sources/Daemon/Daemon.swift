@@ -45,6 +45,9 @@ public final class Daemon: @unchecked Sendable {
     private var notBefore: Date = .distantPast
     /// The latest run date retention was applied for (by this process).
     private var retainedThrough = CalendarDate(dayNumber: 0)
+    /// Every user's time as the last look read it: kept while the keys read the same, so that a
+    /// look a minute resolves thousands of times only when one changed.
+    private var knownSlots: NotifySlots?
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -148,7 +151,14 @@ public final class Daemon: @unchecked Sendable {
 
     /// Every user's own time, read now (`users_slot_idx`'s skip scan).
     private func currentSlots() throws -> NotifySlots {
-        try sessions.with { try UserTimes.read($0, configuration: configuration) }
+        try sessions.with { try readSlots($0) }
+    }
+
+    /// Every user's time, read now: the known slots when the keys are the same.
+    private func readSlots(_ db: PGConnection) throws -> NotifySlots {
+        let slots = try UserTimes.read(db, configuration: configuration, previous: knownSlots)
+        knownSlots = slots
+        return slots
     }
 
     /// Reads every user's own time and the state of the dates their latest instants are on, and
@@ -157,7 +167,7 @@ public final class Daemon: @unchecked Sendable {
     private func look(now: Date) throws -> (NotifySlots, NextAction) {
         sessions.closeIdle()
         return try sessions.with { db in
-            let slots = try UserTimes.read(db, configuration: configuration)
+            let slots = try readSlots(db)
             let state = try DaemonState.read(db, dates: NextAction.dates(now: now, slots: slots),
                                              claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
             return (slots, NextAction.decide(now: now, slots: slots, state: state, notBefore: notBefore))

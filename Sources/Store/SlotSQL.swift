@@ -75,8 +75,11 @@ public enum SlotSQL {
         return try db.execute("SELECT \(key("u")) FROM users u WHERE u.id = $1::uuid", [userID]).rows.first?.string(0)
     }
 
-    /// Every user's slot, read now and resolved against the service's schedule `service`.
-    public static func slots(_ db: PGConnection, service: DailySchedule) throws -> NotifySlots {
-        NotifySlots(keys: try keys(db), service: service)
+    /// Every user's slot, read now and resolved against the service's schedule `service` —
+    /// `previous` itself when the keys are the same as its (the daemon's look a minute later).
+    public static func slots(_ db: PGConnection, service: DailySchedule, previous: NotifySlots? = nil) throws -> NotifySlots {
+        let keys = try keys(db)
+        if let previous, previous.sameAs(keys: keys, service: service) { return previous }
+        return NotifySlots(keys: keys, service: service)
     }
 }

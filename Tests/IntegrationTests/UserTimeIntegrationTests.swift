@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Values
+import Rule
 import Store
 
 /// Each user's own time (docs/user-time.md) on real servers: `users.time_zone` and
@@ -182,6 +183,27 @@ struct UserTimeIntegrationTests {
         let other = try db.addUser(name: "乙", email: "b@example.com")
         try db.query("UPDATE users SET time_zone = 'Europe/London' WHERE id = $1", [other])
         #expect(try db.query("SELECT count(*)::text FROM sileme.user_last_check_in WHERE user_id = $1", [other]) == [["0"]])
+    }
+
+    @Test("the daemon's look a minute later keeps the slots it has while nobody's time changed, and reads a changed one")
+    func slotsKeptWhileUnchanged() throws {
+        let db = try TestDatabase()
+        let london = try db.addUser(name: "甲", email: "a@example.com")
+        try db.query("UPDATE users SET time_zone = 'Europe/London', notify_time = '07:00' WHERE id = $1", [london])
+        _ = try db.addUser(name: "乙", email: "b@example.com")
+        let service = DailySchedule(time: TimeOfDay(hour: 9, minute: 0), timeZone: TimeZone(identifier: "Asia/Shanghai")!)
+        let first = try SlotSQL.slots(db.connection, service: service)
+        #expect(first.slots.map(\.key) == ["Europe/London|07:00:00", "|"])
+        // The same keys: the same slots, with the zone lookups they made (the same `ZoneOffsets`).
+        let again = try SlotSQL.slots(db.connection, service: service, previous: first)
+        #expect(again == first && again.slots[0].schedule.offsets === first.slots[0].schedule.offsets)
+        // Another service time (a reload), or a user's new time: read afresh.
+        let reloaded = try SlotSQL.slots(db.connection, service: DailySchedule(time: TimeOfDay(hour: 8, minute: 0), timeZone: service.timeZone),
+                                         previous: first)
+        #expect(reloaded.service.time == TimeOfDay(hour: 8, minute: 0))
+        try db.query("UPDATE users SET notify_time = '20:00' WHERE id = $1", [london])
+        let moved = try SlotSQL.slots(db.connection, service: service, previous: first)
+        #expect(moved.slots.map(\.key) == ["Europe/London|20:00:00", "|"] && moved.slots[0].schedule.time == TimeOfDay(hour: 20, minute: 0))
     }
 
     @Test("--date keeps its meaning: every user on that date, whatever their own time")

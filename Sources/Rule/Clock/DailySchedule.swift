@@ -35,22 +35,35 @@ public struct DailySchedule: Sendable, Equatable {
     /// The configured wall-clock time of day.
     public let time: TimeOfDay
     /// The zone whose wall clock and calendar dates the schedule follows.
-    public let timeZone: TimeZone
+    public var timeZone: TimeZone { offsets.timeZone }
+    /// The zone's offsets, shared by the schedules of one zone (`NotifySlots`): the zone
+    /// database is asked once per zone, not once per time and date.
+    public let offsets: ZoneOffsets
 
     /// How far on either side of the wanted wall time to look for UTC-offset changes. Real
     /// offsets stay within about ±16 h, so every instant that can show the wanted wall time,
     /// and the transition that causes a gap around it, lies inside this window.
-    private static let searchRadius = 36 * 3_600
+    static let searchRadius = 36 * 3_600
 
     /// Creates a schedule firing daily at `time` in `timeZone`.
     ///
     /// - Precondition: `time.hour` is in `0...23` and `time.minute` in `0...59` (the
     ///   configuration parser is expected to have rejected anything else).
     public init(time: TimeOfDay, timeZone: TimeZone) {
+        self.init(time: time, offsets: ZoneOffsets(timeZone))
+    }
+
+    /// Creates a schedule firing daily at `time` in the zone of `offsets`, sharing its lookups.
+    public init(time: TimeOfDay, offsets: ZoneOffsets) {
         precondition((0...23).contains(time.hour) && (0...59).contains(time.minute),
                      "DailySchedule needs a time of day between 00:00 and 23:59, got \(time.description)")
         self.time = time
-        self.timeZone = timeZone
+        self.offsets = offsets
+    }
+
+    /// The same time in the same zone (whatever lookups each has kept).
+    public static func == (lhs: DailySchedule, rhs: DailySchedule) -> Bool {
+        lhs.time == rhs.time && lhs.timeZone == rhs.timeZone
     }
 
     /// The instant at which the job fires for calendar date `date` of `timeZone`.
@@ -112,7 +125,7 @@ public struct DailySchedule: Sendable, Equatable {
 
     /// The calendar date the zone's wall clock shows at `now` ("today").
     public func runDate(at now: Date) -> CalendarDate {
-        CalendarDate(now, in: timeZone)
+        CalendarDate(dayNumber: offsets.localDay(at: now))
     }
 
     // MARK: - Resolution
@@ -130,14 +143,19 @@ public struct DailySchedule: Sendable, Equatable {
     private func resolve(_ date: CalendarDate) -> Resolution {
         // The wanted wall time, counted in seconds as if the zone were UTC.
         let wall = date.dayNumber * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
-        let segments = offsetSegments(around: wall)
+        // The zone's offsets around `wall`: at least ±`searchRadius`, which holds every instant
+        // asked about below. (A wider span changes nothing: an offset far from `wall` gives no
+        // instant that shows it, and a gap far from it does not hold it.)
+        let stretch = offsets.stretch(around: wall)
+        let segments = stretch.segments
+        func offsetAt(_ second: Int) -> Int { stretch.offset(at: second) }
 
         // Every instant that shows `wall` is `wall - offset` for an offset in force at that
-        // instant. Checked against `secondsFromGMT` itself; the earliest one wins.
+        // instant. Checked against the zone's offset at that instant; the earliest one wins.
         var earliest: Int?
-        for offset in Set(segments.map(\.offset)) {
+        for offset in segments.lazy.map(\.offset) {
             let candidate = wall - offset
-            if self.offset(at: candidate) == offset, candidate < earliest ?? .max {
+            if offsetAt(candidate) == offset, candidate < earliest ?? .max {
                 earliest = candidate
             }
         }
@@ -155,50 +173,6 @@ public struct DailySchedule: Sendable, Equatable {
         }
 
         // Unreachable with consistent zone data; degrade like mktime rather than crash.
-        return Resolution(second: wall - offset(at: wall - offset(at: wall)), dateExists: true)
-    }
-
-    /// A span of instants, from `start` up to the next segment's `start`, during which the
-    /// zone's UTC offset is `offset`.
-    private struct OffsetSegment {
-        let start: Int
-        let offset: Int
-    }
-
-    /// The offset segments covering the instants `wall ± searchRadius`, in order; the first
-    /// one extends into the past and the last one into the future.
-    private func offsetSegments(around wall: Int) -> [OffsetSegment] {
-        let lower = wall - Self.searchRadius
-        let upper = wall + Self.searchRadius
-        var segments: [OffsetSegment] = []
-        var start = Int.min
-        var offset = self.offset(at: lower)
-        var cursor = lower
-        while segments.count < 64,
-              let next = timeZone.nextDaylightSavingTimeTransition(
-                  after: Date(timeIntervalSince1970: TimeInterval(cursor))) {
-            let transition = Int(next.timeIntervalSince1970.rounded())
-            guard transition > cursor, transition <= upper else { break }
-            let newOffset = self.offset(at: transition)
-            if newOffset != offset {
-                segments.append(OffsetSegment(start: start, offset: offset))
-                start = transition
-                offset = newOffset
-            }
-            cursor = transition
-        }
-        segments.append(OffsetSegment(start: start, offset: offset))
-        return segments
-    }
-
-    /// The zone's UTC offset in seconds at instant `second`.
-    private func offset(at second: Int) -> Int {
-        timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(second)))
-    }
-
-    /// The local day number (days since 1970-01-01 on the zone's wall clock) at `second`.
-    private func localDay(at second: Int) -> Int {
-        let local = second + offset(at: second)
-        return local >= 0 ? local / 86_400 : -((-local + 86_399) / 86_400)
+        return Resolution(second: wall - offsetAt(wall - offsetAt(wall)), dateExists: true)
     }
 }

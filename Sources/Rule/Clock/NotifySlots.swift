@@ -26,17 +26,53 @@ public struct NotifySlots: Sendable, Equatable {
         /// The slot of key `key` (as `SlotSQL.key` reads it), resolved against the service's own
         /// schedule `service`.
         public init(key: String, service: DailySchedule) {
+            var reader = Reader(service: service)
+            self = reader.slot(key)
+        }
+
+        init(key: String, zoneName: String?, notifyTime: TimeOfDay?, schedule: DailySchedule, unknownZone: Bool) {
             self.key = key
-            let parts = key.split(separator: "|", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            let name = parts[0].isEmpty ? nil : parts[0]
+            self.zoneName = zoneName
+            self.notifyTime = notifyTime
+            self.schedule = schedule
+            self.unknownZone = unknownZone
+        }
+
+        /// Reads keys into slots, each zone name and time text once: a million users have a few
+        /// dozen zones and a hundred-odd times in thousands of combinations, and the slots of one
+        /// zone share its `ZoneOffsets` (the zone database is asked once per zone).
+        struct Reader {
+            let service: DailySchedule
+            private var zones: [Substring: ZoneOffsets?] = [:]
+            private var times: [Substring: TimeOfDay?] = [:]
+
+            init(service: DailySchedule) { self.service = service }
+
+            mutating func slot(_ key: String) -> Slot {
+                let bar = key.firstIndex(of: "|") ?? key.endIndex
+                let name = key[..<bar]
+                let text = bar < key.endIndex ? key[key.index(after: bar)...] : ""
+                let offsets = name.isEmpty ? nil : zone(name)
+                let time = text.isEmpty ? nil : self.time(text)
+                return Slot(key: key, zoneName: name.isEmpty ? nil : String(name), notifyTime: time,
+                            schedule: DailySchedule(time: time ?? service.time, offsets: offsets ?? service.offsets),
+                            unknownZone: !name.isEmpty && offsets == nil)
+            }
+
+            private mutating func zone(_ name: Substring) -> ZoneOffsets? {
+                if let known = zones[name] { return known }
+                let read = Slot.zone(named: String(name)).map(ZoneOffsets.init)
+                zones[name] = read
+                return read
+            }
+
             // PostgreSQL writes a time as HH:MM:SS, with a fraction when it has one: whole seconds count.
-            let time = parts.count > 1 && !parts[1].isEmpty
-                ? TimeOfDay(parsing: String(parts[1].prefix { $0 != "." })) : nil
-            zoneName = name
-            notifyTime = time
-            let zone = name.flatMap(Self.zone(named:))
-            unknownZone = name != nil && zone == nil
-            schedule = DailySchedule(time: time ?? service.time, timeZone: zone ?? service.timeZone)
+            private mutating func time(_ text: Substring) -> TimeOfDay? {
+                if let known = times[text] { return known }
+                let read = TimeOfDay(parsing: String(text.prefix { $0 != "." }))
+                times[text] = read
+                return read
+            }
         }
 
         /// The zone the database knows by `name` (an IANA name; nil for anything else).
@@ -63,11 +99,23 @@ public struct NotifySlots: Sendable, Equatable {
     /// The service's schedule (`NOTIFY_TIME` in `NOTIFY_TIME_ZONE`): of the users with neither set.
     public let service: DailySchedule
 
+    /// The keys as given (`SlotSQL.keys`' order): `sameAs(keys:service:)` compares them.
+    private let given: [String]
+
     /// The slots of `keys` (each once), resolved against `service`. With no users at all, the
     /// service's own slot, so that a run and the daemon still have a date and an instant.
     public init(keys: [String], service: DailySchedule) {
         self.service = service
-        slots = Set(keys.isEmpty ? [Self.serviceKey] : keys).sorted().map { Slot(key: $0, service: service) }
+        given = keys
+        var reader = Slot.Reader(service: service)
+        slots = Set(keys.isEmpty ? [Self.serviceKey] : keys).sorted().map { reader.slot($0) }
+    }
+
+    /// These are the slots of `keys` resolved against `service`, as `init(keys:service:)` would
+    /// make them: the daemon, which reads the keys every minute, then keeps these (and the zone
+    /// lookups they have made) instead of resolving thousands of keys again.
+    public func sameAs(keys: [String], service: DailySchedule) -> Bool {
+        given == keys && self.service == service
     }
 
     /// The key of the users with neither a zone nor a time.

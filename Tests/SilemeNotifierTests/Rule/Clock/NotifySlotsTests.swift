@@ -67,6 +67,18 @@ struct NotifySlotsTests {
         #expect(among.count == 1 && among[0].keys == ["|"] && !among[0].everyone)
     }
 
+    @Test("the slots are the same as another read's only for the same keys and the same service's time")
+    func sameAs() {
+        let keys = ["|", "America/Los_Angeles|", "Asia/Kolkata|06:00:00"]
+        let slots = NotifySlots(keys: keys, service: Self.service)
+        #expect(slots.sameAs(keys: keys, service: F.schedule("09:00", "Asia/Shanghai")))
+        #expect(!slots.sameAs(keys: keys, service: F.schedule("09:30", "Asia/Shanghai")))
+        #expect(!slots.sameAs(keys: keys, service: F.schedule("09:00", "Asia/Tokyo")))
+        #expect(!slots.sameAs(keys: Array(keys.dropLast()), service: Self.service))
+        #expect(!slots.sameAs(keys: keys.dropLast() + ["Asia/Kolkata|06:30:00"], service: Self.service))
+        #expect(NotifySlots(keys: [], service: Self.service).sameAs(keys: [], service: Self.service))
+    }
+
     @Test("the next instant of any slot, and whose it is")
     func nextFire() {
         let slots = NotifySlots(keys: ["|", "America/Los_Angeles|", "Asia/Shanghai|20:00:00"], service: Self.service)
