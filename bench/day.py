@@ -3,7 +3,7 @@
 a day of users' own times, against the single run of everyone (`--run-now --date D`), on the same
 data, each with its writes and its messages.
 
-    bench/day.py [--users N] [--instants K] [--gap S]      (N default 1,000,000; K 192; S 2)
+    bench/day.py [--users N] [--instants K] [--gap S] [--quiet Q]  (N default 1,000,000; K 192; S 2; Q 180)
 
 Generates bench.py's population with today (UTC) as its run date D, then copies the database: on
 the copy, `--run-now --date D` (the single run); on the original, every user is given one of K
@@ -18,6 +18,9 @@ when they exit: autovacuum is off meanwhile; the daemon's kept sessions end with
 must send the same mails (checked). The daemon's side also pays what a daemon does whatever its
 runs (a fold every second, a look every minute, one all-clear pass at start): over K * S seconds,
 not a whole day's worth.
+
+Then, the day's runs done and the next instants a day away, the daemon's quiet minutes: its CPU and
+that of its kept server sessions over Q seconds of waiting (a look a minute at every user's time).
 """
 import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
@@ -67,6 +70,29 @@ def settled(cluster, database):
         conn.close()
 
 
+def process_cpu(pid):
+    """The CPU seconds of process `pid` so far (utime + stime); 0 once it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def quiet_minutes(daemon, cur, seconds):
+    """The CPU of the daemon (process `daemon`) and of its kept server sessions over `seconds` of
+    waiting after the day's runs, its next instants a day away: what the daemon costs a quiet
+    minute — its look at every user's time, the scheduler's reads, the folds."""
+    time.sleep(5)  # the last run's settling
+    cur.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'sileme-notifier (daemon)'")
+    backends = [row[0] for row in cur.fetchall()]
+    before = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
+    time.sleep(seconds)
+    after = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
+    return dict(seconds=seconds, client=after[0] - before[0], server=after[1] - before[1], sessions=len(backends))
+
+
 def children_cpu():
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -92,6 +118,7 @@ def main():
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--instants", type=int, default=192)
     parser.add_argument("--gap", type=float, default=2.0, help="seconds between two instants")
+    parser.add_argument("--quiet", type=float, default=180, help="seconds of waiting measured after the day (0: none)")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
     today = datetime.datetime.now(datetime.timezone.utc).date()
@@ -152,7 +179,9 @@ def main():
         day_env = dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=day_box, ALL_CLEAR_POLL_SECONDS="3600",
                        NOTIFY_TIME_ZONE="UTC")
         server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
-        daemon = subprocess.Popen([args.binary], env=day_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Its log to a file: a pipe nobody reads fills up and stops the daemon at its next line.
+        log = tempfile.TemporaryFile(mode="w+", dir="/var/tmp")
+        daemon = subprocess.Popen([args.binary], env=day_env, stdout=subprocess.DEVNULL, stderr=log, text=True)
         deadline = time.time() + lead + args.instants * args.gap + 300
         runs = 0
         while time.time() < deadline and daemon.poll() is None:
@@ -161,8 +190,13 @@ def main():
             runs = cur.fetchone()[0]
             if runs >= args.instants:
                 break
+        quiet = None
+        if runs >= args.instants and args.quiet > 0:
+            quiet = quiet_minutes(daemon.pid, cur, args.quiet)
         daemon.send_signal(signal.SIGTERM)
-        _, errors = daemon.communicate(timeout=60)
+        daemon.wait(timeout=60)
+        log.seek(0)
+        errors = log.read()
         day = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(day_box), runs=runs)
         cur.close()
         conn.close()
@@ -183,6 +217,12 @@ def main():
         total = lambda side: side["client"] + side["server"]
         print(f"\nday / single run: server CPU {day['server'] / single['server']:.2f}x, "
               f"notifier CPU {day['client'] / single['client']:.2f}x, both {total(day) / total(single):.2f}x")
+        if quiet:
+            print(f"\nthe quiet minutes after the day ({quiet['seconds']:.0f} s, the next instants a day away; a look a minute "
+                  f"over the {len(zones) * args.instants} times, a fold a second): CPU a minute "
+                  f"{quiet['client'] * 60_000 / quiet['seconds']:.1f} ms the notifier, "
+                  f"{quiet['server'] * 60_000 / quiet['seconds']:.1f} ms its {quiet['sessions']} kept sessions")
+
     finally:
         cluster.stop()
         for path in [base] + boxes:

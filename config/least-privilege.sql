@@ -19,6 +19,8 @@ GRANT USAGE ON SCHEMA sileme TO sileme_notifier;
 -- Read the app's data (and the summary the triggers keep, and which migrations are applied).
 GRANT SELECT ON users, check_ins, emergency_contacts TO sileme_notifier;
 GRANT SELECT ON sileme.user_last_check_in, sileme.sileme_schema_migrations TO sileme_notifier;
+-- The count of changes of the users' times, which the daemon reads every minute.
+GRANT SELECT ON sileme.user_times_changes TO sileme_notifier;
 
 -- Write the notifier's own tables: claims, delivery state, runs. No DELETE, no TRUNCATE (with
 -- RETENTION_DAYS set, grant DELETE ON notification_logs, notifier_runs to this role).

@@ -45,9 +45,9 @@ public final class Daemon: @unchecked Sendable {
     private var notBefore: Date = .distantPast
     /// The latest run date retention was applied for (by this process).
     private var retainedThrough = CalendarDate(dayNumber: 0)
-    /// Every user's time as the last look read it: kept while the keys read the same, so that a
-    /// look a minute resolves thousands of times only when one changed.
-    private var knownSlots: NotifySlots?
+    /// Every user's time as the last look read it: kept while nobody's time changes, so that a
+    /// look a minute is one probe, and thousands of times are resolved only when one changed.
+    private var knownSlots: SlotSQL.Known?
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -143,27 +143,27 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Deciding
 
-    /// How often the daemon looks at the users' times again (one index probe per slot).
+    /// How often the daemon looks at the users' times again (one probe while nobody's changed).
     static let slotsInterval: TimeInterval = 60
 
     /// The service's own slot only (before the database has answered).
     private var serviceSlots: NotifySlots { NotifySlots(keys: [], service: configuration.schedule) }
 
-    /// Every user's own time, read now (`users_slot_idx`'s skip scan).
+    /// Every user's own time, read now.
     private func currentSlots() throws -> NotifySlots {
         try sessions.with { try readSlots($0) }
     }
 
-    /// Every user's time, read now: the known slots when the keys are the same.
+    /// Every user's time, read now: the known slots while nobody's time changed (`SlotSQL.look`).
     private func readSlots(_ db: PGConnection) throws -> NotifySlots {
-        let slots = try UserTimes.read(db, configuration: configuration, previous: knownSlots)
-        knownSlots = slots
-        return slots
+        let known = try SlotSQL.look(db, service: configuration.schedule, known: knownSlots, now: clock.now())
+        knownSlots = known
+        return known.slots
     }
 
-    /// Reads every user's own time and the state of the dates their latest instants are on, and
-    /// decides (`NextAction.decide`): a few index probes, once a minute. The sessions idle for
-    /// long are closed meanwhile.
+    /// Reads every user's own time (one probe while nobody's changed) and the state of the dates
+    /// their latest instants are on, and decides (`NextAction.decide`): a few index probes, once
+    /// a minute. The sessions idle for long are closed meanwhile.
     private func look(now: Date) throws -> (NotifySlots, NextAction) {
         sessions.closeIdle()
         return try sessions.with { db in

@@ -18,11 +18,9 @@ public enum RunWhen: Sendable, Equatable {
 public enum UserTimes {
     /// The slots now, resolved against `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`. With `logger`, each
     /// zone name the zone database does not know is reported (`unknown_time_zone`, with how many
-    /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped. `previous`:
-    /// the slots read last, kept when nothing changed (`SlotSQL.slots`).
-    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil,
-                            previous: NotifySlots? = nil) throws -> NotifySlots {
-        let slots = try SlotSQL.slots(db, service: configuration.schedule, previous: previous)
+    /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
+    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
+        let slots = try SlotSQL.slots(db, service: configuration.schedule)
         if let logger { try reportUnknownZones(slots, db, configuration: configuration, logger: logger) }
         return slots
     }

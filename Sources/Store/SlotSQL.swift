@@ -44,7 +44,7 @@ public enum SlotSQL {
     }
 
     /// The distinct slot keys of all users, in order — a skip scan of `users_slot_idx`: one index
-    /// probe per slot, whatever the number of users (the daemon reads them every minute).
+    /// probe per slot, whatever the number of users (the daemon reads them when `changes` moved).
     public static func keys(_ db: PGConnection) throws -> [String] {
         try db.execute("""
             WITH RECURSIVE slot(key) AS (
@@ -75,11 +75,51 @@ public enum SlotSQL {
         return try db.execute("SELECT \(key("u")) FROM users u WHERE u.id = $1::uuid", [userID]).rows.first?.string(0)
     }
 
-    /// Every user's slot, read now and resolved against the service's schedule `service` —
-    /// `previous` itself when the keys are the same as its (the daemon's look a minute later).
-    public static func slots(_ db: PGConnection, service: DailySchedule, previous: NotifySlots? = nil) throws -> NotifySlots {
+    /// Every user's slot, read now and resolved against the service's schedule `service`.
+    public static func slots(_ db: PGConnection, service: DailySchedule) throws -> NotifySlots {
+        NotifySlots(keys: try keys(db), service: service)
+    }
+
+    /// How many times the users' times have changed: moved by migration 019's triggers, in the
+    /// transaction of every change that can add or remove a time (a user added or removed with a
+    /// zone or a time, either changed). One row.
+    public static func changes(_ db: PGConnection) throws -> Int64 {
+        Int64(try db.execute("SELECT changes FROM sileme.user_times_changes")[0].string(0) ?? "") ?? 0
+    }
+
+    /// Every user's time as the daemon's last look read it.
+    public struct Known: Sendable {
+        /// The slots.
+        public let slots: NotifySlots
+        /// The count of changes (`changes(_:)`) read just before the slots' keys.
+        let changes: Int64
+        /// When the keys were read.
+        let readAt: Date
+
+        /// How long known slots are kept at most without reading the keys again, though the count
+        /// has not moved: a change the triggers did not see (they are off while a restore or a
+        /// replica's apply writes with `session_replication_role = replica`) is learnt within this.
+        public static let keptAtMost: TimeInterval = 3_600
+
+        /// These slots are still every user's time at `now`, with `changes` counted and the service's
+        /// schedule `service` — pure: what `look` decides before reading any key.
+        func current(changes: Int64, service: DailySchedule, now: Date) -> Bool {
+            changes == self.changes && slots.service == service && now.timeIntervalSince(readAt) < Self.keptAtMost
+        }
+    }
+
+    /// Every user's time at the daemon's look: `known` itself when the count of changes has not
+    /// moved since it was read (one probe, instead of the skip scan's one per time), else the keys
+    /// read again — and `known`'s slots kept when the keys are the same (their zone lookups with
+    /// them). The count is read before the keys, each statement in its own snapshot: a change
+    /// committed between the two is in the keys and moves the count past what is kept, so the next
+    /// look reads the keys again; the other order could keep the old keys for good.
+    public static func look(_ db: PGConnection, service: DailySchedule, known: Known?, now: Date) throws -> Known {
+        let changes = try changes(db)
+        if let known, known.current(changes: changes, service: service, now: now) { return known }
         let keys = try keys(db)
-        if let previous, previous.sameAs(keys: keys, service: service) { return previous }
-        return NotifySlots(keys: keys, service: service)
+        let slots = known.flatMap { $0.slots.sameAs(keys: keys, service: service) ? $0.slots : nil }
+            ?? NotifySlots(keys: keys, service: service)
+        return Known(slots: slots, changes: changes, readAt: now)
     }
 }

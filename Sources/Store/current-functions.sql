@@ -5,6 +5,18 @@
 --   SILEME_WRITE_CURRENT_FUNCTIONS=1 swift test --filter CurrentFunctions
 -- and commit the result. Not run by anything.
 
+CREATE OR REPLACE FUNCTION sileme.sileme_count_user_times_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    UPDATE user_times_changes SET changes = changes + 1, last_xact = pg_current_xact_id()
+    WHERE last_xact IS DISTINCT FROM pg_current_xact_id();
+    RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_dequeue_check_in()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -239,5 +251,9 @@ CREATE TRIGGER sileme_track_last_notified_delete AFTER DELETE ON public.notifica
 CREATE TRIGGER sileme_track_last_notified_insert AFTER INSERT ON public.notification_logs FOR EACH ROW WHEN ((new.email_sent AND (new.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_track_last_notified_update AFTER UPDATE OF user_id, notification_date, email_sent, kind ON public.notification_logs FOR EACH ROW WHEN (((old.email_sent AND (old.kind = 'alert'::text)) OR (new.email_sent AND (new.kind = 'alert'::text)))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_fill_last_notified BEFORE INSERT ON sileme.user_last_check_in FOR EACH ROW EXECUTE FUNCTION sileme.sileme_fill_last_notified();
+CREATE TRIGGER sileme_count_user_times_delete AFTER DELETE ON public.users FOR EACH ROW WHEN (((old.time_zone IS NOT NULL) OR (old.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();
+CREATE TRIGGER sileme_count_user_times_insert AFTER INSERT ON public.users FOR EACH ROW WHEN (((new.time_zone IS NOT NULL) OR (new.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();
+CREATE TRIGGER sileme_count_user_times_truncate AFTER TRUNCATE ON public.users FOR EACH STATEMENT EXECUTE FUNCTION sileme.sileme_count_user_times_change();
+CREATE TRIGGER sileme_count_user_times_update AFTER UPDATE OF time_zone, notify_time ON public.users FOR EACH ROW WHEN (((old.time_zone IS DISTINCT FROM new.time_zone) OR (old.notify_time IS DISTINCT FROM new.notify_time))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();
 CREATE TRIGGER sileme_note_contact AFTER INSERT OR UPDATE ON public.users FOR EACH ROW EXECUTE FUNCTION sileme.sileme_note_contact();
 CREATE TRIGGER sileme_track_slot AFTER UPDATE OF time_zone, notify_time ON public.users FOR EACH ROW WHEN (((old.time_zone IS DISTINCT FROM new.time_zone) OR (old.notify_time IS DISTINCT FROM new.notify_time))) EXECUTE FUNCTION sileme.sileme_track_slot();

@@ -105,6 +105,10 @@ struct SupabaseIntegrationTests {
             "INSERT INTO \(s).acknowledgements (user_id, alert_date, contact, last_check_in_date) VALUES ('\(victim)', '\(date)', 'x@example.com', '\(date)')",
             "DELETE FROM \(s).acknowledgements",
             "TRUNCATE \(s).acknowledgements",
+            // A frozen count of changes would keep the daemon on the users' old times (for an hour).
+            "SELECT * FROM \(s).user_times_changes",
+            "UPDATE \(s).user_times_changes SET changes = 0",
+            "DELETE FROM \(s).user_times_changes",
         ] + OwnSchema.tables.map { "TRUNCATE \(s).\($0) CASCADE" }
         var other = OwnSchema.tables.flatMap { ["SELECT * FROM public.\($0)", "DELETE FROM public.\($0)"] }
         other += [
@@ -122,7 +126,7 @@ struct SupabaseIntegrationTests {
             "SELECT * FROM users WHERE id = '\(victim)'", "SELECT * FROM check_ins WHERE user_id = '\(victim)'",
             "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
         ]
-        for function in OwnSchema.functions + ["sileme_track_slot"] {
+        for function in OwnSchema.functions + ["sileme_track_slot", "sileme_count_user_times_change"] {
             other += ["SELECT \(s).\(function)()", "SELECT public.\(function)()"]
         }
         return (own, other)
@@ -231,7 +235,7 @@ struct SupabaseIntegrationTests {
         let role = "sileme_notifier_\(db.name.suffix(8))"
         let current = try String(contentsOf: TestEnvironment.root.appendingPathComponent("config/least-privilege.sql"), encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false)
-            .filter { !$0.contains("daily_intake") && !$0.contains("held_alerts") }.joined(separator: "\n")
+            .filter { !$0.contains("daily_intake") && !$0.contains("held_alerts") && !$0.contains("user_times_changes") }.joined(separator: "\n")
         try db.connection.executeScript(current.replacingOccurrences(of: "GRANT USAGE ON SCHEMA sileme TO sileme_notifier;", with: "")
             // The old layout had no acknowledgements (017 makes them, and grants them to this role).
             .replacingOccurrences(of: "GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;", with: "")
@@ -272,6 +276,8 @@ struct SupabaseIntegrationTests {
         let env2 = try NotifierProcess.environment(database: db, ["DATABASE_URL": "postgresql://\(role)@127.0.0.1:\(try TestEnvironment.require().pgPort)/\(db.name)"])
         let run = try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env2)
         #expect(run.status == 0, "\(run.stderr)")
+        // What the daemon's look reads (019 granted it to the role, which reads the summary).
+        #expect(Self.request(db, as: role, subject: nil, "SELECT changes FROM sileme.user_times_changes") == 1)
         #expect(try db.logs(victim).map(\.emailSent) == [true])
         #expect(try mail.deliveries().map(\.recipient) == [mail.address("victim")])
         var checkEnv = env2
@@ -290,7 +296,7 @@ struct SupabaseIntegrationTests {
         var env = try NotifierProcess.environment(database: db, ["DATABASE_SCHEMA": "notifier_state"])
         #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
         #expect(try db.query("SELECT to_regnamespace('sileme') IS NULL, count(*)::text FROM pg_class WHERE relnamespace = 'notifier_state'::regnamespace AND relkind = 'r'")
-                == [["t", String(OwnSchema.tables.count + 3)]], "013's tables, 016's intake and holds, 017's acknowledgements")
+                == [["t", String(OwnSchema.tables.count + 4)]], "013's tables, 016's intake and holds, 017's acknowledgements, 019's count")
         let victim = try db.addUser(name: "独居者", email: mail.address("state"), checkIns: ["2026-01-10"])
         let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-12"])
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], environment: env)

@@ -185,25 +185,53 @@ struct UserTimeIntegrationTests {
         #expect(try db.query("SELECT count(*)::text FROM sileme.user_last_check_in WHERE user_id = $1", [other]) == [["0"]])
     }
 
-    @Test("the daemon's look a minute later keeps the slots it has while nobody's time changed, and reads a changed one")
+    @Test("the daemon's look keeps the users' times it has while the count of changes stands; each transaction that changes one moves it once")
     func slotsKeptWhileUnchanged() throws {
         let db = try TestDatabase()
         let london = try db.addUser(name: "甲", email: "a@example.com")
         try db.query("UPDATE users SET time_zone = 'Europe/London', notify_time = '07:00' WHERE id = $1", [london])
-        _ = try db.addUser(name: "乙", email: "b@example.com")
+        let plain = try db.addUser(name: "乙", email: "b@example.com")
+        func changes() throws -> Int64 { try SlotSQL.changes(db.connection) }
         let service = DailySchedule(time: TimeOfDay(hour: 9, minute: 0), timeZone: TimeZone(identifier: "Asia/Shanghai")!)
-        let first = try SlotSQL.slots(db.connection, service: service)
-        #expect(first.slots.map(\.key) == ["Europe/London|07:00:00", "|"])
-        // The same keys: the same slots, with the zone lookups they made (the same `ZoneOffsets`).
-        let again = try SlotSQL.slots(db.connection, service: service, previous: first)
-        #expect(again == first && again.slots[0].schedule.offsets === first.slots[0].schedule.offsets)
-        // Another service time (a reload), or a user's new time: read afresh.
-        let reloaded = try SlotSQL.slots(db.connection, service: DailySchedule(time: TimeOfDay(hour: 8, minute: 0), timeZone: service.timeZone),
-                                         previous: first)
-        #expect(reloaded.service.time == TimeOfDay(hour: 8, minute: 0))
+        let now = Date()
+        let first = try SlotSQL.look(db.connection, service: service, known: nil, now: now)
+        #expect(first.slots.slots.map(\.key) == ["Europe/London|07:00:00", "|"])
+        // Nothing changed: the same slots, with the zone lookups they made (the same `ZoneOffsets`).
+        let again = try SlotSQL.look(db.connection, service: service, known: first, now: now.addingTimeInterval(60))
+        #expect(again.slots == first.slots && again.slots.slots[0].schedule.offsets === first.slots.slots[0].schedule.offsets)
+        // What moves nothing: a user with neither, the same zone written again, another column.
+        let counted = try changes()
+        _ = try db.addUser(name: "丙", email: "c@example.com")
+        try db.query("UPDATE users SET time_zone = 'Europe/London', name = '甲二' WHERE id = $1", [london])
+        try db.query("DELETE FROM users WHERE id = $1", [plain])
+        #expect(try changes() == counted)
+        // A new time: the count moves, and the look reads the keys again.
         try db.query("UPDATE users SET notify_time = '20:00' WHERE id = $1", [london])
-        let moved = try SlotSQL.slots(db.connection, service: service, previous: first)
-        #expect(moved.slots.map(\.key) == ["Europe/London|20:00:00", "|"] && moved.slots[0].schedule.time == TimeOfDay(hour: 20, minute: 0))
+        #expect(try changes() == counted + 1)
+        let moved = try SlotSQL.look(db.connection, service: service, known: first, now: now.addingTimeInterval(120))
+        #expect(moved.slots.slots.map(\.key) == ["Europe/London|20:00:00", "|"] && moved.slots.slots[0].schedule.time == TimeOfDay(hour: 20, minute: 0))
+        // Added and removed with a zone: once each. One transaction changing three users: once.
+        let kolkata = try db.addUser(name: "丁", email: "d@example.com")
+        try db.query("UPDATE users SET time_zone = 'Asia/Kolkata' WHERE id = $1", [kolkata])
+        try db.query("DELETE FROM users WHERE id = $1", [kolkata])
+        #expect(try changes() == counted + 3)
+        try db.query("INSERT INTO users (name, emergency_email, time_zone) VALUES ('戊', 'e@example.com', 'Asia/Tokyo')")
+        #expect(try changes() == counted + 4)
+        try db.query("UPDATE users SET notify_time = '06:30'")
+        #expect(try changes() == counted + 5)
+        // Another service time (a reload), or an hour without a change: read again all the same.
+        let reloaded = try SlotSQL.look(db.connection, service: DailySchedule(time: TimeOfDay(hour: 8, minute: 0), timeZone: service.timeZone),
+                                        known: moved, now: now.addingTimeInterval(180))
+        #expect(reloaded.slots.service.time == TimeOfDay(hour: 8, minute: 0))
+        // A change the triggers did not see (off, as while a restore writes): learnt within the hour.
+        let current = try SlotSQL.look(db.connection, service: service, known: nil, now: now)
+        try db.query("ALTER TABLE users DISABLE TRIGGER sileme_count_user_times_update")
+        try db.query("UPDATE users SET notify_time = '05:00' WHERE id = $1", [london])
+        try db.query("ALTER TABLE users ENABLE TRIGGER sileme_count_user_times_update")
+        let unseen = try SlotSQL.look(db.connection, service: service, known: current, now: now.addingTimeInterval(SlotSQL.Known.keptAtMost - 1))
+        #expect(unseen.slots == current.slots && !unseen.slots.slots.map(\.key).contains("Europe/London|05:00:00"))
+        let hourLater = try SlotSQL.look(db.connection, service: service, known: current, now: now.addingTimeInterval(SlotSQL.Known.keptAtMost))
+        #expect(hourLater.slots.slots.map(\.key).contains("Europe/London|05:00:00"))
     }
 
     @Test("--date keeps its meaning: every user on that date, whatever their own time")
