@@ -7,8 +7,10 @@ are spread over 40 zones and 96 notify times.
 Generates bench.py's population (bench.generate), then gives every user one of 40 zones and one of
 96 quarter-hour notify times (3,840 slots), and measures, medians of R:
 
-  quiet minute    what the daemon reads every minute: the distinct slots (the skip scan of
-                  users_slot_idx, SlotSQL.keys) and the state of their run dates (DaemonState)
+  quiet minute    what the daemon reads every minute: the count of changes of the users' times
+                  (SlotSQL.changes, one row) and the state of their run dates (DaemonState); and
+                  what it reads besides when the count moved: the distinct slots (the skip scan
+                  of users_slot_idx, SlotSQL.keys)
   due set         the batch query's due set with the users probe (as bench.py's due-set), for
                   everyone on one date (today's single run) and filtered to the slots of one
                   notify instant (a run of the daemon), for the busiest instant and summed over
@@ -69,6 +71,7 @@ KEYS_SQL = f"""
         SELECT (SELECT {SLOT.format(u='u')} FROM users u WHERE {SLOT.format(u='u')} > slot.key ORDER BY 1 LIMIT 1)
         FROM slot WHERE slot.key IS NOT NULL)
     SELECT key FROM slot WHERE key IS NOT NULL"""
+CHANGES_SQL = "SELECT changes FROM sileme.user_times_changes"
 STATE_SQL = """
     SELECT run_date, status = 'completed', array_to_json(slots)::text FROM sileme.notifier_runs
     WHERE run_date = ANY(%(days)s::date[]) AND mode <> 'retry'"""
@@ -273,6 +276,7 @@ def main():
 
         run_date = datetime.date.fromisoformat(bench.RUN_DATE)
         days = [str(run_date - datetime.timedelta(days=1)), str(run_date)]
+        t_changes, _ = timed(cur, CHANGES_SQL, {}, args.repeat * 3)
         t_keys, n_keys = timed(cur, KEYS_SQL, {}, args.repeat * 3)
         t_state, _ = timed(cur, STATE_SQL, {"days": days}, args.repeat * 3)
         t_retry, _ = timed(cur, RETRY_SQL, {"days": days}, args.repeat * 3)
@@ -362,9 +366,10 @@ def main():
               f"{len(groups)} distinct notify instants a day; medians of {args.repeat}")
         print(f"{'what':58} {'seconds':>10} {'rows':>9}")
         for name, seconds, rows in [
-            ("quiet minute: distinct slots (skip scan)", t_keys, n_keys),
+            ("quiet minute: the count of changes of the users' times", t_changes, None),
             ("quiet minute: the run dates' runs (DaemonState)", t_state, None),
             ("quiet minute: the next retry (DaemonState)", t_retry, None),
+            ("when the count moved: the distinct slots (skip scan)", t_keys, n_keys),
             ("due set, everyone on one date (the single run)", t_all, n_all),
             (f"due set, busiest instant ({busiest:%H:%M}Z, {len(groups[busiest])} slots)", t_busiest, n_busiest),
             (f"due set, every instant of the day ({len(groups)} runs)", day_total, day_rows),
@@ -379,7 +384,7 @@ def main():
             ("dry run --at (each user on their own date), process", t_dry_at, None),
         ]:
             print(f"{name:58} {seconds:10.4f} {'' if rows is None else rows:>9}")
-        print(f"\nquiet minute total {t_keys + t_state + t_retry:.4f} s; day / single run = {day_total / t_all:.2f}x "
+        print(f"\nquiet minute total {t_changes + t_state + t_retry:.4f} s ({t_keys + t_state + t_retry:.4f} s when a time changed); day / single run = {day_total / t_all:.2f}x "
               f"(medians of {args.repeat} rounds; each round's own ratio: "
               f"{', '.join(f'{r:.2f}' for r in ratios)})")
         for server, name, single, day in ((False, "client", t_plan_single, t_plan_day), (True, "server", s_plan_single, s_plan_day)):

@@ -10,6 +10,21 @@ import Testing
 /// broken or mid-transaction, and holding their claims by a lease.
 @Suite("Kept database sessions on real servers", .enabled(if: TestEnvironment.enabled))
 struct SessionKeeperIntegrationTests {
+    @Test("every session keeps its TCP flow alive and gives up on data unacknowledged for 30 s; the connection string's own settings win")
+    func tcpSettings() throws {
+        let db = try TestDatabase()
+        let session = try PGConnection(Secret(db.url), schema: .standard)
+        #expect(session.option("host") == "127.0.0.1", "over TCP, where the settings count")
+        for (keyword, value) in [("keepalives", "1"), ("keepalives_idle", "60"), ("keepalives_interval", "10"),
+                                 ("keepalives_count", "3"), ("tcp_user_timeout", "30000"), ("connect_timeout", "10")] {
+            #expect(session.option(keyword) == value, "\(keyword)")
+        }
+        let separator = db.url.contains("?") ? "&" : "?"
+        let own = try PGConnection(Secret(db.url + separator + "tcp_user_timeout=5000&keepalives_idle=20"), schema: .standard)
+        #expect(own.option("tcp_user_timeout") == "5000" && own.option("keepalives_idle") == "20" && own.option("keepalives_count") == "3")
+        #expect(try own.execute("SELECT 1")[0].int(0) == 1)
+    }
+
     @Test("a kept session is taken again; one in a transaction, gone or over the limit is not; idle ones are closed")
     func keptAndDropped() throws {
         let db = try TestDatabase()

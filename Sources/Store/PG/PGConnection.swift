@@ -21,9 +21,12 @@ public final class PGConnection {
     public init(_ conninfo: Secret, schema: DatabaseSchema,
                 applicationName: String = "sileme-notifier") throws(DatabaseError) {
         // Validate into a local first: a throwing class init still runs deinit once self is set.
-        var keys: [String] = ["dbname", "application_name", "connect_timeout"]
-        var values: [String] = [conninfo.value, applicationName, "10"]
-        if conninfo.value.isEmpty { keys.removeFirst(); values.removeFirst() }
+        // libpq takes the last value of a repeated key word, and the connection string counts where
+        // `dbname` stands: the TCP settings before it are defaults the operator's string may change.
+        var settings = Self.tcpDefaults
+        if !conninfo.value.isEmpty { settings.append(("dbname", conninfo.value)) }
+        settings += [("application_name", applicationName), ("connect_timeout", "10")]
+        let keys = settings.map(\.0), values = settings.map(\.1)
         let connection: OpaquePointer? = Self.withCStrings(keys) { k in
             Self.withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
         }
@@ -44,6 +47,30 @@ public final class PGConnection {
     }
 
     deinit { PQfinish(handle) }
+
+    /// A session over TCP that the network stops carrying — a NAT or a load balancer that forgot
+    /// an idle flow drops its packets without a word — would block a statement until the kernel
+    /// gives up, about 15 minutes on Linux: the daemon keeps sessions idle between runs
+    /// (`SessionKeeper`), and its watchdog (60 s) would kill it first. Keepalives every 60 s
+    /// keep such a flow known, and a statement's data unacknowledged for 30 s ends the session
+    /// with an error the caller retries on a new one. A connection string or URI may set others
+    /// (`?keepalives_idle=…&tcp_user_timeout=…`); a Unix socket ignores them.
+    static let tcpDefaults: [(String, String)] = [
+        ("keepalives", "1"), ("keepalives_idle", "60"), ("keepalives_interval", "10"), ("keepalives_count", "3"),
+        ("tcp_user_timeout", "30000"),
+    ]
+
+    /// The value libpq uses for connection option `keyword` in this session (`PQconninfo`).
+    func option(_ keyword: String) -> String? {
+        guard let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var index = 0
+        while let name = options[index].keyword {
+            if String(cString: name) == keyword { return options[index].val.map { String(cString: $0) } }
+            index += 1
+        }
+        return nil
+    }
 
     /// The server process id of this session (`pg_backend_pid()`).
     public var backendPID: Int32 { PQbackendPID(handle) }
