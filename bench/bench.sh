@@ -7,8 +7,13 @@
 #   bench/bench.sh user-time [--users N] each user's own time: 40 zones x 96 times (bench/user-time.py)
 #   bench/bench.sh day [--users N]       the daemon's day of 192 instants end to end vs the single run (bench/day.py)
 #   bench/bench.sh intake [--users N]    the intake guard: per run, per minute, per fold (bench/intake.py)
+#   bench/bench.sh slots                 the daemon's schedule computations over 3,840 and 7,680 users' times (bench/slots)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = slots ]; then
+  (cd bench/slots && swift build -c release >&2 && exec .build/release/SlotsBench)
+  exit
+fi
 scripts/install-deps.sh   # includes python3-psycopg2, time, pgbouncer
 swift build -c release >&2
 if [ "${1:-}" = all-clear ]; then

@@ -19,8 +19,10 @@ import Values
 public final class ZoneOffsets: Sendable, CustomStringConvertible {
     /// The zone.
     public let timeZone: TimeZone
-    /// The stretches read so far, by number (`second` ÷ `stretchSeconds`, rounded down).
-    private let stretches = Locked<[Int: Stretch]>([:])
+    /// The stretches read so far with their numbers (`second` ÷ `stretchSeconds`, rounded down),
+    /// the latest read first: a daemon uses one or two at a time, so a short scan finds them
+    /// sooner than a hash.
+    private let stretches = Locked<[(number: Int, stretch: Stretch)]>([])
 
     /// The days of one stretch: the daemon's instants over a fortnight fall in one or two.
     static let stretchDays = 16
@@ -28,9 +30,9 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
     /// `DailySchedule.searchRadius` (36 h) either side of its wall time — an instant of the
     /// stretch's days, counted as if the zone were UTC — so every look stays inside.
     static let margin = 2 * DailySchedule.searchRadius
-    /// Stretches kept at most (then all are dropped and read again): ~5 years' worth, far more
+    /// Stretches kept at most (then all are dropped and read again): over a year's worth, far more
     /// than a daemon's look back and ahead, while a report over old dates cannot grow it unbounded.
-    static let keptStretches = 128
+    static let keptStretches = 32
 
     private static var stretchSeconds: Int { stretchDays * 86_400 }
 
@@ -78,12 +80,12 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
     /// The stretch whose own days hold `second`, read from the zone database when not kept.
     private func stretch(containing second: Int) -> Stretch {
         let number = second >= 0 ? second / Self.stretchSeconds : -((-second + Self.stretchSeconds - 1) / Self.stretchSeconds)
-        if let kept = stretches.withLock({ $0[number] }) { return kept }
+        if let kept = stretches.withLock({ $0.first { $0.number == number }?.stretch }) { return kept }
         let read = Self.read(timeZone, from: number * Self.stretchSeconds - Self.margin,
                              through: (number + 1) * Self.stretchSeconds + Self.margin)
         stretches.withLock {
             if $0.count >= Self.keptStretches { $0.removeAll() }
-            $0[number] = read
+            if !$0.contains(where: { $0.number == number }) { $0.insert((number, read), at: 0) }
         }
         return read
     }
