@@ -112,8 +112,9 @@ public struct NotifySlots: Sendable, Equatable {
     }
 
     /// These are the slots of `keys` resolved against `service`, as `init(keys:service:)` would
-    /// make them: the daemon, which reads the keys every minute, then keeps these (and the zone
-    /// lookups they have made) instead of resolving thousands of keys again.
+    /// make them: the daemon, reading the keys again after a change that left them the same (a
+    /// user moved to a time others already have), keeps these and the zone lookups they made
+    /// instead of resolving thousands of keys again.
     public func sameAs(keys: [String], service: DailySchedule) -> Bool {
         given == keys && self.service == service
     }

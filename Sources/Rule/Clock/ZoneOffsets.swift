@@ -44,7 +44,7 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
 
     /// A span of instants, from `start` up to the next segment's `start`, during which the
     /// zone's UTC offset is `offset`.
-    struct Segment: Equatable {
+    struct Segment {
         /// The first second (`Int.min` for the first segment of a stretch: it extends into the past).
         let start: Int
         /// Seconds east of UTC.
