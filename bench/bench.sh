@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = slots ]; then
-  (cd bench/slots && swift build -c release >&2 && exec .build/release/SlotsBench)
+  (cd bench/slots && swift build -c release >&2 && exec .build/release/SlotsBench ../zones.txt)
   exit
 fi
 scripts/install-deps.sh   # includes python3-psycopg2, time, pgbouncer

@@ -6,15 +6,9 @@ import Values
 // notify times: building the slots from their keys, and the passes a look and a run make over
 // them (`latestFires`, `nextFire`, `runDates`). Medians of 15, in milliseconds.
 
-let zones = [
-    "Asia/Shanghai", "Asia/Tokyo", "Asia/Seoul", "Asia/Singapore", "Asia/Kolkata", "Asia/Kathmandu", "Asia/Dubai",
-    "Asia/Karachi", "Asia/Dhaka", "Asia/Bangkok", "Asia/Jakarta", "Asia/Manila", "Asia/Tehran", "Asia/Jerusalem",
-    "Europe/London", "Europe/Paris", "Europe/Berlin", "Europe/Moscow", "Europe/Istanbul", "Europe/Lisbon",
-    "Africa/Cairo", "Africa/Lagos", "Africa/Nairobi", "Africa/Johannesburg", "America/New_York", "America/Chicago",
-    "America/Denver", "America/Los_Angeles", "America/Anchorage", "America/Sao_Paulo", "America/Mexico_City",
-    "America/Bogota", "America/St_Johns", "Pacific/Honolulu", "Pacific/Auckland", "Pacific/Chatham",
-    "Pacific/Kiritimati", "Australia/Sydney", "Australia/Adelaide", "Australia/Perth",
-]
+// The zones of bench/user-time.py (bench/zones.txt, the path given as the one argument).
+let zones = try String(contentsOfFile: CommandLine.arguments.count > 1 ? CommandLine.arguments[1] : "../zones.txt", encoding: .utf8)
+    .split(separator: "\n").map { String($0) }.filter { !$0.isEmpty }
 let service = DailySchedule(time: TimeOfDay(hour: 9, minute: 0), timeZone: TimeZone(identifier: "Asia/Shanghai")!)
 
 func median(_ body: () -> Void) -> Double {
