@@ -20,9 +20,32 @@ public enum AckPageModel {
         let model = AckPageView.Model(
             userName: name, missedDays: missed, lastCheckIn: streak.lastCheckIn, alertDate: token.alertDate,
             checkedInSince: streak.checkedInSince,
-            recipients: streak.recipients.map { ($0.masked, $0.contact == reader.contact, $0.acknowledgedAt.map(minute)) },
+            recipients: zip(streak.recipients, distinct(streak.recipients)).map { recipient, shown in
+                (shown, recipient.contact == reader.contact, recipient.acknowledgedAt.map(minute))
+            },
             readerAcknowledgedAt: reader.acknowledgedAt.map(minute), formField: key.formField(token: tokenText))
         return (model, reader)
+    }
+
+    /// The recipients as the page shows them: masked, and told apart where masks are equal
+    /// (`m***@example.com` four times says nothing of who is on it): those get the last character
+    /// of the address's local part too, and where even that is equal, their order (`#2`).
+    static func distinct(_ recipients: [AcknowledgementStore.Recipient]) -> [String] {
+        func count(_ shown: [String]) -> [String: Int] { shown.reduce(into: [:]) { $0[$1, default: 0] += 1 } }
+        let masked = recipients.map(\.masked)
+        let once = count(masked)
+        let longer = zip(recipients, masked).map { recipient, mask in
+            guard once[mask, default: 0] > 1, let at = mask.firstIndex(of: "*"),
+                  let local = recipient.contact.split(separator: "@").first, local.count > 1, let last = local.last else { return mask }
+            return String(mask[..<at]) + "***" + Printable.text(String(last)) + String(mask[at...].drop { $0 == "*" })
+        }
+        let twice = count(longer)
+        var seen: [String: Int] = [:]
+        return longer.map { shown in
+            guard twice[shown, default: 0] > 1 else { return shown }
+            seen[shown, default: 0] += 1
+            return "\(shown) #\(seen[shown]!)"
+        }
     }
 
     /// `YYYY-MM-DD HH:mm` of `date` in `zone`.

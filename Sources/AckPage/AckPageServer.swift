@@ -6,6 +6,7 @@ import HTTPTypes
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 import Store
 import Systemd
@@ -20,8 +21,11 @@ import Values
 ///   (`AcknowledgementStore.record`), logs `acknowledgement_recorded`, then redirects to the page
 ///   (303). Without the field: 403 and the neutral page, nothing recorded.
 /// - `GET /healthz`: `ok` (what `check` asks).
-/// - More than `ACK_RATE_LIMIT` requests a minute from one address: 429. A body over 4 KiB: 413.
-///   A connection is closed when idle for 5 s and after 20 s in all (slow requests are cut off).
+/// - More than `ACK_RATE_LIMIT` requests a minute from one client (an IPv4 address, an IPv6 /64):
+///   429 with `Retry-After`. A body over 4 KiB (or declared so): 413. A connection is closed when
+///   idle for 5 s and after 20 s in all (slow requests are cut off); while `ACK_MAX_CONNECTIONS`
+///   are open no new one is accepted (it waits in the kernel's queue), so that the page never
+///   takes the descriptors the alerting needs (`DescriptorBudget`).
 ///
 /// It hears the daemon's one stop signal: on a stop it shuts down gracefully (no new connection)
 /// and closes the connections still open — a client that never finishes its request does not hold
@@ -35,8 +39,9 @@ public final class AckPageServer: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let running = Locked<Task<Void, Never>?>(nil)
     /// Every open client connection, so that a stop can close them (a graceful shutdown alone
-    /// waits for each request to end, and a client may never end its own).
-    private let connections = OpenConnections()
+    /// waits for each request to end, and a client may never end its own), at most
+    /// `ACK_MAX_CONNECTIONS` of them (`ConnectionCap`).
+    private let connections: OpenConnections
 
     /// How long a stop waits for open requests before the listener is abandoned.
     static let stopGrace: TimeInterval = 1
@@ -54,24 +59,33 @@ public final class AckPageServer: @unchecked Sendable {
         self.listen = listen
         self.logger = logger
         self.stop = stop
+        connections = OpenConnections()
     }
 
     /// Starts listening; returns once the socket is bound. Throws a `ConfigurationError` naming
     /// `ACK_LISTEN` when it cannot be (the address is in use, say).
     public func start() throws(ConfigurationError) {
+        // The page's connections may never take the descriptors the alerting needs.
+        let limit = DescriptorBudget.raise()
+        let cap = configuration.ack?.maxConnections ?? 256
+        if let problem = DescriptorBudget.problem(maxConnections: cap, limit: limit) {
+            done.signal()
+            throw ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)
+        }
         let bound = Locked<Result<Int, any Error>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let responder = AckResponder(configuration: configuration, logger: logger)
         let connections = self.connections
         var http = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [ConnectionDeadline(after: Self.connectionLifetime, registry: connections)],
+            additionalChannelHandlers: [ConnectionRules(after: Self.connectionLifetime, registry: connections)],
             idleTimeout: Self.idleTimeout)
         http.httpDecoder = .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)
         var quiet = logger
         quiet.logLevel = .warning  // Hummingbird's own start and stop lines
         let app = Application(
             responder: responder, server: .http1(configuration: http),
-            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil),
+            configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil,
+                                                  availableConnectionsDelegate: ConnectionCap(cap: cap, logger: logger)),
             onServerRunning: { channel in
                 bound.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
                 ready.signal()
@@ -94,7 +108,7 @@ public final class AckPageServer: @unchecked Sendable {
             done.signal()
             throw ConfigurationError(setting: "ACK_LISTEN", reason: "cannot listen on \(listen): \(error)")
         }
-        logger.notice("acknowledgement page listening on \(listen)")
+        logger.notice("acknowledgement page listening on \(listen): at most \(cap) connections of \(limit.soft) descriptors")
         // The stop signal ends it: a graceful shutdown, then the task is abandoned after the grace.
         let watcher = Thread { [self] in
             while stop.sleep(3600) {}
@@ -121,10 +135,11 @@ public final class AckPageServer: @unchecked Sendable {
     public func join() { done.wait() }
 }
 
-/// Closes a connection a fixed time after it opened: a client that trickles its request (or
-/// keeps a connection for ever) is cut off, whatever the idle timer sees. Registers the
-/// connection while it is open, for a stop to close it.
-final class ConnectionDeadline: ChannelInboundHandler, RemovableChannelHandler, Sendable {
+/// Closes a connection a fixed time after it opened (a client that trickles its request, or
+/// keeps a connection for ever, is cut off whatever the idle timer sees), registers it while it
+/// is open, for a stop to close it, and puts `HTTPVersionRules` in front of Hummingbird's HTTP
+/// types.
+final class ConnectionRules: ChannelInboundHandler, RemovableChannelHandler, Sendable {
     typealias InboundIn = NIOAny
     private let lifetime: TimeAmount
     private let registry: OpenConnections
@@ -139,7 +154,40 @@ final class ConnectionDeadline: ChannelInboundHandler, RemovableChannelHandler, 
         registry.add(channel)
         channel.closeFuture.whenComplete { [registry] _ in registry.remove(channel) }
         channel.eventLoop.scheduleTask(in: lifetime) { channel.close(promise: nil) }
+        // Right after NIO's request decoder, where the request's HTTP version is still known.
+        if let decoder = try? context.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) {
+            try? context.pipeline.syncOperations.addHandler(HTTPVersionRules(), position: .after(decoder))
+        }
     }
+}
+
+/// The page's connections at most (`ACK_MAX_CONNECTIONS`): Hummingbird's server stops accepting
+/// while this many are open, so the rest wait in the kernel's accept queue (and, when it is full,
+/// are refused by the kernel) without taking a descriptor of the process. Says so in the log,
+/// at most once a minute.
+struct ConnectionCap: AvailableConnectionsDelegate {
+    let cap: Int
+    let logger: Logger
+    private var open = 0
+    private var reported: TimeInterval = -.infinity
+
+    init(cap: Int, logger: Logger) {
+        self.cap = cap
+        self.logger = logger
+    }
+
+    mutating func connectionOpened() {
+        open += 1
+        let now = ProcessInfo.processInfo.systemUptime
+        if open >= cap && now - reported >= 60 {
+            reported = now
+            logger.warning("acknowledgement page: \(cap) connections open (ACK_MAX_CONNECTIONS): new ones wait until one closes")
+        }
+    }
+
+    mutating func connectionClosed() { open -= 1 }
+
+    func isAcceptingNewConnections() -> Bool { open < cap }
 }
 
 /// The open client connections of the page.

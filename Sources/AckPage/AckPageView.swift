@@ -4,7 +4,8 @@ import Values
 
 /// The acknowledgement page's HTML, pure: what a contact sees after opening the link (docs/acknowledgement.md).
 /// No script, one inline style sheet (allowed by its hash in the Content-Security-Policy), one
-/// form whose only field is the anti-forgery value; every value from the database is escaped, and
+/// form with the anti-forgery value and a question with no answer chosen (a person chooses, a
+/// scanner that submits what it finds says nothing); every value from the database is escaped, and
 /// no full address appears (the recipients are shown as their rows recorded them, masked).
 public enum AckPageView {
     /// What the page says about the streak (built from the store's facts by `AckPageModel`).
@@ -40,7 +41,11 @@ public enum AckPageView {
         .ok{background:#e7f6ee;border-radius:10px;padding:.75rem 1rem;color:#0a5a34}\
         button{display:block;width:100%;font:inherit;font-weight:600;font-size:1.1rem;padding:.9rem 1rem;margin-top:1rem;\
         color:#fff;background:#1f6feb;border:0;border-radius:12px;cursor:pointer}\
-        button:focus{outline:3px solid #9cc2ff;outline-offset:2px}footer{margin-top:1rem;text-align:center}
+        button:focus{outline:3px solid #9cc2ff;outline-offset:2px}footer{margin-top:1rem;text-align:center}\
+        fieldset{border:0;padding:0;margin:.75rem 0 0}legend{font-weight:600;padding:0;margin-bottom:.25rem}\
+        label{display:flex;align-items:center;gap:.6rem;padding:.7rem .9rem;margin-top:.5rem;border:1px solid #d5d9e0;\
+        border-radius:10px;cursor:pointer}input[type=radio]{width:1.25rem;height:1.25rem;margin:0}\
+        .note{background:#fff6e0;border-radius:10px;padding:.75rem 1rem;color:#6b4a00}
         """
 
     /// The Content-Security-Policy: nothing but the inline style sheet above and a POST to the
@@ -48,8 +53,28 @@ public enum AckPageView {
     public static let contentSecurityPolicy = "default-src 'none'; style-src '\(Digest.sha256Base64(style))'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-    /// The page for `model` in `language`, with the app's name.
-    public static func page(_ model: Model, language: AckLanguage, appName: String) -> String {
+    /// What the page says above its form after a submission that recorded nothing.
+    public enum Notice: Sendable {
+        /// The form came back without an answer (as a program that submits it as found sends it).
+        case chooseOne
+        /// The reader answered "I can't go now".
+        case notRecorded
+    }
+
+    /// The form's field that carries the answer, and its two values.
+    public enum Answer: String, Sendable, CaseIterable {
+        /// "I can't go now": nothing is recorded.
+        case notMe = "no"
+        /// "I'm on it": the acknowledgement.
+        case going = "yes"
+
+        /// The field's name.
+        public static let field = "going"
+    }
+
+    /// The page for `model` in `language`, with the app's name (and a `notice` after a
+    /// submission that recorded nothing).
+    public static func page(_ model: Model, language: AckLanguage, appName: String, notice: Notice? = nil) -> String {
         let t = AckText(language)
         let h = Escaping.html
         var body = "<h1>\(h(t.heading(model.userName, model.missedDays, checkedIn: model.checkedInSince != nil)))</h1>\n"
@@ -68,9 +93,20 @@ public enum AckPageView {
         } else if model.checkedInSince == nil {
             let others = model.recipients.filter { !$0.isReader && $0.acknowledgedAt != nil }
             if !others.isEmpty { body += "<p>\(h(t.someoneElse))</p>\n" }
+            switch notice {
+            case .chooseOne: body += "<p class=\"note\">\(h(t.chooseOne))</p>\n"
+            case .notRecorded: body += "<p class=\"note\">\(h(t.notRecorded))</p>\n"
+            case nil: break
+            }
+            // Two taps for a person (an answer, then Send); none preselected, so that a program
+            // that submits the form as it finds it sends no answer and records nothing.
+            let field = Answer.field
             body += """
                 <form method="post"><input type="hidden" name="form" value="\(h(model.formField))">\
-                <p class="muted">\(h(t.explain))</p><button type="submit">\(h(t.button))</button></form>
+                <p class="muted">\(h(t.explain))</p><fieldset><legend>\(h(t.question(model.userName)))</legend>\
+                <label><input type="radio" name="\(field)" value="\(Answer.notMe.rawValue)" required>\(h(t.notMe))</label>\
+                <label><input type="radio" name="\(field)" value="\(Answer.going.rawValue)" required>\(h(t.button))</label>\
+                </fieldset><button type="submit">\(h(t.send))</button></form>
 
                 """
         }

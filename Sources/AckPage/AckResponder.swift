@@ -45,19 +45,30 @@ struct AckResponder: HTTPResponder {
     func respond(to request: Request, context: AckContext) async throws -> Response {
         let language = AckLanguage.choose(request.headers[.acceptLanguage])
         let path = request.uri.path
-        if path == "/healthz" { return Self.plain(.ok, "ok\n") }
-        guard limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) else {
-            return neutral(.tooManyRequests, language)
+        if path == "/healthz" { return Self.plain(.ok, "ok\n", language) }
+        if case .limited(let retryAfter) = limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) {
+            var response = neutral(.tooManyRequests, language)
+            response.headers[.retryAfter] = String(retryAfter)
+            return response
         }
         let tokenText = String(path.split(separator: "/").last ?? "")
         switch request.method {
         case .get, .head:
             return try await show(tokenText, language: language)
         case .post:
+            // A declared length over the limit is refused before any of it is read (and the
+            // connection closed: the rest of the body is not waited for).
+            if let declared = request.headers[.contentLength], Int(declared).map({ $0 > AckPageServer.maximumBody }) ?? true {
+                var response = neutral(.contentTooLarge, language)
+                response.headers[.connection] = "close"
+                return response
+            }
             var request = request
             let body: ByteBuffer
             do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch {
-                return neutral(.contentTooLarge, language)
+                var response = neutral(.contentTooLarge, language)
+                response.headers[.connection] = "close"
+                return response
             }
             return try await acknowledge(tokenText, form: Self.formValues(String(buffer: body)), request: request, language: language)
         default:
@@ -74,15 +85,29 @@ struct AckResponder: HTTPResponder {
         return page(AckPageView.page(found.model, language: language, appName: configuration.appName), language: language)
     }
 
-    /// POST: the anti-forgery field must be the page's; then the acknowledgement is recorded once.
+    /// POST: the anti-forgery field must be the page's, the request from the page's own origin,
+    /// and the answer a person's ("I'm on it" chosen); then the acknowledgement is recorded once.
     private func acknowledge(_ tokenText: String, form: [String: String], request: Request, language: AckLanguage) async throws -> Response {
         guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
-        // A page of this link carries the field; a form made elsewhere cannot (nor a cross-site POST).
+        // A page of this link carries the field; a form made elsewhere cannot (nor a POST another
+        // site's page makes).
         guard let field = form["form"], key.formFieldMatches(field, token: tokenText),
-              request.headers[HTTPField.Name("Sec-Fetch-Site")!] != "cross-site" else {
+              Self.sameOrigin(request, base: configuration.ack?.baseURL) else {
             return neutral(.forbidden, language)
         }
         guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
+        // A program that loads the page and submits its form as found sends no answer: nothing is
+        // recorded, and the page asks again. "I can't go now" records nothing either.
+        switch form[AckPageView.Answer.field].flatMap(AckPageView.Answer.init(rawValue:)) {
+        case nil:
+            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .chooseOne),
+                        language: language, status: .unprocessableContent)
+        case .notMe:
+            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .notRecorded),
+                        language: language)
+        case .going:
+            break
+        }
         if found.model.checkedInSince == nil && found.reader.acknowledgedAt == nil {
             let contact = found.reader.contact
             let recorded = try await database.run { db in
@@ -137,9 +162,27 @@ struct AckResponder: HTTPResponder {
         return headers
     }
 
-    static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-                 body: .init(byteBuffer: ByteBuffer(string: text)))
+    static func plain(_ status: HTTPResponse.Status, _ text: String, _ language: AckLanguage) -> Response {
+        var headers = securityHeaders(language)
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// Whether a POST comes from the page itself. `Sec-Fetch-Site`, where the browser sends it,
+    /// must say so (`same-origin`, or `none` for a user's own action); an `Origin` must be the
+    /// page's own — `ACK_BASE_URL`'s origin, or the request's own host — or `null`, which
+    /// browsers send for a form on a page with `Referrer-Policy: no-referrer`, as this one is.
+    static func sameOrigin(_ request: Request, base: String?) -> Bool {
+        if let site = request.headers[HTTPField.Name("Sec-Fetch-Site")!], site != "same-origin" && site != "none" { return false }
+        guard let origin = request.headers[.origin]?.lowercased(), origin != "null" else { return true }
+        if let base, let parts = URLComponents(string: base), let scheme = parts.scheme, let host = parts.host {
+            let own = "\(scheme)://\(host)" + (parts.port.map { ":\($0)" } ?? "")
+            if origin == own.lowercased() { return true }
+        }
+        guard let authority = request.head.authority?.lowercased(),
+              let parts = URLComponents(string: origin), parts.scheme == "http" || parts.scheme == "https",
+              let host = parts.host else { return false }
+        return authority == host + (parts.port.map { ":\($0)" } ?? "")
     }
 
     /// The client's address for the rate limit: behind a proxy on this machine (a loopback

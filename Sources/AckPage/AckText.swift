@@ -33,11 +33,30 @@ struct AckText {
     }
 
     var explain: String {
-        zh ? "如果您正在前往查看 TA，请点击下面的按钮：我们会告诉其他紧急联系人。"
-            : "If you are going round to check on them, press the button: we will tell the other emergency contacts."
+        zh ? "如果您正在前往查看 TA，请选择“我去看看”并发送：我们会告诉其他紧急联系人。"
+            : "If you are going round to check on them, choose “I'm on it” and send: we will tell the other emergency contacts."
     }
 
+    /// The question the form asks: a real choice, so that a program that submits the form as it
+    /// finds it (a mail scanner) answers nothing.
+    func question(_ name: String) -> String { zh ? "您现在能去看看 \(name) 吗？" : "Can you go round to check on \(name)?" }
+
+    /// The answer that records nothing (first: a program that picks the first choice says no).
+    var notMe: String { zh ? "我现在去不了" : "I can't go now" }
+
+    /// The answer that records the acknowledgement.
     var button: String { zh ? "我去看看" : "I'm on it" }
+
+    var send: String { zh ? "发送" : "Send" }
+
+    /// After a submission without a choice: nothing was recorded.
+    var chooseOne: String { zh ? "请先选择一个答案，再点击“发送”。" : "Please choose one of the answers, then press Send." }
+
+    /// After "I can't go now": nothing was recorded, nobody was told.
+    var notRecorded: String {
+        zh ? "好的，我们没有通知任何人。如果您之后能去，可以再打开这个链接。"
+            : "All right: nothing was recorded and nobody was told. If you can go later, open this link again."
+    }
 
     func thanks(_ at: String) -> String {
         zh ? "谢谢！您已于 \(at) 确认正在前往查看，其他紧急联系人会收到通知。"

@@ -24,6 +24,7 @@ extension ConfigurationLoader {
             return parsed
         }
         let rate = try settings.integer("ACK_RATE_LIMIT", in: 1...10_000_000)
+        let connections = try settings.integer("ACK_MAX_CONNECTIONS", in: 1...1_000_000)
         let sourced = try sourcedSecret(values, key: "ACK_SECRET", credential: "ack-secret")
         if let sourced, sourced.secret.value.utf8.count < 32 {
             throw ConfigurationError(setting: sourced.setting, reason: "must be at least 32 characters (for example `openssl rand -hex 32`)")
@@ -35,6 +36,7 @@ extension ConfigurationLoader {
         }
         var ack = AckSettings(baseURL: base, secret: sourced.secret, listen: listen)
         ack.rateLimitPerMinute = rate ?? ack.rateLimitPerMinute
+        ack.maxConnections = connections ?? ack.maxConnections
         config.ack = ack
     }
 }

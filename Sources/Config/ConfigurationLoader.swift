@@ -25,7 +25,7 @@ public struct ConfigurationLoader: Sendable {
         "WEBHOOK_URL", "WEBHOOK_SECRET", "WEBHOOK_SECRET_FILE", "WEBHOOK_CA_FILE", "WEBHOOK_TIMEOUT_SECONDS",
         "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
         "INTAKE_DROP_RATIO", "INTAKE_MIN_USERS", "HOLD_HOURS",
-        "ACK_BASE_URL", "ACK_SECRET", "ACK_SECRET_FILE", "ACK_LISTEN", "ACK_RATE_LIMIT",
+        "ACK_BASE_URL", "ACK_SECRET", "ACK_SECRET_FILE", "ACK_LISTEN", "ACK_RATE_LIMIT", "ACK_MAX_CONNECTIONS",
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).

@@ -19,13 +19,16 @@ struct AcknowledgementIntegrationTests {
         let headers: [String: String]
     }
 
-    static func http(_ url: String, post form: String? = nil, language: String = "zh-CN,zh;q=0.9") throws -> Exchange {
+    static func http(_ url: String, post form: String? = nil, language: String = "zh-CN,zh;q=0.9",
+                     headers extra: [String] = [], curl options: [String] = []) throws -> Exchange {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sn-ack-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let body = folder.appendingPathComponent("body").path, head = folder.appendingPathComponent("head").path
         var arguments = ["-s", "-o", body, "-D", head, "-w", "%{http_code}", "-m", "10", "-H", "Accept-Language: \(language)"]
         if let form { arguments += ["--data-raw", form] }
+        for header in extra { arguments += ["-H", header] }
+        arguments += options
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         process.arguments = arguments + [url]
@@ -107,7 +110,7 @@ struct AcknowledgementIntegrationTests {
         #expect(page.headers["content-security-policy"]?.contains("default-src 'none'") == true)
         #expect(page.headers["content-security-policy"]?.contains("unsafe-inline") == false)
         let english = try Self.http(link, language: "en-GB,en;q=0.9,zh;q=0.1")
-        #expect(english.body.contains("m on it</button>") && english.headers["content-language"] == "en")
+        #expect(english.body.contains("m on it</label>") && english.headers["content-language"] == "en")
         #expect(try db.query("SELECT count(*)::text FROM sileme.acknowledgements")[0][0] == "0", "a GET records nothing")
 
         // POST without the page's field: refused, nothing recorded.
@@ -117,7 +120,7 @@ struct AcknowledgementIntegrationTests {
 
         // POST with it, on the second daemon's port: recorded once, 303 back to the page.
         let secondLink = link.replacingOccurrences(of: ":\(ports[0])/", with: ":\(ports[1])/")
-        let pressed = try Self.http(secondLink, post: "form=\(try Self.formField(page.body))")
+        let pressed = try Self.http(secondLink, post: "form=\(try Self.formField(page.body))&going=yes")
         #expect(pressed.status == 303 && pressed.headers["location"] == String(link.split(separator: "/").last!))
         #expect(try db.query("SELECT contact FROM sileme.acknowledgements WHERE user_id = $1", [user]).map { $0[0] } == [contacts[0]])
 
@@ -149,7 +152,7 @@ struct AcknowledgementIntegrationTests {
         // The page now says so; pressing again changes nothing.
         let after = try Self.http(link)
         #expect(after.body.contains("谢谢") && !after.body.contains("<form"))
-        #expect(try Self.http(link, post: "form=\(try Self.formField(page.body))").status == 303)
+        #expect(try Self.http(link, post: "form=\(try Self.formField(page.body))&going=yes").status == 303)
         #expect(try db.query("SELECT count(*)::text FROM sileme.acknowledgements")[0][0] == "1")
 
         // `check` reports the listener and the count; the history report and the metrics file count it.
@@ -271,7 +274,7 @@ struct AcknowledgementIntegrationTests {
         #expect(DaemonIntegrationTests.eventually(20) { (try? Self.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
         // The friend is already on it: the daughter's page shows it, and still offers the button.
         let friendsPage = try Self.http(friend)
-        #expect(try Self.http(friend, post: "form=\(try Self.formField(friendsPage.body))").status == 303)
+        #expect(try Self.http(friend, post: "form=\(try Self.formField(friendsPage.body))&going=yes").status == 303)
 
         // SILEME_SCREENSHOT_DIR=docs/screenshots keeps them (the ones docs/acknowledgement.md shows).
         let folder = ProcessInfo.processInfo.environment["SILEME_SCREENSHOT_DIR"]

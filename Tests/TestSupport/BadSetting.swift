@@ -251,6 +251,8 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("ACK_LISTEN", .invalid, ["8080", "localhost", "127.0.0.1:0", "127.0.0.1:70000", "[::1:8080", "a b:80"])
         cases += each("ACK_RATE_LIMIT", .wrongType, ["ten", "1.5"])
         cases += each("ACK_RATE_LIMIT", .outOfRange, ["0", "10000001", "-1"])
+        cases += each("ACK_MAX_CONNECTIONS", .wrongType, ["many", "2.5"])
+        cases += each("ACK_MAX_CONNECTIONS", .outOfRange, ["0", "1000001", "-5"])
         cases.append(BadSetting("ACK_SECRET", .missing, ["ACK_LISTEN": "127.0.0.1:8080"],
                                 unset: ["ACK_SECRET", "ACK_SECRET_FILE", "CREDENTIALS_DIRECTORY"]))
         cases += each("ACK_SECRET", .invalid, ["short", String(repeating: "x", count: 31)], unset: ["ACK_SECRET_FILE"])

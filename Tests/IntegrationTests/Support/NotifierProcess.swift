@@ -43,10 +43,11 @@ struct NotifierProcess {
     }
 
     /// Starts the executable with `arguments` and `environment`; the caller waits or kills.
-    static func start(_ arguments: [String], environment: [String: String]) throws -> (Process, Pipe, Pipe) {
+    /// `wrapper` (a program and its arguments, such as `prlimit --nofile=1024:1024 --`) execs it.
+    static func start(_ arguments: [String], environment: [String: String], wrapper: [String] = []) throws -> (Process, Pipe, Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
+        process.executableURL = URL(fileURLWithPath: wrapper.first ?? executable)
+        process.arguments = wrapper.isEmpty ? arguments : Array(wrapper.dropFirst()) + [executable] + arguments
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

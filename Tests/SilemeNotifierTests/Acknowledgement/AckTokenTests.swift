@@ -92,6 +92,7 @@ struct AckTokenTests {
         #expect(html.contains("张&lt;b&gt;三") && !html.contains("<b>三"))
         #expect(!html.contains("<script") && !html.contains("daughter@") && !html.contains("friend@"))
         #expect(html.contains("<form method=\"post\">") && html.contains("我去看看") && html.contains("（您）"))
+        #expect(html.contains("name=\"going\" value=\"yes\""))
         #expect(html.contains("已有其他联系人正在前往查看"))
         var done = streak
         done.recipients[0].acknowledgedAt = Date(timeIntervalSince1970: 1_768_300_000)
@@ -113,11 +114,82 @@ struct AckTokenTests {
         #expect(AckSettings.Listen(parsing: text) == AckSettings.Listen(host: host, port: port))
     }
 
-    @Test("the rate limit: per address, per minute")
+    @Test("the rate limit: per client, per minute, with the seconds to wait")
     func limiter() {
         let limiter = AddressLimiter(perMinute: 2)
-        #expect([limiter.allow("a", now: 0), limiter.allow("a", now: 1), limiter.allow("a", now: 2), limiter.allow("b", now: 2)]
-                == [true, true, false, true])
-        #expect(limiter.allow("a", now: 61))
+        #expect([limiter.allow("a", now: 0), limiter.allow("a", now: 1), limiter.allow("a", now: 20.5), limiter.allow("b", now: 2)]
+                == [.allowed, .allowed, .limited(retryAfter: 40), .allowed])
+        #expect(limiter.allow("a", now: 59.9) == .limited(retryAfter: 1))
+        #expect(limiter.allow("a", now: 61) == .allowed)
+    }
+
+    @Test("a client is an IPv4 address or an IPv6 /64; an IPv4-mapped address is its IPv4 address")
+    func clients() {
+        #expect(AddressLimiter.client("203.0.113.7") == "203.0.113.7")
+        #expect(AddressLimiter.client("2001:db8:1:2:aaaa::1") == AddressLimiter.client("2001:db8:1:2:ffff:1:2:3"))
+        #expect(AddressLimiter.client("2001:db8:1:2::1") == "20010db800010002::/64")
+        #expect(AddressLimiter.client("2001:db8:1:3::1") != AddressLimiter.client("2001:db8:1:2::1"))
+        #expect(AddressLimiter.client("::ffff:198.51.100.9") == "198.51.100.9")
+        #expect(AddressLimiter.client("unknown") == "unknown")
+        // One client rotating within its /64 is counted as one.
+        let limiter = AddressLimiter(perMinute: 3)
+        let answers = (1...4).map { limiter.allow("2001:db8:5:6::\(String($0, radix: 16))", now: 0) }
+        #expect(answers == [.allowed, .allowed, .allowed, .limited(retryAfter: 60)])
+    }
+
+    @Test("a flood of new addresses never locks a newcomer out: the oldest windows are forgotten, memory stays bounded")
+    func limiterFlood() {
+        let limiter = AddressLimiter(perMinute: 5, capacity: 1_000)
+        for n in 0..<50_600 { _ = limiter.allow("10.\(n >> 16).\((n >> 8) & 255).\(n & 255)", now: Double(n) / 25_300) }
+        for visitor in ["198.51.100.1", "198.51.100.2", "2001:db8:9::1", "198.51.100.4", "198.51.100.5"] {
+            #expect(limiter.allow(visitor, now: 2.5) == .allowed, "\(visitor)")
+        }
+        // A single flooder is still limited while its window is remembered.
+        let flooder = AddressLimiter(perMinute: 5, capacity: 1_000)
+        let counted = (1...7).map { flooder.allow("192.0.2.1", now: Double($0)) }
+        #expect(counted.filter { $0 == .allowed }.count == 5)
+    }
+
+    @Test("the page asks a question with no answer chosen: the harmless answer first, two taps to say \"I'm on it\"; a notice after an empty or negative answer")
+    func question() throws {
+        let tag = Self.key.tag(contact: "daughter@example.com")
+        let token = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert.adding(days: 28), contactTag: tag)
+        let streak = AcknowledgementStore.Streak(
+            rawName: "张三", lastCheckIn: Self.alert.adding(days: -3), missedDaysAtAlert: 2, checkedInSince: nil,
+            recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil)])
+        let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert,
+                                                  zone: TimeZone(identifier: "Asia/Shanghai")!))
+        for language in [AckLanguage.zh, .en] {
+            let html = AckPageView.page(made.model, language: language, appName: "A")
+            let radios = html.components(separatedBy: "type=\"radio\"").dropFirst()
+            #expect(radios.count == 2 && radios.allSatisfy { !$0.prefix(80).contains("checked") }, "no answer chosen")
+            let no = try #require(html.range(of: "value=\"no\"")), yes = try #require(html.range(of: "value=\"yes\""))
+            #expect(no.lowerBound < yes.lowerBound, "the answer that records nothing comes first")
+            #expect(!html.contains("class=\"note\""))
+            #expect(AckPageView.page(made.model, language: language, appName: "A", notice: .chooseOne).contains("class=\"note\""))
+        }
+        #expect(AckPageView.page(made.model, language: .en, appName: "A", notice: .notRecorded).contains("nothing was recorded"))
+    }
+
+    @Test("recipients whose masks are equal are told apart: the last character of the local part, then their order")
+    func distinctMasks() {
+        func recipient(_ address: String) -> AcknowledgementStore.Recipient {
+            .init(contact: address, masked: EmailMasking.mask(address), acknowledgedAt: nil)
+        }
+        let shown = AckPageModel.distinct(["ma@example.com", "mb@example.com", "mxa@example.com", "n@example.com", "m@example.org"]
+            .map(recipient))
+        #expect(shown == ["m***a@example.com #1", "m***b@example.com", "m***a@example.com #2", "n***@example.com", "m***@example.org"])
+        #expect(Set(shown).count == shown.count)
+    }
+
+    @Test("the descriptor budget: the page's cap and the reserve must fit the soft limit; the soft limit is raised towards the hard one, at most 65,536")
+    func descriptors() {
+        #expect(DescriptorBudget.problem(maxConnections: 256, limit: .init(soft: 1024, hard: 1024)) == nil)
+        #expect(DescriptorBudget.problem(maxConnections: 768, limit: .init(soft: 1024, hard: 1024)) == nil)
+        let problem = DescriptorBudget.problem(maxConnections: 769, limit: .init(soft: 1024, hard: 4096))
+        #expect(problem?.contains("lower ACK_MAX_CONNECTIONS to at most 768") == true, "\(problem ?? "nil")")
+        #expect(DescriptorBudget.wanted(.init(soft: 1024, hard: 524_288)) == 65_536)
+        #expect(DescriptorBudget.wanted(.init(soft: 1024, hard: 4096)) == 4096)
+        #expect(DescriptorBudget.wanted(.init(soft: 100_000, hard: 200_000)) == 100_000)
     }
 }
