@@ -135,7 +135,7 @@ public struct HealthCheck: Sendable {
             if let listen = ack.listen {
                 let problem = AckPageProbe.problem(host: listen.host, port: listen.port)
                 findings.append(Finding(subject: "acknowledgement page", ok: true, warning: problem != nil,
-                                        detail: "\(links); ACK_LISTEN \(listen): \(problem ?? "answers")\(counted)"))
+                                        detail: "\(links); ACK_LISTEN \(listen) (at most \(ack.maxConnections) connections): \(problem ?? "answers")\(counted)"))
             } else {
                 findings.append(Finding(subject: "acknowledgement page", ok: true,
                                         detail: "\(links); not served here (ACK_LISTEN unset)\(counted)"))

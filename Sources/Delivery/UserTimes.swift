@@ -25,18 +25,32 @@ public enum UserTimes {
         return slots
     }
 
-    /// Reports each zone name of `slots` the zone database does not know, with its users.
+    /// Reports what the runs serve otherwise than the app wrote, with how many users: each zone
+    /// name of `slots` the zone database does not know and the empty name (served in
+    /// `NOTIFY_TIME_ZONE`: `unknown_time_zone`), and each notify time that is not a time of day
+    /// (`24:00:00`; served at `NOTIFY_TIME`: `unknown_notify_time`).
     private static func reportUnknownZones(_ slots: NotifySlots, _ db: PGConnection, configuration: NotifierConfiguration,
                                            logger: Logger) throws {
-        guard !slots.unknownZones.isEmpty else { return }
-        let users = try SlotSQL.users(db, in: slots.unknownZones.map(\.key))
+        let zone = configuration.timeZone.identifier
+        let odd = slots.unknownZones + slots.unknownTimes
+        let users = odd.isEmpty ? [:] : try SlotSQL.users(db, in: odd.map(\.key))
         var byName: [String: Int] = [:]
         for slot in slots.unknownZones { byName[slot.zoneName ?? "", default: 0] += users[slot.key] ?? 0 }
+        let empty = try SlotSQL.emptyZoneUsers(db)
+        if empty > 0 { byName["", default: 0] += empty }
         for (name, count) in byName.sorted(by: { $0.key < $1.key }) {
-            let zone = configuration.timeZone.identifier
-            logger.warning("\(count) user(s) have the time zone \"\(Printable.text(name))\", which the zone database does not know: served in \(zone)",
+            let said = name.isEmpty ? "an empty time zone" : "the time zone \"\(Printable.text(name))\", which the zone database does not know"
+            logger.warning("\(count) user(s) have \(said): served in \(zone)",
                            metadata: NotifierEvent.unknownTimeZone.metadata.merging([
                                "time_zone_name": "\(Printable.text(name))", "users": "\(count)",
+                           ]) { $1 })
+        }
+        var byTime: [String: Int] = [:]
+        for slot in slots.unknownTimes { byTime[slot.unknownTime ?? "", default: 0] += users[slot.key] ?? 0 }
+        for (time, count) in byTime.sorted(by: { $0.key < $1.key }) {
+            logger.warning("\(count) user(s) have the notify time \(Printable.text(time)), which is not a time of day: served at \(configuration.schedule.time)",
+                           metadata: NotifierEvent.unknownNotifyTime.metadata.merging([
+                               "notify_time": "\(Printable.text(time))", "users": "\(count)",
                            ]) { $1 })
         }
     }

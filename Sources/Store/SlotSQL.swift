@@ -69,6 +69,12 @@ public enum SlotSQL {
         return counts
     }
 
+    /// How many users have the empty text as their `time_zone` (served like users without one):
+    /// one probe of migration 020's partial index.
+    public static func emptyZoneUsers(_ db: PGConnection) throws -> Int {
+        try db.execute("SELECT count(*) FROM users WHERE time_zone = ''").rows.first?.int(0) ?? 0
+    }
+
     /// The slot key of user `userID`; nil when there is no such user (or the id is not a UUID).
     public static func key(_ db: PGConnection, userID: String) throws -> String? {
         guard UUID(uuidString: userID) != nil else { return nil }

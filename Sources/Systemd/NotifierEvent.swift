@@ -23,6 +23,9 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     /// Users whose `time_zone` the zone database does not know (`TIME_ZONE_NAME`, `USERS`): they
     /// are served in `NOTIFY_TIME_ZONE`, never skipped. Once per run of an instant.
     case unknownTimeZone = "unknown_time_zone"
+    /// Users whose `notify_time` is not a time of day (`24:00:00`, which PostgreSQL accepts;
+    /// `NOTIFY_TIME`, `USERS`): they are served at `NOTIFY_TIME`. Once per run of an instant.
+    case unknownNotifyTime = "unknown_notify_time"
     /// Alerts held: their missed days include an intake gap, a day on which the app could record
     /// far fewer check-ins than usual (`HELD`, `GAP_DAYS`, `RELEASE_AT`). Priority `crit`: the
     /// operator decides whether the app was down (docs/intake-hold.md).
@@ -56,7 +59,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
-        case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone,
+        case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil
         }

@@ -59,8 +59,10 @@ struct SendingDateOptions: ParsableArguments {
         }
     }
 
-    /// `text` as an RFC 3339 instant (`Z` or a numeric offset; fractional seconds allowed).
+    /// `text` as an RFC 3339 instant (`Z` or a numeric offset; fractional seconds allowed; `t`
+    /// and `z` in lower case too, as RFC 3339 allows).
     static func instant(_ text: String) -> Date? {
+        let text = text.uppercased()
         let whole = ISO8601DateFormatter()
         whole.formatOptions = [.withInternetDateTime]
         let fractional = ISO8601DateFormatter()

@@ -229,4 +229,20 @@ extension AckPageHardeningIntegrationTests {
         kill(daemon.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
     }
+
+    @Test("a cap that does not leave 256 descriptors for the rest stops the start with exit 78, naming ACK_MAX_CONNECTIONS and what fits")
+    func budgetAtStart() throws {
+        let db = try TestDatabase()
+        let port = try PostgresCluster.freePort()
+        let env = try NotifierProcess.environment(database: db, [
+            "ACK_LISTEN": "127.0.0.1:\(port)", "ACK_SECRET": Ack.secret, "ACK_MAX_CONNECTIONS": "900",
+        ])
+        let started = try NotifierProcess.start([], environment: env, wrapper: ["/usr/bin/prlimit", "--nofile=1024:1024", "--"])
+        let result = NotifierProcess.finish(started.0, started.1, started.2)
+        #expect(result.status == 78)
+        let logged = TestEnvironment.current?.journal == true
+            ? try JournalReader.entries(of: result).compactMap { $0["MESSAGE"] }.joined(separator: "\n") + result.stderr
+            : result.stderr
+        #expect(logged.contains("ACK_MAX_CONNECTIONS") && logged.contains("at most 768"), "\(logged.suffix(800))")
+    }
 }

@@ -47,6 +47,53 @@ struct UserTimeIntegrationTests {
         Person(local: "mars", zone: "Mars/Olympus_Mons", time: "10:00", due: "2026-01-13T02:00:00Z"),
     ]
 
+    @Test("odd zones and times are served and said: an empty time_zone in NOTIFY_TIME_ZONE, a fixed offset at that offset, notify_time 24:00 at NOTIFY_TIME; --at in lower case")
+    func oddZonesAndTimes() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let odd = [
+            Person(local: "empty", zone: "", time: nil, due: "2026-01-13T01:00:00Z"),
+            Person(local: "utc8", zone: "UTC+8", time: "07:00", due: "2026-01-12T23:00:00Z"),
+            Person(local: "kolkatafixed", zone: "GMT+05:30", time: "08:00", due: "2026-01-13T02:30:00Z"),
+            Person(local: "midnight", zone: "Europe/London", time: "24:00", due: "2026-01-13T09:00:00Z"),
+        ]
+        var ids: [String: String] = [:]
+        for person in odd { ids[person.local] = try Self.add(db, mail, person, lastCheckIn: "2026-01-10") }
+        #expect(try db.query("SELECT notify_time::text FROM users WHERE id = $1", [ids["midnight"]!]).first?.first == "24:00:00")
+        let env = try NotifierProcess.environment(database: db)
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--at", "2026-01-13t10:00:00z", "--format", "json"], environment: env)
+        #expect(dry.status == 0, "lower-case t and z are RFC 3339: \(dry.stderr)")
+        let object = try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as? [String: Any]
+        #expect(object?["empty_time_zone_users"] as? Int == 1, "\(dry.stdout.prefix(300))")
+        let rows = Dictionary(uniqueKeysWithValues: ((object?["users"] as? [[String: Any]]) ?? []).compactMap { row in
+            (row["name"] as? String).map { ($0, row) }
+        })
+        #expect(rows["utc8"]?["fixed_offset_time_zone"] as? String == "UTC+8" && rows["utc8"]?["time_zone"] as? String == "GMT+0800")
+        #expect(rows["kolkatafixed"]?["fixed_offset_time_zone"] as? String == "GMT+05:30")
+        #expect(rows["midnight"]?["unknown_notify_time"] as? String == "24:00:00" && rows["midnight"]?["served_at"] as? String == "09:00")
+        #expect(rows["empty"]?["time_zone"] as? String == "Asia/Shanghai" && rows["empty"]?["unknown_time_zone"] == nil)
+        let table = try NotifierProcess.run(["--run-now", "--dry-run", "--at", "2026-01-13T10:00:00Z"], environment: env)
+        #expect(table.stdout.contains("Note: 1 user(s) have an empty time_zone: served in Asia/Shanghai"), "\(table.stdout)")
+        #expect(table.stdout.contains("fixed-offset time zone \"UTC+8\": served at that offset all year"))
+        #expect(table.stdout.contains("notify time 24:00:00 is not a time of day: served at 09:00"))
+        // Each is alerted at their own (served) instant and not a second before.
+        var expected = Set<String>()
+        for person in odd.sorted(by: { $0.due < $1.due }) {
+            let due = Self.instant(person.due)
+            #expect(try NotifierProcess.run(["--run-now", "--at", ISO8601DateFormatter().string(from: due - 1)], environment: env).status == 0)
+            #expect(try Self.mailed(mail) == expected, "a second before \(person.local)'s instant")
+            let run = try NotifierProcess.run(["--run-now", "--at", person.due], environment: env)
+            expected.insert(person.local)
+            #expect(try Self.mailed(mail) == expected, "at \(person.local)'s instant \(person.due)")
+            // The run's journal (stderr here, or the journal) says what it served otherwise.
+            let logged = TestEnvironment.current?.journal == true
+                ? try JournalReader.entries(of: run).compactMap { $0["MESSAGE"] }.joined(separator: "\n") + run.stderr
+                : run.stderr
+            #expect(logged.contains("1 user(s) have an empty time zone: served in Asia/Shanghai"), "\(logged.suffix(600))")
+            #expect(logged.contains("1 user(s) have the notify time 24:00:00, which is not a time of day: served at 09:00"))
+        }
+    }
+
     @Test("users in six zones, with and without their own times: each alerted at their own instant and not a second before")
     func sixZones() throws {
         let db = try TestDatabase()

@@ -64,7 +64,8 @@ public struct DryRun: Sendable {
         return try db.transaction(readOnly: true) {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
-                                          catchUpDays: configuration.rule.catchUpDays, dryRun: true))
+                                          catchUpDays: configuration.rule.catchUpDays, dryRun: true,
+                                          emptyTimeZoneUsers: try SlotSQL.emptyZoneUsers(db)))
             let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration, zone: zone)
             // Each row names the zone its user's days are counted in, for a --date run too.
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
@@ -134,7 +135,7 @@ public struct DryRun: Sendable {
             rows.append(Row(key: (since, candidate.userID),
                             row: ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
                                            timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
-                                           unknownTimeZone: slot?.unknownZone == true ? slot?.zoneName : nil),
+                                           slot: slot),
                             hook: hooksAlerts && evaluation.decision == .send
                                 ? .webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
                                                 missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn)

@@ -30,7 +30,9 @@ public final class JSONReportWriter: ReportSink {
     public func begin(_ header: ReportHeader) throws {
         output.write("{\"run_date\":\(Escaping.json(header.runDate.description)),\"time_zone\":\(Escaping.json(header.timeZone)),"
                      + "\"threshold_days\":\(header.thresholdDays),\"catch_up_days\":\(header.catchUpDays),"
-                     + "\"dry_run\":\(header.dryRun),\"users\":[")
+                     + "\"dry_run\":\(header.dryRun),"
+                     + (header.emptyTimeZoneUsers > 0 ? "\"empty_time_zone_users\":\(header.emptyTimeZoneUsers)," : "")
+                     + "\"users\":[")
     }
 
     public func row(_ row: ReportRow) throws {
@@ -52,6 +54,10 @@ public final class JSONReportWriter: ReportSink {
         if let runDate = row.runDate { object += ",\"run_date\":\"" + runDate.description + "\"" }
         if let zone = row.timeZone { object += ",\"time_zone\":" + Escaping.json(zone) }
         if let unknown = row.unknownTimeZone { object += ",\"unknown_time_zone\":" + Escaping.json(unknown) }
+        if let fixed = row.fixedOffsetTimeZone { object += ",\"fixed_offset_time_zone\":" + Escaping.json(fixed) }
+        if let time = row.unknownNotifyTime {
+            object += ",\"unknown_notify_time\":" + Escaping.json(time.written) + ",\"served_at\":" + Escaping.json(time.served)
+        }
         if let reason = row.reason { object += ",\"reason\":" + Escaping.json(reason) }
         if let newer = row.newerAccount { object += ",\"superseded_by\":" + Escaping.json(newer) }
         if let paused = row.pausedUntil { object += ",\"paused_until\":\"" + paused.description + "\"" }

@@ -12,4 +12,17 @@ public struct ReportHeader: Sendable, Equatable {
     public let catchUpDays: Int
     /// Always true for the dry run.
     public let dryRun: Bool
+    /// Users whose `time_zone` is the empty text: served like users without one (in
+    /// `NOTIFY_TIME_ZONE`), and said once here, as no row can tell them from those.
+    public var emptyTimeZoneUsers = 0
+
+    /// Creates the header.
+    public init(runDate: CalendarDate, timeZone: String, thresholdDays: Int, catchUpDays: Int, dryRun: Bool, emptyTimeZoneUsers: Int = 0) {
+        self.runDate = runDate
+        self.timeZone = timeZone
+        self.thresholdDays = thresholdDays
+        self.catchUpDays = catchUpDays
+        self.dryRun = dryRun
+        self.emptyTimeZoneUsers = emptyTimeZoneUsers
+    }
 }

@@ -33,13 +33,30 @@ public struct ReportRow: Sendable, Equatable {
     /// The user's `time_zone` when the zone database does not know it (they are served in
     /// `NOTIFY_TIME_ZONE`).
     public let unknownTimeZone: String?
+    /// The user's `time_zone` when it is a fixed offset (`UTC+8`, `GMT+05:30`), served at that
+    /// offset all year.
+    public let fixedOffsetTimeZone: String?
+    /// The user's `notify_time` when it is not a time of day (`24:00:00`), and the time they are
+    /// served at instead (`NOTIFY_TIME`).
+    public let unknownNotifyTime: OddTime?
 
-    /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`.
+    /// A `notify_time` that is not a time of day, and the time served instead.
+    public struct OddTime: Sendable, Equatable {
+        /// As the database wrote it.
+        public let written: String
+        /// `NOTIFY_TIME`.
+        public let served: String
+    }
+
+    /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`, of
+    /// the users' time `slot` (what it says of an odd zone or time goes into the row).
     public init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
-                unknownTimeZone: String? = nil) {
+                slot: NotifySlots.Slot? = nil) {
         self.runDate = runDate
         self.timeZone = timeZone
-        self.unknownTimeZone = unknownTimeZone
+        unknownTimeZone = slot?.unknownZone == true ? slot?.zoneName : nil
+        fixedOffsetTimeZone = slot?.fixedOffsetZone == true ? slot?.zoneName : nil
+        unknownNotifyTime = slot.flatMap { slot in slot.unknownTime.map { OddTime(written: $0, served: slot.schedule.time.description) } }
         userID = candidate.userID
         name = evaluation.name?.value ?? Printable.text(candidate.rawName ?? "")
         email = evaluation.email?.address ?? (candidate.rawEmail ?? "")
@@ -71,6 +88,12 @@ public struct ReportRow: Sendable, Equatable {
     public var note: String? {
         var notes: [String] = []
         if let unknownTimeZone { notes.append("unknown time zone \"\(Printable.text(unknownTimeZone))\": served in \(timeZone ?? "the service zone")") }
+        if let fixedOffsetTimeZone {
+            notes.append("fixed-offset time zone \"\(Printable.text(fixedOffsetTimeZone))\": served at that offset all year (no daylight saving)")
+        }
+        if let unknownNotifyTime {
+            notes.append("notify time \(Printable.text(unknownNotifyTime.written)) is not a time of day: served at \(unknownNotifyTime.served)")
+        }
         if let ignoredFutureCheckIn { notes.append("ignored future-dated check-in \(ignoredFutureCheckIn)") }
         if decision != .paused, let pausedUntil, pausedUntil > lastCheckIn { notes.append("counted from the end of a pause on \(pausedUntil)") }
         return notes.isEmpty ? nil : notes.joined(separator: "; ")

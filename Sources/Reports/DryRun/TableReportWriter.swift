@@ -29,6 +29,10 @@ public final class TableReportWriter: ReportSink {
         reportDate = header.runDate
         output.write("Dry run for \(header.runDate) (\(header.timeZone)), threshold \(header.thresholdDays) days, "
                      + "catch-up \(header.catchUpDays) days\n")
+        if header.emptyTimeZoneUsers > 0 {
+            output.write("Note: \(header.emptyTimeZoneUsers) user(s) have an empty time_zone: served in \(header.timeZone), "
+                         + "like users without one\n")
+        }
         output.write(line(Self.columns.map(\.0)) + "\n")
     }
 

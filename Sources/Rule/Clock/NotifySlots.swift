@@ -22,6 +22,14 @@ public struct NotifySlots: Sendable, Equatable {
         /// The zone name is set and the zone database does not know it: the users are served in
         /// `NOTIFY_TIME_ZONE` — never skipped — and the runs say so.
         public let unknownZone: Bool
+        /// The zone name is not a zone database name but a fixed offset the zone database reads
+        /// (`GMT+05:30`, `UTC+8`: phones report such names): served at that offset all year,
+        /// and the dry run says so.
+        public let fixedOffsetZone: Bool
+        /// The notify time text as the database wrote it when it is not a time of day
+        /// (`24:00:00`, which PostgreSQL accepts): the users are served at `NOTIFY_TIME`, and the
+        /// runs say so.
+        public let unknownTime: String?
 
         /// The slot of key `key` (as `SlotSQL.key` reads it), resolved against the service's own
         /// schedule `service`.
@@ -30,12 +38,15 @@ public struct NotifySlots: Sendable, Equatable {
             self = reader.slot(key)
         }
 
-        init(key: String, zoneName: String?, notifyTime: TimeOfDay?, schedule: DailySchedule, unknownZone: Bool) {
+        init(key: String, zoneName: String?, notifyTime: TimeOfDay?, schedule: DailySchedule, unknownZone: Bool,
+             fixedOffsetZone: Bool = false, unknownTime: String? = nil) {
             self.key = key
             self.zoneName = zoneName
             self.notifyTime = notifyTime
             self.schedule = schedule
             self.unknownZone = unknownZone
+            self.fixedOffsetZone = fixedOffsetZone
+            self.unknownTime = unknownTime
         }
 
         /// Reads keys into slots, each zone name and time text once: a million users have a few
@@ -56,7 +67,9 @@ public struct NotifySlots: Sendable, Equatable {
                 let time = text.isEmpty ? nil : self.time(text)
                 return Slot(key: key, zoneName: name.isEmpty ? nil : String(name), notifyTime: time,
                             schedule: DailySchedule(time: time ?? service.time, offsets: offsets ?? service.offsets),
-                            unknownZone: !name.isEmpty && offsets == nil)
+                            unknownZone: !name.isEmpty && offsets == nil,
+                            fixedOffsetZone: offsets.map { Slot.isFixedOffset($0.timeZone) } ?? false,
+                            unknownTime: !text.isEmpty && time == nil ? String(text) : nil)
             }
 
             private mutating func zone(_ name: Substring) -> ZoneOffsets? {
@@ -73,6 +86,13 @@ public struct NotifySlots: Sendable, Equatable {
                 times[text] = read
                 return read
             }
+        }
+
+        /// Whether the zone database made `zone` from a fixed offset in its name (it names such a
+        /// zone `GMT+HHMM` or `GMT-HHMM`) rather than from a zone of its own.
+        static func isFixedOffset(_ zone: TimeZone) -> Bool {
+            let name = zone.identifier
+            return name.count > 3 && name.hasPrefix("GMT") && (name.dropFirst(3).first == "+" || name.dropFirst(3).first == "-")
         }
 
         /// The zone the database knows by `name` (an IANA name; nil for anything else).
@@ -156,4 +176,7 @@ public struct NotifySlots: Sendable, Equatable {
 
     /// The slots whose zone name is unknown (their users are served in the service's zone).
     public var unknownZones: [Slot] { slots.filter(\.unknownZone) }
+
+    /// The slots whose notify time is not a time of day (their users are served at `NOTIFY_TIME`).
+    public var unknownTimes: [Slot] { slots.filter { $0.unknownTime != nil } }
 }

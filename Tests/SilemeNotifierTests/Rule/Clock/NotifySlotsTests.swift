@@ -31,6 +31,29 @@ struct NotifySlotsTests {
         #expect(NotifySlots(keys: ["\(name)|21:00:00", "|"], service: Self.service).unknownZones == [slot])
     }
 
+    @Test("a fixed-offset name (as phones report them) is served at that offset all year, and said; a zone database name is not", arguments: [
+        ("GMT+05:30", 19_800), ("UTC+8", 28_800), ("GMT-03:00", -10_800), ("UTC-8", -28_800),
+    ])
+    func fixedOffset(name: String, seconds: Int) {
+        let slot = NotifySlots.Slot(key: "\(name)|08:00:00", service: Self.service)
+        #expect(slot.fixedOffsetZone && !slot.unknownZone && slot.zoneName == name)
+        #expect(slot.schedule.timeZone.secondsFromGMT(for: F.instant("2026-07-01T00:00:00Z")) == seconds)
+        #expect(slot.schedule.timeZone.secondsFromGMT(for: F.instant("2026-01-01T00:00:00Z")) == seconds)
+        for zone in ["Asia/Kolkata", "Etc/GMT+5", "UTC", "GMT", "Etc/UTC", "America/St_Johns"] {
+            #expect(!NotifySlots.Slot(key: "\(zone)|08:00:00", service: Self.service).fixedOffsetZone, "\(zone)")
+        }
+    }
+
+    @Test("a notify time that is not a time of day (24:00, which PostgreSQL accepts) is served at NOTIFY_TIME, and said")
+    func unknownTime() {
+        let slot = NotifySlots.Slot(key: "Europe/London|24:00:00", service: Self.service)
+        #expect(slot.unknownTime == "24:00:00" && slot.notifyTime == nil && !slot.unknownZone)
+        #expect(slot.schedule == F.schedule("09:00", "Europe/London"))
+        let slots = NotifySlots(keys: ["Europe/London|24:00:00", "|", "|07:00:00"], service: Self.service)
+        #expect(slots.unknownTimes == [slot])
+        #expect(NotifySlots.Slot(key: "|23:59:59", service: Self.service).unknownTime == nil)
+    }
+
     @Test("with no users at all, the service's own slot")
     func empty() {
         let slots = NotifySlots(keys: [], service: Self.service)
