@@ -105,16 +105,8 @@ extension AckPageHardeningIntegrationTests {
     /// Sends `request` as it is on a new connection and reads until the server closes it (or 5 s
     /// pass): what came back, and whether the server closed the connection.
     static func raw(port: Int, _ request: String) throws -> (answer: String, closed: Bool) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try Ack.connectToPage(port: port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestFailure("cannot connect to the page") }
         var limit = timeval(tv_sec: 5, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         _ = request.withCString { send(fd, $0, strlen($0), 0) }

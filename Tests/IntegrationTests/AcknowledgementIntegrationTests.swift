@@ -310,8 +310,8 @@ struct AcknowledgementIntegrationTests {
         #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
     }
 
-    /// A connection to the page with half a request sent (the headers never end).
-    static func openHalfRequest(port: Int) throws -> Int32 {
+    /// A TCP connection to the page on 127.0.0.1:`port` (the caller closes it).
+    static func connectToPage(port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -320,7 +320,16 @@ struct AcknowledgementIntegrationTests {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw TestFailure("cannot connect to the page") }
+        guard connected == 0 else {
+            close(fd)
+            throw TestFailure("cannot connect to the page")
+        }
+        return fd
+    }
+
+    /// A connection to the page with half a request sent (the headers never end).
+    static func openHalfRequest(port: Int) throws -> Int32 {
+        let fd = try connectToPage(port: port)
         let partial = "GET /ack/slow HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
         _ = partial.withCString { send(fd, $0, strlen($0), 0) }
         return fd
