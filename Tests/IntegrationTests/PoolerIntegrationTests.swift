@@ -142,6 +142,43 @@ struct PoolerIntegrationTests {
         #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["40"])
     }
 
+    /// The daemon under a session-mode pool of 6 (it holds 14 at most: `DatabaseSessions`): killed
+    /// with SIGKILL after 5 mails, restarted once the lease ran out, it catches up every due user
+    /// with the sessions the pool has (its fold, all-clear passes and fewer senders beside the run)
+    /// and stops on SIGTERM.
+    @Test("the daemon under a session-mode pool of 6: killed mid-send, restarted, every due user mailed, stops on SIGTERM")
+    func daemonSmallPool() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let fire = DaemonIntegrationTests.localTime(offset: -3600)
+        try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 40)
+        let pooler = try PgBouncer(mode: .session, poolSize: 6)
+        let env = try NotifierProcess.environment(database: db, [
+            "DATABASE_URL": pooler.url(db.name), "NOTIFY_TIME": fire.time, "SMTP_RATE_LIMIT": "10", "CLAIM_LEASE_SECONDS": "3",
+        ])
+        let (process, out, err) = try NotifierProcess.start([], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
+        kill(process.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(process, out, err)
+        #expect(sending, "\(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
+        Thread.sleep(forTimeInterval: 3.5)  // the killed daemon's lock and claims are free after the lease
+        var unlimited = env
+        unlimited["SMTP_RATE_LIMIT"] = nil
+        let again = try NotifierProcess.start([], environment: unlimited)
+        defer { if again.0.isRunning { kill(again.0.processIdentifier, SIGKILL) } }
+        let all = try DaemonIntegrationTests.eventually(60) { Set(try mail.deliveries().map(\.recipient)).count == 40 }
+        kill(again.0.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(30)
+        while again.0.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let stoppedInTime = !again.0.isRunning
+        if !stoppedInTime { kill(again.0.processIdentifier, SIGKILL) }
+        let result = NotifierProcess.finish(again.0, again.1, again.2)
+        #expect(all, "every due user mailed: \(result.stderr.suffix(2000)) \(pooler.log.suffix(1500))")
+        #expect(stoppedInTime && result.status == 0, "\(result.stderr.suffix(1500))")
+        #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["40"])
+    }
+
     @Test("runs killed at random points through the pooler: every due user ends with one sent row", arguments: PgBouncer.Mode.allCases)
     func randomKills(_ mode: PgBouncer.Mode) throws {
         let db = try TestDatabase()
