@@ -73,6 +73,7 @@ public struct HealthCheck: Sendable {
                  pending.isEmpty ? "PostgreSQL \(version), schema current"
                                  : "PostgreSQL \(version), migrations pending: \(pending.joined(separator: ", ")) (run `sileme-notifier migrate`)",
                  failure: .failure)
+            findings.append(Self.sessions(DatabaseSessions(configuration), pooled: (try? db.isDirect).map { !$0 }))
             do {
                 try RowSecurity.verify(db)
                 note("row security", true, "every row of \(RowSecurity.tables.joined(separator: ", ")) is readable", failure: .configuration)
@@ -181,6 +182,17 @@ public struct HealthCheck: Sendable {
 
     /// The intake guard's line: the alerts held now (a warning: the operator decides whether the
     /// app was down), or that none is, with the guard's settings.
+    /// The database sessions held at most (`DatabaseSessions`), and what a pooler must allow.
+    static func sessions(_ sessions: DatabaseSessions, pooled: Bool?) -> Finding {
+        let most = pooled == false ? sessions.daemonDirect : sessions.daemon
+        let detail = "held at most: \(sessions)"
+            + (pooled == true
+               ? "; DATABASE_URL goes through a connection pooler: in session mode its pool for this database and user must allow \(most) "
+                 + "(PgBouncer's default_pool_size), at least \(DatabaseSessions.minimumForRun) for a run with one sender"
+               : "; within PostgreSQL's max_connections (\(most) for the daemon)")
+        return Finding(subject: "database sessions", ok: true, detail: detail)
+    }
+
     static func holds(_ open: HoldStore.Open, configuration: NotifierConfiguration) -> Finding {
         let guardSettings = configuration.intakeGuard
         guard open.count > 0 else {

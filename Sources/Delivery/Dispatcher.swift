@@ -101,11 +101,22 @@ package struct Dispatcher {
         let workers = max(1, min(configuration.smtp.connections, jobs.count))
         // Small runs spread over every connection; large ones claim at each worker's pace.
         let runShare = max(1, jobs.count / workers)
-        WorkerPool.run(count: workers, name: "sileme-send") { _ in
+        // Senders that get no database session within `PGConnection.sessionWaitSeconds` (a pooler's
+        // pool smaller than the run's sessions) drop out: the run goes on with the others.
+        let refused = Locked<[DatabaseError]>([])
+        WorkerPool.run(count: workers, name: "sileme-send") { index in
             do {
-                let db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
+                let db: ReconnectingConnection
+                do {
+                    db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
                                                     onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
                                                     stop: control.stop, keeper: sessions)
+                } catch let error as DatabaseError where error.sessionWait {
+                    refused.withLock { $0.append(error) }
+                    logger.warning("sender \(index + 1) of \(workers) has no database session (\(error.message)); the run goes on with fewer senders",
+                                   metadata: ["run_date": "\(runDate)"])
+                    return
+                }
                 let transport = try makeTransport()
                 if let smtp = transport as? SMTPTransport {
                     smtp.onWait = { control.alive() }
@@ -182,6 +193,8 @@ package struct Dispatcher {
             }
         }
         if let failure = recorder.finish() { result.withLock { $0.errors.append(failure) } }
+        // Not one sender had a session: the run could send nothing.
+        if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { result.withLock { $0.errors.append(first) } }
         var final = result.withLock { $0 }
         final.notStarted += queue.withLock { $0.count }
         return final

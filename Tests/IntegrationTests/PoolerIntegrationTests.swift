@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Values
 @testable import Store
+import Config
 
 /// The notifier through a real PgBouncer in session and in transaction pooling mode (what
 /// Supabase's pooled connection strings are): claims and the run lock hold leases instead of
@@ -95,6 +96,87 @@ struct PoolerIntegrationTests {
         for (recipient, copies) in byRecipient where copies.count > 1 {
             #expect(Set(copies.map(\.messageID)).count == 1, "\(recipient): resent with the same Message-ID")
         }
+    }
+
+    /// Session mode with a pool smaller than the sessions a run holds at most (`DatabaseSessions`:
+    /// 7 with the default 4 senders): a run killed with SIGKILL after 5 mails, then a rerun. Each
+    /// finishes with the senders that got a session, or — with a pool too small for one sender —
+    /// fails within `PGConnection.sessionWaitSeconds` naming the settings. Never a hang: every
+    /// process is bounded and killed at its bound (the rerun used to wait for ever for its 7th).
+    @Test("session mode with a pool of 2, 4, 6 or PgBouncer's default: a run killed mid-send and its rerun finish or fail at once, never hang",
+          arguments: [2, 4, 6, nil] as [Int?])
+    func smallPool(_ poolSize: Int?) throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.addUsers(count: 40, domain: mail.domain, lastCheckIn: "2026-01-10")
+        let pooler = try PgBouncer(mode: .session, poolSize: poolSize)
+        let env = try NotifierProcess.environment(database: db, [
+            "DATABASE_URL": pooler.url(db.name), "SMTP_RATE_LIMIT": "10", "CLAIM_LEASE_SECONDS": "3",
+        ])
+        #expect(DatabaseSessions(senders: 4, ackPage: false, separateListenURL: false).run == 7)
+        if let poolSize, poolSize < DatabaseSessions.minimumForRun {
+            let started = Date()
+            let run = try SMTPFaultIntegrationTests.run(env, ["--run-now", "--date", Self.date], bound: 60)
+            #expect(run.status == 69, "the database unavailable to this run: \(run.stderr.suffix(600))")
+            #expect(run.stderr.contains("no database session within") && run.stderr.contains("SMTP_CONNECTIONS")
+                    && run.stderr.contains("default_pool_size"), "\(run.stderr.suffix(1500))")
+            #expect(Date().timeIntervalSince(started) < 3 * PGConnection.sessionWaitSeconds, "fails at once, not after minutes")
+            #expect(try mail.deliveries().isEmpty)
+            let check = try SMTPFaultIntegrationTests.run(env, ["check"], bound: 60)
+            #expect(check.stderr.contains("ok   database sessions: held at most: a run 7") && check.stderr.contains("must allow 14"),
+                    "\(check.stderr)")
+            return
+        }
+        let (process, out, err) = try NotifierProcess.start(["--run-now", "--date", Self.date], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
+        kill(process.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(process, out, err)
+        #expect(sending, "5 mails before the kill: \(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
+        Thread.sleep(forTimeInterval: 3.5)  // the killed run's lock and claims are free after the lease
+        var unlimited = env
+        unlimited["SMTP_RATE_LIMIT"] = nil
+        let rerun = try SMTPFaultIntegrationTests.run(unlimited, ["--run-now", "--date", Self.date], bound: 90)
+        #expect(rerun.status == 0, "\(rerun.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
+        #expect(Set(try mail.deliveries().map(\.recipient)).count == 40, "every due user mailed")
+        #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["40"])
+    }
+
+    /// The daemon under a session-mode pool of 6 (it holds 14 at most: `DatabaseSessions`): killed
+    /// with SIGKILL after 5 mails, restarted once the lease ran out, it catches up every due user
+    /// with the sessions the pool has (its fold, all-clear passes and fewer senders beside the run)
+    /// and stops on SIGTERM.
+    @Test("the daemon under a session-mode pool of 6: killed mid-send, restarted, every due user mailed, stops on SIGTERM")
+    func daemonSmallPool() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let fire = DaemonIntegrationTests.localTime(offset: -3600)
+        try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 40)
+        let pooler = try PgBouncer(mode: .session, poolSize: 6)
+        let env = try NotifierProcess.environment(database: db, [
+            "DATABASE_URL": pooler.url(db.name), "NOTIFY_TIME": fire.time, "SMTP_RATE_LIMIT": "10", "CLAIM_LEASE_SECONDS": "3",
+        ])
+        let (process, out, err) = try NotifierProcess.start([], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
+        kill(process.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(process, out, err)
+        #expect(sending, "\(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
+        Thread.sleep(forTimeInterval: 3.5)  // the killed daemon's lock and claims are free after the lease
+        var unlimited = env
+        unlimited["SMTP_RATE_LIMIT"] = nil
+        let again = try NotifierProcess.start([], environment: unlimited)
+        defer { if again.0.isRunning { kill(again.0.processIdentifier, SIGKILL) } }
+        let all = try DaemonIntegrationTests.eventually(60) { Set(try mail.deliveries().map(\.recipient)).count == 40 }
+        kill(again.0.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(30)
+        while again.0.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        let stoppedInTime = !again.0.isRunning
+        if !stoppedInTime { kill(again.0.processIdentifier, SIGKILL) }
+        let result = NotifierProcess.finish(again.0, again.1, again.2)
+        #expect(all, "every due user mailed: \(result.stderr.suffix(2000)) \(pooler.log.suffix(1500))")
+        #expect(stoppedInTime && result.status == 0, "\(result.stderr.suffix(1500))")
+        #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["40"])
     }
 
     @Test("runs killed at random points through the pooler: every due user ends with one sent row", arguments: PgBouncer.Mode.allCases)

@@ -12,12 +12,17 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     public let sqlState: String?
     /// libpq's message, trimmed.
     public let message: String
+    /// True when a new session got no answer within `PGConnection.sessionWaitSeconds`: the server,
+    /// or a connection pooler with every session of its pool taken (PgBouncer in session mode
+    /// queues the client without a word), kept it waiting. Of kind `unreachable`.
+    public let sessionWait: Bool
 
     /// Creates an error.
-    public init(kind: Kind, sqlState: String?, message: String) {
+    public init(kind: Kind, sqlState: String?, message: String, sessionWait: Bool = false) {
         self.kind = kind
         self.sqlState = sqlState
         self.message = message
+        self.sessionWait = sessionWait
     }
 
     /// True for a unique-key violation (`23505`).

@@ -38,8 +38,19 @@ public final class PGConnection {
             PQfinish(connection)
             throw DatabaseError(kind: .unreachable, sqlState: nil, message: message)
         }
+        // The first answer, within a bound: a pooler in session mode accepts the connection at
+        // once and queues its first statement until a server session of its pool is free, which
+        // may be never (the rest of the pool held by this very process).
+        let pid: Int32?
+        switch Self.firstAnswer(connection, within: Self.sessionWaitSeconds) {
+        case .success(let value): pid = value
+        case .failure(let error):
+            PQfinish(connection)
+            throw error
+        }
         handle = connection
         self.schema = schema
+        direct = pid.map { $0 == PQbackendPID(connection) } ?? false
         // Notices ("… already exists, skipping") are not for the operator's terminal. Dropped on
         // the client rather than with a session SET, which a transaction pooler would hand to
         // whichever client gets the server connection next.
@@ -47,6 +58,57 @@ public final class PGConnection {
     }
 
     deinit { PQfinish(handle) }
+
+    /// How long a new session waits for the server's first answer (`SELECT pg_backend_pid()`),
+    /// beyond the connection itself (`connect_timeout`, 10 s). A connection pooler in session
+    /// mode (PgBouncer, Supavisor) completes the connection at once and queues the first statement
+    /// until a server session of its pool is free — for minutes (`query_wait_timeout`), or for
+    /// ever when this process holds the rest of the pool. Past the bound the connection is closed
+    /// and `DatabaseError.sessionWait` names the settings (docs/operating.md).
+    public static let sessionWaitSeconds: TimeInterval = 10
+
+    /// What a session that waited in vain says.
+    static func sessionWaitMessage(_ seconds: TimeInterval) -> String {
+        "no database session within \(Int(seconds)) s: the server, or a connection pooler with every session of its pool taken, "
+            + "kept the connection waiting (a pooler in session mode must allow the sessions `sileme-notifier check` counts: "
+            + "raise its pool size, PgBouncer's default_pool_size, or lower SMTP_CONNECTIONS)"
+    }
+
+    /// Sends `SELECT pg_backend_pid()` on a new connection and waits at most `seconds` for its
+    /// answer: the server's process id (nil when it sent none).
+    private static func firstAnswer(_ connection: OpaquePointer, within seconds: TimeInterval) -> Result<Int32?, DatabaseError> {
+        func lost() -> DatabaseError {
+            DatabaseError(kind: .unreachable, sqlState: nil, message: trimmed(PQerrorMessage(connection)))
+        }
+        guard PQsendQuery(connection, "SELECT pg_backend_pid()") == 1 else { return .failure(lost()) }
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
+        while PQisBusy(connection) == 1 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
+                return .failure(DatabaseError(kind: .unreachable, sqlState: nil, message: sessionWaitMessage(seconds), sessionWait: true))
+            }
+            var wait = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+            guard wait.fd >= 0 else { return .failure(lost()) }
+            let milliseconds = Int32(min(1000, (deadline - now) / 1_000_000 + 1))
+            if poll(&wait, 1, milliseconds) < 0 && errno != EINTR { return .failure(lost()) }
+            guard PQconsumeInput(connection) == 1 else { return .failure(lost()) }
+        }
+        var pid: Int32?
+        var failure: DatabaseError?
+        while let result = PQgetResult(connection) {
+            if PQresultStatus(result) == PGRES_TUPLES_OK, PQntuples(result) == 1, let text = PQgetvalue(result, 0, 0) {
+                pid = Int32(String(cString: text))
+            } else if PQresultStatus(result) != PGRES_TUPLES_OK, failure == nil {
+                let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+                let lostNow = PQstatus(connection) != CONNECTION_OK || (state?.hasPrefix("08") ?? false) || state == "57P01"
+                failure = DatabaseError(kind: lostNow ? .unreachable : .statement, sqlState: state,
+                                        message: trimmed(PQresultErrorMessage(result)))
+            }
+            PQclear(result)
+        }
+        if let failure { return .failure(failure) }
+        return .success(pid)
+    }
 
     /// A session over TCP that the network stops carrying — a NAT or a load balancer that forgot
     /// an idle flow drops its packets without a word — would block a statement until the kernel
@@ -79,7 +141,7 @@ public final class PGConnection {
     /// (PgBouncer, Supabase's pooler): only then does the server's `pg_backend_pid()` equal the
     /// process id libpq was given at start-up, since a pooler answers the start-up with a key of its
     /// own. Session state — a backend pid that dies with the process, advisory locks — is relied on
-    /// only on a direct session. Asked once per connection.
+    /// only on a direct session. Asked once per connection, as its first statement.
     public var isDirect: Bool {
         get throws(DatabaseError) {
             if let direct { return direct }

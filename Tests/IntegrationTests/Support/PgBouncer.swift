@@ -21,8 +21,9 @@ final class PgBouncer: @unchecked Sendable {
     private let directory: String
 
     /// Starts PgBouncer in `mode` in front of the server on `upstreamPort`, letting `roles` (and
-    /// `postgres`) in without a password.
-    init(mode: Mode, upstreamPort: String? = nil, roles: [String] = []) throws {
+    /// `postgres`) in without a password, with at most `poolSize` server connections per database
+    /// and user (`default_pool_size`; nil: PgBouncer's default, 20).
+    init(mode: Mode, upstreamPort: String? = nil, roles: [String] = [], poolSize: Int? = 40) throws {
         let env = try TestEnvironment.require()
         self.mode = mode
         port = try PostgresCluster.freePort()
@@ -42,7 +43,7 @@ final class PgBouncer: @unchecked Sendable {
             auth_file = \(directory)/userlist.txt
             pool_mode = \(mode.rawValue)
             max_client_conn = 400
-            default_pool_size = 40
+            \(poolSize.map { "default_pool_size = \($0)" } ?? "")
             logfile = \(directory)/pgbouncer.log
             pidfile = \(directory)/pgbouncer.pid
             ignore_startup_parameters = extra_float_digits
