@@ -68,7 +68,8 @@ public final class AckPageServer: @unchecked Sendable {
         // The page's connections may never take the descriptors the alerting needs.
         let limit = DescriptorBudget.raise()
         let cap = configuration.ack?.maxConnections ?? 256
-        if let problem = DescriptorBudget.problem(maxConnections: cap, limit: limit) {
+        if let problem = DescriptorBudget.problem(maxConnections: cap, limit: limit,
+                                                  reserve: DescriptorBudget.reserve(for: configuration)) {
             done.signal()
             throw ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)
         }

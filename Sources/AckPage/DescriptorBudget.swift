@@ -6,9 +6,9 @@ import Foundation
 /// A process that runs out of descriptors does not fail one request: libdispatch's worker
 /// monitor crashes it on purpose when it cannot open `/proc/<tid>/stat`, and the alerting dies
 /// with the page. So the page holds at most `ACK_MAX_CONNECTIONS` connections (closing the rest as
-/// soon as they are accepted), and that cap must leave `AckSettings.descriptorReserve` of the
-/// process's limit for the database sessions, the mail and webhook connections, the journal and
-/// the runtime (docs/acknowledgement.md, "Limits").
+/// soon as they are accepted), and that cap must leave `reserve(for:)` of the process's limit for
+/// the database sessions, the mail and webhook connections, the journal and the runtime
+/// (docs/acknowledgement.md, "Limits").
 public enum DescriptorBudget {
     /// The soft and hard `RLIMIT_NOFILE`.
     public struct Limit: Sendable, Equatable {
@@ -28,9 +28,17 @@ public enum DescriptorBudget {
     /// The soft limit to ask for, given the current limit (never lower than it is).
     public static func wanted(_ limit: Limit) -> Int { max(limit.soft, min(limit.hard, ceiling)) }
 
+    /// The descriptors kept for everything but the page: at least 256, and more where the daemon
+    /// may hold more — its database sessions (`DatabaseSessions`), and for each of its senders
+    /// (a run's and an all-clear pass's, `SMTP_CONNECTIONS` each) a mail and a webhook connection,
+    /// plus 64 for the journal, the zone files and the runtime's own (an idle daemon holds ~40).
+    public static func reserve(for configuration: NotifierConfiguration) -> Int {
+        max(256, DatabaseSessions(configuration).daemonDirect + 4 * configuration.smtp.connections + 64)
+    }
+
     /// Nil when `maxConnections` page connections and the reserve fit in `limit.soft`; else what
     /// is wrong, for an error naming `ACK_MAX_CONNECTIONS`.
-    public static func problem(maxConnections: Int, limit: Limit, reserve: Int = AckSettings.descriptorReserve) -> String? {
+    public static func problem(maxConnections: Int, limit: Limit, reserve: Int = 256) -> String? {
         guard maxConnections + reserve > limit.soft else { return nil }
         return "\(maxConnections) page connections and the \(reserve) descriptors kept for the database, mail and journal "
             + "need \(maxConnections + reserve), but the process may open only \(limit.soft) (RLIMIT_NOFILE; hard limit "

@@ -51,13 +51,10 @@ public struct AckSettings: Sendable {
     /// `ACK_RATE_LIMIT`: requests per minute one client address may make (default 30); more get
     /// HTTP 429 with the neutral page.
     public var rateLimitPerMinute: Int = 30
-    /// `ACK_MAX_CONNECTIONS`: the page's open connections at most (default 256); a connection
-    /// beyond them is closed as soon as it is accepted. With `descriptorReserve` it must fit the
-    /// process's descriptor limit, checked at start (docs/acknowledgement.md, "Limits").
+    /// `ACK_MAX_CONNECTIONS`: the page's open connections at most (default 256); while that many
+    /// are open no new one is accepted. With the descriptors the rest of the daemon needs it must
+    /// fit the process's limit, checked at start (docs/acknowledgement.md, "Limits").
     public var maxConnections: Int = 256
-    /// The descriptors kept for everything but the page: database sessions, mail and webhook
-    /// connections, the journal, the zone files and the runtime's own (the daemon needs under 100).
-    public static let descriptorReserve = 256
     /// How many days after the streak began a link stops working (30).
     public var validDays: Int = 30
 

@@ -191,5 +191,11 @@ struct AckTokenTests {
         #expect(DescriptorBudget.wanted(.init(soft: 1024, hard: 524_288)) == 65_536)
         #expect(DescriptorBudget.wanted(.init(soft: 1024, hard: 4096)) == 4096)
         #expect(DescriptorBudget.wanted(.init(soft: 100_000, hard: 200_000)) == 100_000)
+        // The reserve grows with what the daemon may hold beside the page.
+        var configuration = NotifierConfiguration()
+        #expect(DescriptorBudget.reserve(for: configuration) == 256)
+        configuration.smtp.connections = 64
+        let sessions = DatabaseSessions(configuration).daemonDirect
+        #expect(DescriptorBudget.reserve(for: configuration) == sessions + 256 + 64 && sessions > 100)
     }
 }
