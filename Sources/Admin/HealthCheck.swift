@@ -122,7 +122,7 @@ public struct HealthCheck: Sendable {
         if configuration.databaseReadURL != nil {
             do {
                 let standby = try PGConnection(configuration, \.readDatabaseURL)
-                let recovering = try standby.execute("SELECT pg_is_in_recovery()")[0].bool(0)
+                let recovering = try standby.execute(SQLStatement("SELECT pg_is_in_recovery() AS recovering"))[0].bool("recovering")
                 note("read database", true, recovering ? "a hot standby answers (DATABASE_READ_URL)" : "answers (DATABASE_READ_URL; not a standby)",
                      failure: .unavailable)
             } catch {

@@ -146,7 +146,7 @@ final class AllClearWatcher: @unchecked Sendable {
                 logger.notice("DATABASE_URL goes through a connection pooler and DATABASE_LISTEN_URL is not set: the daemon's own folds answer check-ins each second; folds by others (runs, dry runs, other daemons) are found by a sweep every \(Int(config.allClearPollSeconds)) s")
                 return (nil, true)
             }
-            try connection.execute("LISTEN \(Self.channel)")
+            try connection.execute(SQLStatement("LISTEN \(Self.channel)"))
             return (connection, false)
         } catch {
             logger.warning("all-clear listener cannot connect: \(error)")

@@ -100,7 +100,7 @@ public struct AcknowledgementStore: Sendable {
 
     /// How many acknowledgements were recorded from `since` on (the metrics file, `check`).
     public func count(_ db: PGConnection, since: Date) throws -> Int {
-        try db.execute("SELECT count(*) FROM sileme.acknowledgements WHERE acknowledged_at >= to_timestamp($1)",
-                       [String(since.timeIntervalSince1970)])[0].int(0) ?? 0
+        try db.execute(SQLStatement("SELECT count(*) AS acknowledgements FROM sileme.acknowledgements WHERE acknowledged_at >= to_timestamp($since)"),
+                       ["since": String(since.timeIntervalSince1970)])[0].int("acknowledgements") ?? 0
     }
 }

@@ -60,9 +60,9 @@ public enum CheckInQueue {
         guard db.inTransaction else { return .current }
         let row = try db.execute("""
             SELECT current_setting('transaction_isolation') IN ('repeatable read', 'serializable')
-                   AND NOT EXISTS (SELECT 1 FROM sileme.check_in_queue)
+                   AND NOT EXISTS (SELECT 1 FROM sileme.check_in_queue) AS folded
             """)[0]
-        return row.bool(0) ? .folded : .current
+        return row.bool("folded") ? .folded : .current
     }
 
     /// How often the daemon folds (the all-clear's latency is at most this plus one pass).
@@ -74,7 +74,7 @@ public enum CheckInQueue {
     /// `NOTIFY sileme_check_in`, for the other daemons).
     @discardableResult
     public static func fold(_ db: PGConnection) throws -> Set<String> {
-        Set(try db.execute("SELECT u::text FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string(0) })
+        Set(try db.execute("SELECT u::text AS user_id FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string("user_id") })
     }
 
     /// What waits in the queue: how many check-ins and how long the oldest has waited.
@@ -104,8 +104,9 @@ public enum CheckInQueue {
     /// Counts the queue (`SELECT` on `check_in_queue`; works on a standby too).
     public static func backlog(_ db: PGConnection) throws -> Backlog {
         let row = try db.execute("""
-            SELECT count(*), coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) FROM sileme.check_in_queue
+            SELECT count(*) AS queued, coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) AS oldest_seconds
+            FROM sileme.check_in_queue
             """)[0]
-        return Backlog(count: row.int(0) ?? 0, oldestSeconds: max(0, row.int(1) ?? 0))
+        return Backlog(count: row.int("queued") ?? 0, oldestSeconds: max(0, row.int("oldest_seconds") ?? 0))
     }
 }

@@ -42,22 +42,22 @@ package struct DaemonState: Equatable {
     package static func read(_ db: PGConnection, dates: [CalendarDate], claims: ClaimSQL) throws -> DaemonState {
         let days = PGArray.literal(dates.map(\.description))
         var completed: [CalendarDate: Coverage] = [:], started: [CalendarDate: Coverage] = [:]
-        for row in try db.execute("""
-            SELECT run_date, status = 'completed', array_to_json(slots)::text FROM sileme.notifier_runs
-            WHERE run_date = ANY($1::date[]) AND mode <> 'retry'
-            """, [days]).rows {
-            guard let date = row.date(0) else { continue }
-            let slots = row.string(2).flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
-            if row.bool(1) { completed[date, default: Coverage()].add(slots) } else { started[date, default: Coverage()].add(slots) }
+        for row in try db.execute(SQLStatement("""
+            SELECT run_date, status = 'completed' AS completed, array_to_json(slots)::text AS slots FROM sileme.notifier_runs
+            WHERE run_date = ANY($dates::date[]) AND mode <> 'retry'
+            """), ["dates": days]).rows {
+            guard let date = row.date("run_date") else { continue }
+            let slots = row.string("slots").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+            if row.bool("completed") { completed[date, default: Coverage()].add(slots) } else { started[date, default: Coverage()].add(slots) }
         }
-        let retry = try db.execute("""
+        let retry = try db.execute(SQLStatement("""
             SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
-                                               ELSE \(claims.takeoverTime("n")) END))
+                                               ELSE \(claims.takeoverTime("n")) END)) AS next_retry
             FROM notification_logs n
-            WHERE n.notification_date = ANY($1::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
-            """, [days])[0]
+            WHERE n.notification_date = ANY($dates::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
+            """), ["dates": days])[0]
         return DaemonState(completed: completed, started: started,
-                           nextRetry: retry.string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
+                           nextRetry: retry.string("next_retry").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
                            nextRelease: try HoldStore.nextRelease(db))
     }
 

@@ -44,24 +44,24 @@ public enum Exposure {
 
     /// Every reach, ordered by object and role; empty when nothing is open.
     public static func findings(_ db: PGConnection) throws -> [Finding] {
-        try db.execute("""
+        try db.execute(SQLStatement("""
             WITH roles AS (
                 SELECT 'public'::text AS name, 'PUBLIC'::text AS shown, 0::oid AS oid
                 UNION ALL
                 SELECT rolname::text, quote_ident(rolname), oid FROM pg_roles
-                WHERE NOT rolsuper AND NOT rolbypassrls AND rolname !~ '^pg_' AND rolname NOT LIKE $3
+                WHERE NOT rolsuper AND NOT rolbypassrls AND rolname !~ '^pg_' AND rolname NOT LIKE $role_pattern
                   AND rolname <> current_user
             ), objects AS (
                 SELECT c.oid, format('%I.%I', n.nspname, c.relname) AS object, n.oid AS nsp, c.relowner AS owner, true AS own
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = $1 AND c.relkind IN ('r', 'p')
+                WHERE n.nspname = $schema AND c.relkind IN ('r', 'p')
                 UNION ALL
                 SELECT c.oid, format('%I.%I', n.nspname, c.relname), n.oid, c.relowner, false
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE c.oid IN (SELECT to_regclass(quote_ident(t)) FROM unnest($2::text[]) t) AND NOT c.relrowsecurity
+                WHERE c.oid IN (SELECT to_regclass(quote_ident(t)) FROM unnest($app_tables::text[]) t) AND NOT c.relrowsecurity
             )
-            SELECT o.object, r.shown, array_to_string(ARRAY(SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p
-                                                            WHERE has_table_privilege(r.name, o.oid, p)), ','), o.own
+            SELECT o.object, r.shown AS role, array_to_string(ARRAY(SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p
+                                                                    WHERE has_table_privilege(r.name, o.oid, p)), ',') AS privileges, o.own
             FROM objects o CROSS JOIN roles r
             WHERE CASE WHEN r.oid = 0 THEN true ELSE NOT pg_has_role(r.oid, o.owner, 'MEMBER') END
               AND has_schema_privilege(r.name, o.nsp, 'USAGE')
@@ -69,14 +69,15 @@ public enum Exposure {
             UNION ALL
             SELECT format('%I.%I()', n.nspname, p.proname), r.shown, 'EXECUTE', true
             FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace CROSS JOIN roles r
-            WHERE n.nspname = $1
+            WHERE n.nspname = $schema
               AND CASE WHEN r.oid = 0 THEN true ELSE NOT pg_has_role(r.oid, p.proowner, 'MEMBER') END
               AND has_schema_privilege(r.name, n.oid, 'USAGE')
               AND has_function_privilege(r.name, p.oid, 'EXECUTE')
             ORDER BY 1, 2
-            """, [db.schema.name, PGArray.literal(OwnSchema.appTables + OwnSchema.sharedTables), notifierRolePattern]).rows.map { row in
-            Finding(object: row.string(0) ?? "?", role: row.string(1) ?? "?",
-                    privileges: (row.string(2) ?? "").split(separator: ",").map(String.init), own: row.bool(3))
+            """), ["schema": db.schema.name, "app_tables": PGArray.literal(OwnSchema.appTables + OwnSchema.sharedTables),
+                   "role_pattern": notifierRolePattern]).rows.map { row in
+            Finding(object: row.string("object") ?? "?", role: row.string("role") ?? "?",
+                    privileges: (row.string("privileges") ?? "").split(separator: ",").map(String.init), own: row.bool("own"))
         }
     }
 }

@@ -113,8 +113,8 @@ public enum HoldStore {
     /// the daemon asks every minute. A hold whose user has checked in since counts too: the run at
     /// its end sends nothing for it and ends it.
     public static func nextRelease(_ db: PGConnection) throws -> Date? {
-        try db.execute("SELECT extract(epoch FROM min(release_at))::text FROM sileme.held_alerts WHERE ended_at IS NULL")[0]
-            .string(0).flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
+        try db.execute("SELECT extract(epoch FROM min(release_at))::text AS release_at FROM sileme.held_alerts WHERE ended_at IS NULL")[0]
+            .string("release_at").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
     }
 
     /// The holds still open now: their count, when the first ends, and the gap days they were held

@@ -43,14 +43,15 @@ public enum Housekeeping {
         }
         figures.held = try HoldStore.open(db)
         for status in ["retry", "failed", "sending"] { figures.backlog[status] = 0 }
-        for row in try db.execute("""
-            SELECT status, count(*) FROM notification_logs
-            WHERE notification_date >= $1::date AND NOT email_sent AND status IN ('retry', 'failed', 'sending')
+        for row in try db.execute(SQLStatement("""
+            SELECT status, count(*) AS rows FROM notification_logs
+            WHERE notification_date >= $since::date AND NOT email_sent AND status IN ('retry', 'failed', 'sending')
             GROUP BY status
-            """, [since.description]).rows {
-            if let status = row.string(0) { figures.backlog[status] = row.int(1) ?? 0 }
+            """), ["since": since.description]).rows {
+            if let status = row.string("status") { figures.backlog[status] = row.int("rows") ?? 0 }
         }
-        figures.acknowledgements = try db.execute("SELECT count(*) FROM sileme.acknowledgements")[0].int(0) ?? 0
+        figures.acknowledgements = try db.execute("SELECT count(*) AS acknowledgements FROM sileme.acknowledgements")[0]
+            .int("acknowledgements") ?? 0
         return figures
     }
 
@@ -63,10 +64,10 @@ public enum Housekeeping {
         var deleted = (logs: 0, runs: 0)
         for (table, column) in [("notification_logs", "notification_date"), ("sileme.notifier_runs", "run_date")] {
             while stop?.isStopped != true {
-                let count = try db.execute("""
-                    WITH old AS (SELECT id FROM \(table) WHERE \(column) < $1::date ORDER BY \(column) LIMIT $2)
+                let count = try db.execute(SQLStatement("""
+                    WITH old AS (SELECT id FROM \(table) WHERE \(column) < $cutoff::date ORDER BY \(column) LIMIT $batch)
                     DELETE FROM \(table) t USING old WHERE t.id = old.id
-                    """, [cutoff.description, String(batch)]).affectedRows
+                    """), ["cutoff": cutoff.description, "batch": String(batch)]).affectedRows
                 if table == "notification_logs" { deleted.logs += count } else { deleted.runs += count }
                 if count < batch { break }
             }

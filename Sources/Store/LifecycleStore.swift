@@ -176,12 +176,12 @@ public struct LifecycleStore: Sendable {
     /// (sent or failed for good), or that have no accepted alert to answer. Returns how many.
     @discardableResult
     public func settleAllClearQueue(_ db: PGConnection, channels: [DeliveryJob.Channel] = [.email]) throws -> Int {
-        try db.execute("""
+        try db.execute(SQLStatement("""
             WITH gone AS (
                 DELETE FROM sileme.pending_all_clears q
                 WHERE NOT EXISTS (
                     SELECT 1 FROM notification_logs a
-                    WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($1::text[]) AND a.email_sent
+                    WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($channels::text[]) AND a.email_sent
                       AND a.notification_date > q.streak_after AND (a.contact <> '' OR a.channel = 'webhook')
                       AND NOT EXISTS (SELECT 1 FROM notification_logs x
                                       WHERE x.user_id = a.user_id AND x.notification_date = a.notification_date
@@ -189,8 +189,8 @@ public struct LifecycleStore: Sendable {
                                         AND (x.email_sent OR x.status = 'failed')))
                 RETURNING 1
             )
-            SELECT count(*) FROM gone
-            """, [PGArray.literal(channels.map(\.rawValue))])[0].int(0) ?? 0
+            SELECT count(*) AS settled FROM gone
+            """), ["channels": PGArray.literal(channels.map(\.rawValue))])[0].int("settled") ?? 0
     }
 
     /// The follow-ups due on `runDate` with `FOLLOW_UP_DAYS = days`: every contact whose alert was
@@ -386,14 +386,14 @@ public struct LifecycleStore: Sendable {
     public func contacts(_ db: PGConnection, of userIDs: [String]) throws -> [String: [Candidate.RawContact]] {
         guard !userIDs.isEmpty else { return [:] }
         var found: [String: [Candidate.RawContact]] = [:]
-        for row in try db.execute("""
-            SELECT u.id::text, u.emergency_email, c.contacts FROM users u
+        for row in try db.execute(SQLStatement("""
+            SELECT u.id::text AS id, u.emergency_email, c.contacts FROM users u
             LEFT JOIN LATERAL (\(GuardSQL.contacts("u"))) c ON true
-            WHERE u.id = ANY($1::uuid[])
-            """, [PGArray.literal(Array(Set(userIDs)).sorted())]).rows {
-            guard let user = row.string(0) else { continue }
+            WHERE u.id = ANY($user_ids::uuid[])
+            """), ["user_ids": PGArray.literal(Array(Set(userIDs)).sorted())]).rows {
+            guard let user = row.string("id") else { continue }
             let listed = GuardSQL.contacts(row)
-            found[user] = listed.isEmpty ? [Candidate.RawContact(email: row.string(1), position: 1)] : listed
+            found[user] = listed.isEmpty ? [Candidate.RawContact(email: row.string("emergency_email"), position: 1)] : listed
         }
         return found
     }
@@ -418,11 +418,11 @@ public struct LifecycleStore: Sendable {
                 """).affectedRows
         }
         if !unusable.isEmpty {
-            marked += try db.execute("""
+            marked += try db.execute(SQLStatement("""
                 UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
-                FROM unnest($1::uuid[], $2::text[]) AS p(user_id, contact)
+                FROM unnest($user_ids::uuid[], $contacts::text[]) AS p(user_id, contact)
                 WHERE k.user_id = p.user_id AND k.contact = lower(btrim(p.contact)) AND k.state = 'pending'
-                """, [PGArray.literal(unusable.map(\.user)), PGArray.literal(unusable.map(\.contact))]).affectedRows
+                """), ["user_ids": PGArray.literal(unusable.map(\.user)), "contacts": PGArray.literal(unusable.map(\.contact))]).affectedRows
         }
         return marked
     }
@@ -432,11 +432,11 @@ public struct LifecycleStore: Sendable {
     /// the next run introduces them. Returns how many.
     @discardableResult
     public func introduceExisting(_ db: PGConnection, includeSkipped: Bool) throws -> Int {
-        try db.execute("""
+        try db.execute(SQLStatement("""
             WITH done AS (UPDATE sileme.known_contacts SET state = 'pending', updated_at = now()
-                          WHERE state = 'existing' OR ($1::bool AND state = 'not_introduced') RETURNING 1)
-            SELECT count(*) FROM done
-            """, [includeSkipped ? "true" : "false"])[0].int(0) ?? 0
+                          WHERE state = 'existing' OR ($include_skipped::bool AND state = 'not_introduced') RETURNING 1)
+            SELECT count(*) AS introduced FROM done
+            """), ["include_skipped": includeSkipped ? "true" : "false"])[0].int("introduced") ?? 0
     }
 
     /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:

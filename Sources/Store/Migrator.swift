@@ -92,13 +92,15 @@ public struct Migrator: Sendable {
             let applied: Bool = try db.transaction {
                 try db.execute(lock)
                 guard let record = try Self.record(db),
-                      try db.execute("SELECT 1 FROM \(record) WHERE version = $1", [String(migration.version)]).count == 0
+                      try db.execute(SQLStatement("SELECT 1 FROM \(record) WHERE version = $version"),
+                                     ["version": String(migration.version)]).count == 0
                 else { return false }
-                try db.execute("SELECT set_config('sileme_notifier.schema', $1, true)", [schema])
+                try db.execute(SQLStatement("SELECT set_config('sileme_notifier.schema', $schema, true)"), ["schema": schema])
                 try db.executeScript(migration.sql)
                 // Where the record is now (013 moves an older installation's).
                 guard let now = try Self.record(db) else { return false }
-                try db.execute("INSERT INTO \(now) (version, name) VALUES ($1, $2)", [String(migration.version), migration.name])
+                try db.execute(SQLStatement("INSERT INTO \(now) (version, name) VALUES ($version, $name)"),
+                               ["version": String(migration.version), "name": migration.name])
                 return true
             }
             if applied { outcome.applied.append(migration.name) }
@@ -114,28 +116,29 @@ public struct Migrator: Sendable {
     /// search path finds it; nil before the first `migrate`.
     static func record(_ db: PGConnection) throws -> String? {
         try db.execute("""
-            SELECT coalesce(to_regclass('sileme.sileme_schema_migrations')::text, to_regclass('sileme_schema_migrations')::text)
-            """)[0].string(0)
+            SELECT coalesce(to_regclass('sileme.sileme_schema_migrations')::text, to_regclass('sileme_schema_migrations')::text) AS record
+            """)[0].string("record")
     }
 
     /// The notifier's tables and functions that live elsewhere than its schema: where the search
     /// path finds them (an older version created them in the app's schema).
     static func outsideObjects(_ db: PGConnection) throws -> [String] {
-        try db.execute("""
-            SELECT t FROM unnest($1::text[]) t
+        try db.execute(SQLStatement("""
+            SELECT t AS object FROM unnest($tables::text[]) t
             WHERE to_regclass(quote_ident(t)) IS NOT NULL
-              AND to_regclass(quote_ident(t)) IS DISTINCT FROM to_regclass($3 || '.' || quote_ident(t))
+              AND to_regclass(quote_ident(t)) IS DISTINCT FROM to_regclass($schema || '.' || quote_ident(t))
             UNION ALL
-            SELECT f || '()' FROM unnest($2::text[]) f
+            SELECT f || '()' FROM unnest($functions::text[]) f
             WHERE to_regprocedure(quote_ident(f) || '()') IS NOT NULL
-              AND to_regprocedure(quote_ident(f) || '()') IS DISTINCT FROM to_regprocedure($3 || '.' || quote_ident(f) || '()')
-            """, [PGArray.literal(OwnSchema.tables), PGArray.literal(OwnSchema.functions), db.schema.name]).rows.compactMap { $0.string(0) }
+              AND to_regprocedure(quote_ident(f) || '()') IS DISTINCT FROM to_regprocedure($schema || '.' || quote_ident(f) || '()')
+            """), ["tables": PGArray.literal(OwnSchema.tables), "functions": PGArray.literal(OwnSchema.functions),
+                   "schema": db.schema.name]).rows.compactMap { $0.string("object") }
     }
 
     /// The versions not yet applied to `db` (empty when the schema is current).
     public func pending(_ db: PGConnection) throws -> [String] {
         let applied = try Self.record(db).map { record in
-            Set(try db.execute("SELECT version FROM \(record)").rows.compactMap { $0.int(0) })
+            Set(try db.execute("SELECT version FROM \(record)").rows.compactMap { $0.int("version") })
         } ?? []
         return try migrations().filter { !applied.contains($0.version) }.map(\.name)
     }

@@ -301,8 +301,13 @@ public struct NotificationStore: Sendable {
     /// every quarter of `CLAIM_LEASE_SECONDS`), so a long send through a pooler is never taken for
     /// a crashed one. `claimed_by` is this run's own.
     public func renewClaims(_ db: PGConnection) throws {
-        try db.execute("UPDATE notification_logs SET claimed_at = now() WHERE claimed_by = $1 AND status = 'sending'", [owner])
+        try db.execute(Self.renewStatement, ["owner": owner])
     }
+
+    /// `renewClaims`' statement.
+    private static let renewStatement = SQLStatement("""
+        UPDATE notification_logs SET claimed_at = now() WHERE claimed_by = $owner AND status = 'sending'
+        """)
 
     /// Records outcomes in at most two statements: accepted mails (`email_sent = true`, `sent_at`,
     /// the server's reply) and failures (`retry` with `next_attempt_at`, or `failed`). Idempotent:
@@ -374,13 +379,13 @@ public struct NotificationStore: Sendable {
     /// undeliverable earlier is cleared by its next accepted mail.
     public func markContactsOK(_ db: PGConnection, logIDs: [Int64]) throws {
         guard !logIDs.isEmpty else { return }
-        try db.execute("""
+        try db.execute(SQLStatement("""
             WITH done AS (
                 SELECT n.user_id, n.contact, n.channel, n.last_reply AS reply FROM notification_logs n
-                WHERE n.id = ANY($1::bigint[]) AND n.email_sent
+                WHERE n.id = ANY($log_ids::bigint[]) AND n.email_sent
             )
             \(Self.contactStatusUpsert(from: "done", status: "'ok'"))
-            """, [PGArray.literal(logIDs.map(String.init))])
+            """), ["log_ids": PGArray.literal(logIDs.map(String.init))])
     }
 
     /// SQL: writes `status` to `contact_status` for the e-mail contacts of the rows `from` returns

@@ -16,10 +16,10 @@ public enum RowSecurity {
 
     /// The tables of `tables` whose rows the connected role may not all see.
     public static func hiddenTables(_ db: PGConnection) throws -> [String] {
-        try db.execute("""
+        try db.execute(SQLStatement("""
             SELECT c.relname
             FROM pg_class c
-            WHERE c.oid IN (SELECT to_regclass(t) FROM unnest($1::text[]) t) AND c.relrowsecurity
+            WHERE c.oid IN (SELECT to_regclass(t) FROM unnest($tables::text[]) t) AND c.relrowsecurity
               AND NOT (SELECT r.rolsuper OR r.rolbypassrls FROM pg_roles r WHERE r.rolname = current_user)
               AND NOT (pg_has_role(current_user, c.relowner, 'USAGE') AND NOT c.relforcerowsecurity)
               AND (NOT EXISTS (SELECT 1 FROM pg_policy p
@@ -31,14 +31,14 @@ public enum RowSecurity {
                                 AND EXISTS (SELECT 1 FROM unnest(p.polroles) role
                                             WHERE role = 0 OR pg_has_role(current_user, role, 'USAGE'))))
             ORDER BY c.relname
-            """, [PGArray.literal(tables)]).rows.compactMap { $0.string(0) }
+            """), ["tables": PGArray.literal(tables)]).rows.compactMap { $0.string("relname") }
     }
 
     /// Throws a configuration error naming the first table whose rows the role may not all see.
     public static func verify(_ db: PGConnection) throws {
         let hidden = try hiddenTables(db)
         guard let table = hidden.first else { return }
-        let role = try db.execute("SELECT current_user")[0].string(0) ?? "?"
+        let role = try db.execute("SELECT current_user AS role")[0].string("role") ?? "?"
         throw ConfigurationError(
             setting: "DATABASE_URL",
             reason: "row-level security on table \(table)\(hidden.count > 1 ? " (and \(hidden.dropFirst().joined(separator: ", ")))" : "") "

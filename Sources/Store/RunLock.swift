@@ -94,13 +94,23 @@ public final class RunLock: @unchecked Sendable {
         held = false
         released.stop()
         renewerDone.wait()
-        if let connection, (try? connection.execute("DELETE FROM sileme.notifier_run_lock WHERE holder = $1", [holder])) != nil {
+        if let connection, (try? connection.execute(Self.releaseStatement, ["holder": holder])) != nil {
             keeper?.keep(connection)
         }
         connection = nil
     }
 
     deinit { release() }
+
+    /// Gives the lock up (`release`).
+    private static let releaseStatement = SQLStatement("DELETE FROM sileme.notifier_run_lock WHERE holder = $holder")
+
+    /// Extends the lease, and records the session's pid anew (`renewUntilReleased`).
+    private static let renewStatement = SQLStatement("""
+        UPDATE sileme.notifier_run_lock SET expires_at = now() + make_interval(secs => $lease_seconds::float8),
+               holder_backend_pid = CASE WHEN $direct::boolean THEN pg_backend_pid() END
+        WHERE holder = $holder
+        """)
 
     /// `host:pid:random`: unique to this acquisition.
     private static func newHolder() -> String {
@@ -110,15 +120,15 @@ public final class RunLock: @unchecked Sendable {
     /// Inserts the row, or takes it over when it is free; true when `holder` holds it now.
     private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
         let held = ClaimSQL.held(pid: "l.holder_backend_pid", takenAt: "l.acquired_at", leaseValid: "l.expires_at >= now()")
-        return try db.execute("""
+        return try db.execute(SQLStatement("""
             INSERT INTO sileme.notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
-            VALUES (1, $1, CASE WHEN $2::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $3::float8))
+            VALUES (1, $holder, CASE WHEN $direct::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $lease_seconds::float8))
             ON CONFLICT (id) DO UPDATE
                 SET holder = EXCLUDED.holder, holder_backend_pid = EXCLUDED.holder_backend_pid,
                     acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
                 WHERE NOT coalesce(\(held), false)
             RETURNING holder
-            """, [holder, String(try db.isDirect), String(leaseSeconds)]).count == 1
+            """), ["holder": holder, "direct": String(try db.isDirect), "lease_seconds": String(leaseSeconds)]).count == 1
     }
 
     /// Extends the lease every quarter of it until `release`; a broken connection is opened again
@@ -129,11 +139,8 @@ public final class RunLock: @unchecked Sendable {
                 if connection == nil { connection = try Self.connect(conninfo, schema: schema, keeper: keeper) }
                 guard let db = connection else { continue }
                 // After a reconnect the old session's pid is gone: record the new one (or none).
-                try db.execute("""
-                    UPDATE sileme.notifier_run_lock SET expires_at = now() + make_interval(secs => $2::float8),
-                           holder_backend_pid = CASE WHEN $3::boolean THEN pg_backend_pid() END
-                    WHERE holder = $1
-                    """, [holder, String(leaseSeconds), String(try db.isDirect)])
+                try db.execute(Self.renewStatement, ["holder": holder, "lease_seconds": String(leaseSeconds),
+                                                     "direct": String(try db.isDirect)])
             } catch {
                 connection = nil
             }

@@ -54,17 +54,17 @@ public enum SlotSQL {
                 FROM slot WHERE slot.key IS NOT NULL
             )
             SELECT key FROM slot WHERE key IS NOT NULL
-            """).rows.compactMap { $0.string(0) }
+            """).rows.compactMap { $0.string("key") }
     }
 
     /// The users of each slot among `keys` (for reporting the unknown zones: a few slots).
     public static func users(_ db: PGConnection, in keys: [String]) throws -> [String: Int] {
         guard !keys.isEmpty else { return [:] }
         var counts: [String: Int] = [:]
-        for row in try db.execute("""
-            SELECT \(key("u")), count(*) FROM users u WHERE \(key("u")) = ANY($1::text[]) GROUP BY 1
-            """, [PGArray.literal(keys)]).rows {
-            if let key = row.string(0) { counts[key] = row.int(1) ?? 0 }
+        for row in try db.execute(SQLStatement("""
+            SELECT \(key("u")) AS key, count(*) AS users FROM users u WHERE \(key("u")) = ANY($keys::text[]) GROUP BY 1
+            """), ["keys": PGArray.literal(keys)]).rows {
+            if let key = row.string("key") { counts[key] = row.int("users") ?? 0 }
         }
         return counts
     }
@@ -72,13 +72,14 @@ public enum SlotSQL {
     /// How many users have the empty text as their `time_zone` (served like users without one):
     /// one probe of migration 020's partial index.
     public static func emptyZoneUsers(_ db: PGConnection) throws -> Int {
-        try db.execute("SELECT count(*) FROM users WHERE time_zone = ''").rows.first?.int(0) ?? 0
+        try db.execute("SELECT count(*) AS users FROM users WHERE time_zone = ''").rows.first?.int("users") ?? 0
     }
 
     /// The slot key of user `userID`; nil when there is no such user (or the id is not a UUID).
     public static func key(_ db: PGConnection, userID: String) throws -> String? {
         guard UUID(uuidString: userID) != nil else { return nil }
-        return try db.execute("SELECT \(key("u")) FROM users u WHERE u.id = $1::uuid", [userID]).rows.first?.string(0)
+        return try db.execute(SQLStatement("SELECT \(key("u")) AS key FROM users u WHERE u.id = $user_id::uuid"), ["user_id": userID])
+            .rows.first?.string("key")
     }
 
     /// Every user's slot, read now and resolved against the service's schedule `service`.
@@ -90,7 +91,7 @@ public enum SlotSQL {
     /// transaction of every change that can add or remove a time (a user added or removed with a
     /// zone or a time, either changed). One row.
     public static func changes(_ db: PGConnection) throws -> Int64 {
-        Int64(try db.execute("SELECT changes FROM sileme.user_times_changes")[0].string(0) ?? "") ?? 0
+        Int64(try db.execute("SELECT changes FROM sileme.user_times_changes")[0].string("changes") ?? "") ?? 0
     }
 
     /// Every user's time as the daemon's last look read it.

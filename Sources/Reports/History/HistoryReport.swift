@@ -33,7 +33,7 @@ public struct HistoryReport: Sendable {
         do {
             return try db.transaction(readOnly: true) {
                 // Every statement of the report sees the same snapshot.
-                try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                try db.execute(SQLStatement("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
                 var user: UserProfile?
                 if let id = request.userID {
                     guard let profile = try store.user(db, id: id) else { throw HistoryError.unknownUser(id) }

@@ -17,16 +17,14 @@ package struct HistoryStore {
 
     // MARK: Aggregates
 
-    /// SQL: the user `userID` (an expression) is one of the users of the slots `$N` (`parameter`),
-    /// or `$N` is NULL — the report of the users counted in one zone (`--zone`).
-    private static func inSlots(_ userID: String, _ parameter: Int) -> String {
-        "($\(parameter)::text[] IS NULL OR EXISTS (SELECT 1 FROM users z WHERE z.id = \(userID) AND \(SlotSQL.key("z")) = ANY($\(parameter)::text[])))"
+    /// SQL: the user `userID` (an expression) is one of the users of the slots `$slots`, or
+    /// `$slots` is NULL — the report of the users counted in one zone (`--zone`).
+    private static func inSlots(_ userID: String) -> String {
+        "($slots::text[] IS NULL OR EXISTS (SELECT 1 FROM users z WHERE z.id = \(userID) AND \(SlotSQL.key("z")) = ANY($slots::text[])))"
     }
 
-    /// SQL: a run of `notifier_runs` served some of the slots `$N`, or everyone, or `$N` is NULL.
-    private static func servedSlots(_ parameter: Int) -> String {
-        "($\(parameter)::text[] IS NULL OR slots IS NULL OR slots && $\(parameter)::text[])"
-    }
+    /// SQL: a run of `notifier_runs` served some of the slots `$slots`, or everyone, or `$slots` is NULL.
+    private static let servedSlots = "($slots::text[] IS NULL OR slots IS NULL OR slots && $slots::text[])"
 
     /// The counts per day (runs and `notification_logs` rows by delivery state), the skipped users
     /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows;
@@ -34,7 +32,7 @@ package struct HistoryStore {
     package func overview(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
                           intakeGuard: IntakeGuard = IntakeGuard(), today: CalendarDate = CalendarDate(Date(), in: TimeZone(identifier: "UTC")!))
         throws -> HistoryOverview {
-        let zone = slots.map { PGArray.literal($0) }
+        let zone = SlotSQL.bind(slots)
         var days = request.days.map { DayCounts(date: $0) }
         let first = request.from
         func index(_ text: String?) -> Int? {
@@ -42,53 +40,55 @@ package struct HistoryStore {
             let i = date.days(since: first)
             return days.indices.contains(i) ? i : nil
         }
-        let period = [request.from.description, request.to.description]
+        // The period, one user (or everyone: nil) and the zone's slots (or every user: nil).
+        let period: [String: String?] = ["from": request.from.description, "to": request.to.description]
+        let scope = period.merging(["user_id": request.userID, "slots": zone]) { $1 }
 
-        try db.stream("""
-            SELECT run_date::text, count(*), count(*) FILTER (WHERE status = 'completed'),
-                   count(*) FILTER (WHERE status = 'failed'), count(*) FILTER (WHERE status = 'running')
+        try db.stream(SQLStatement("""
+            SELECT run_date::text AS day, count(*) AS runs, count(*) FILTER (WHERE status = 'completed') AS completed,
+                   count(*) FILTER (WHERE status = 'failed') AS failed, count(*) FILTER (WHERE status = 'running') AS running
             FROM sileme.notifier_runs
-            WHERE run_date BETWEEN $1::date AND $2::date AND \(Self.servedSlots(3))
+            WHERE run_date BETWEEN $from::date AND $to::date AND \(Self.servedSlots)
             GROUP BY run_date
-            """, period + [zone]) { row in
-            guard let i = index(row.string(0)) else { return }
-            days[i].runs = row.int(1) ?? 0
-            days[i].completedRuns = row.int(2) ?? 0
-            days[i].failedRuns = row.int(3) ?? 0
-            days[i].runningRuns = row.int(4) ?? 0
+            """), period.merging(["slots": zone]) { $1 }) { row in
+            guard let i = index(row.string("day")) else { return }
+            days[i].runs = row.int("runs") ?? 0
+            days[i].completedRuns = row.int("completed") ?? 0
+            days[i].failedRuns = row.int("failed") ?? 0
+            days[i].runningRuns = row.int("running") ?? 0
         }
 
         // One scan of the period's rows, grouped by day, state, skip reason and m; folded here into
         // the per-day counts, the skip reasons and the distribution of m.
         var skips: [Int: [String: Int]] = [:]
         var missDays: [Int: MissDaysCount] = [:]
-        try db.stream("""
-            SELECT n.notification_date::text, n.status, coalesce(n.email_sent, false),
-                   CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END,
-                   n.consecutive_miss_days, count(*)
+        try db.stream(SQLStatement("""
+            SELECT n.notification_date::text AS day, n.status, coalesce(n.email_sent, false) AS email_sent,
+                   CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END AS skip_reason,
+                   n.consecutive_miss_days, count(*) AS rows
             FROM notification_logs n
-            WHERE n.notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR n.user_id = $3::uuid)
-              AND \(Self.inSlots("n.user_id", 4))
+            WHERE n.notification_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid)
+              AND \(Self.inSlots("n.user_id"))
             GROUP BY n.notification_date, n.status, coalesce(n.email_sent, false),
                      CASE WHEN n.status = 'skipped' THEN coalesce(n.last_error, '') END, n.consecutive_miss_days
-            """, period + [request.userID, zone]) { row in
-            guard let i = index(row.string(0)) else { return }
-            let sent = row.bool(2)
-            let count = row.int(5) ?? 0
-            switch row.string(1) {
+            """), scope) { row in
+            guard let i = index(row.string("day")) else { return }
+            let sent = row.bool("email_sent")
+            let count = row.int("rows") ?? 0
+            switch row.string("status") {
             case "sent"?: days[i].sent += count
             case "failed"?: days[i].failed += count
             case "retry"?: days[i].retryPending += count
             case "sending"?: days[i].sending += count
             case "skipped"?:
                 days[i].skipped += count
-                skips[i, default: [:]][redaction.text(row.string(3)) ?? "", default: 0] += count
+                skips[i, default: [:]][redaction.text(row.string("skip_reason")) ?? "", default: 0] += count
             case nil:
                 if sent { days[i].legacySent += count; days[i].sent += count } else { days[i].legacyNotSent += count }
             default:
                 break  // a status this version does not know: not counted rather than guessed
             }
-            let m = row.int(4) ?? 0
+            let m = row.int("consecutive_miss_days") ?? 0
             var bucket = missDays[m] ?? MissDaysCount(missedDays: m, sent: 0, notSent: 0)
             if sent { bucket.sent += count } else { bucket.notSent += count }
             missDays[m] = bucket
@@ -98,41 +98,41 @@ package struct HistoryStore {
                 .map { SkipCount(date: days[i].date, reason: $0.key, count: $0.value) }
         }
         var overview = HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
-        overview.byKind = try db.execute("""
-            SELECT kind, channel, count(*) FILTER (WHERE email_sent), count(*) FILTER (WHERE status = 'failed'),
-                   count(*) FILTER (WHERE status IN ('retry', 'sending'))
+        overview.byKind = try db.execute(SQLStatement("""
+            SELECT kind, channel, count(*) FILTER (WHERE email_sent) AS sent, count(*) FILTER (WHERE status = 'failed') AS failed,
+                   count(*) FILTER (WHERE status IN ('retry', 'sending')) AS pending
             FROM notification_logs n
-            WHERE notification_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR user_id = $3::uuid)
-              AND \(Self.inSlots("n.user_id", 4))
+            WHERE notification_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR user_id = $user_id::uuid)
+              AND \(Self.inSlots("n.user_id"))
             GROUP BY kind, channel ORDER BY channel, kind
-            """, period + [request.userID, zone]).rows.map {
-            HistoryOverview.KindCount(kind: $0.string(0) ?? "", channel: $0.string(1) ?? "", sent: $0.int(2) ?? 0,
-                                      failed: $0.int(3) ?? 0, pending: $0.int(4) ?? 0)
+            """), scope).rows.map {
+            HistoryOverview.KindCount(kind: $0.string("kind") ?? "", channel: $0.string("channel") ?? "", sent: $0.int("sent") ?? 0,
+                                      failed: $0.int("failed") ?? 0, pending: $0.int("pending") ?? 0)
         }
         overview.byChannel = Dictionary(grouping: overview.byKind, by: \.channel).sorted { $0.key < $1.key }.map { channel, counts in
             HistoryOverview.KindCount(kind: "", channel: channel, sent: counts.map(\.sent).reduce(0, +),
                                       failed: counts.map(\.failed).reduce(0, +), pending: counts.map(\.pending).reduce(0, +))
         }
-        overview.undeliverable = try db.execute("""
-            SELECT s.user_id::text, s.email, coalesce(s.last_reply, ''), extract(epoch FROM s.updated_at)
+        overview.undeliverable = try db.execute(SQLStatement("""
+            SELECT s.user_id::text AS user_id, s.email, coalesce(s.last_reply, '') AS last_reply, extract(epoch FROM s.updated_at) AS since
             FROM contact_status s
-            WHERE s.status = 'undeliverable' AND ($1::uuid IS NULL OR s.user_id = $1::uuid)
+            WHERE s.status = 'undeliverable' AND ($user_id::uuid IS NULL OR s.user_id = $user_id::uuid)
               AND EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = s.user_id
-                          AND n.notification_date BETWEEN $2::date AND $3::date)
-              AND \(Self.inSlots("s.user_id", 4))
+                          AND n.notification_date BETWEEN $from::date AND $to::date)
+              AND \(Self.inSlots("s.user_id"))
             ORDER BY s.updated_at DESC, s.user_id, s.email
             LIMIT 1000
-            """, [request.userID] + period + [zone]).rows.map {
-            HistoryOverview.UndeliverableContact(userID: $0.string(0) ?? "", email: redaction.email($0.string(1)) ?? "",
-                                                 lastReply: redaction.text($0.string(2)) ?? "",
-                                                 since: Self.instant($0, 3) ?? Date(timeIntervalSince1970: 0))
+            """), scope).rows.map {
+            HistoryOverview.UndeliverableContact(userID: $0.string("user_id") ?? "", email: redaction.email($0.string("email")) ?? "",
+                                                 lastReply: redaction.text($0.string("last_reply")) ?? "",
+                                                 since: Self.instant($0, "since") ?? Date(timeIntervalSince1970: 0))
         }
         overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today)
-        overview.acknowledgements = try db.execute("""
-            SELECT count(*) FROM sileme.acknowledgements k
-            WHERE k.alert_date BETWEEN $1::date AND $2::date AND ($3::uuid IS NULL OR k.user_id = $3::uuid)
-              AND \(Self.inSlots("k.user_id", 4))
-            """, period + [request.userID, zone])[0].int(0) ?? 0
+        overview.acknowledgements = try db.execute(SQLStatement("""
+            SELECT count(*) AS acknowledgements FROM sileme.acknowledgements k
+            WHERE k.alert_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR k.user_id = $user_id::uuid)
+              AND \(Self.inSlots("k.user_id"))
+            """), scope)[0].int("acknowledgements") ?? 0
         return overview
     }
 
@@ -164,19 +164,19 @@ package struct HistoryStore {
     package func streamRuns(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
                             _ body: (RunRecord) throws -> Void) throws {
         let listed = RunRecord.listedFields
-        try db.stream("""
-            SELECT id, run_date::text, mode, host, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
+        try db.stream(SQLStatement("""
+            SELECT id, run_date::text AS run_date, mode, host, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
                    status, error, \(listed.compactMap(\.column).joined(separator: ", "))
             FROM sileme.notifier_runs
-            WHERE run_date BETWEEN $1::date AND $2::date AND \(Self.servedSlots(3))
+            WHERE run_date BETWEEN $from::date AND $to::date AND \(Self.servedSlots)
             ORDER BY run_date, started_at, id
-            """, [request.from.description, request.to.description, slots.map { PGArray.literal($0) }]) { row in
+            """), ["from": request.from.description, "to": request.to.description, "slots": SlotSQL.bind(slots)]) { row in
             guard let id = row.string("id").flatMap({ Int64($0) }), let date = row.date("run_date") else { return }
             var counts: [String: Int] = [:]
             for field in listed { counts[field.name] = field.column.flatMap { row.int($0) } }
             try body(RunRecord(
                 id: id, runDate: date, mode: redaction.plain(row.string("mode")) ?? "", host: redaction.plain(row.string("host")) ?? "",
-                startedAt: Self.instant(row, row.column("started")), finishedAt: Self.instant(row, row.column("finished")),
+                startedAt: Self.instant(row, "started"), finishedAt: Self.instant(row, "finished"),
                 status: row.string("status") ?? "", error: redaction.text(row.string("error")), counts: counts))
         }
     }
@@ -188,11 +188,12 @@ package struct HistoryStore {
     /// Dates come as day numbers (days since 1970-01-01, what `CalendarDate` counts in), instants as
     /// epoch seconds: no text to parse per row.
     private var recordColumns: String { """
-        n.notification_date - DATE '1970-01-01', n.status, coalesce(n.email_sent, false), n.user_id::text, u.name,
-        u.emergency_email, n.recipient_masked, n.consecutive_miss_days, n.last_check_in_date - DATE '1970-01-01',
-        n.attempts, n.message_id,
-        extract(epoch FROM n.sent_at), extract(epoch FROM n.next_attempt_at), extract(epoch FROM n.claimed_at),
-        n.claimed_by, \(claims.inFlight("n")), coalesce(n.last_error, n.last_reply)
+        n.notification_date - DATE '1970-01-01' AS notification_day, n.status, coalesce(n.email_sent, false) AS email_sent,
+        n.user_id::text AS user_id, u.name, u.emergency_email, n.recipient_masked, n.consecutive_miss_days,
+        n.last_check_in_date - DATE '1970-01-01' AS last_check_in_day, n.attempts, n.message_id,
+        extract(epoch FROM n.sent_at) AS sent_at, extract(epoch FROM n.next_attempt_at) AS next_attempt_at,
+        extract(epoch FROM n.claimed_at) AS claimed_at, n.claimed_by, \(claims.inFlight("n")) AS claim_alive,
+        coalesce(n.last_error, n.last_reply) AS detail
         """ }
 
     /// The join `recordColumns` needs.
@@ -203,7 +204,7 @@ package struct HistoryStore {
     /// `slots` only, when given.
     package func streamProblems(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
                                 _ body: (NotificationRecord) throws -> Void) throws {
-        try db.stream("""
+        try db.stream(SQLStatement("""
             SELECT * FROM (
                 SELECT \(recordColumns), n.notification_date AS day, n.user_id AS uid,
                        CASE n.status WHEN 'failed' THEN 0 WHEN 'sending' THEN 1 ELSE 2 END AS sort,
@@ -212,13 +213,13 @@ package struct HistoryStore {
                                                    n.user_id) AS rank
                 FROM notification_logs n
                 \(Self.recordJoins)
-                WHERE n.notification_date BETWEEN $1::date AND $2::date AND n.status IN ('failed', 'sending', 'retry')
-                  AND \(Self.inSlots("n.user_id", 4))
+                WHERE n.notification_date BETWEEN $from::date AND $to::date AND n.status IN ('failed', 'sending', 'retry')
+                  AND \(Self.inSlots("n.user_id"))
             ) p
-            WHERE $3::bigint IS NULL OR p.rank <= $3::bigint
+            WHERE $limit_per_day::bigint IS NULL OR p.rank <= $limit_per_day::bigint
             ORDER BY p.day, p.sort, p.uid
-            """, [request.from.description, request.to.description, request.problemLimitPerDay.map(String.init),
-                  slots.map { PGArray.literal($0) }]) { row in
+            """), ["from": request.from.description, "to": request.to.description,
+                   "limit_per_day": request.problemLimitPerDay.map(String.init), "slots": SlotSQL.bind(slots)]) { row in
             if let record = record(row) { try body(record) }
         }
     }
@@ -226,36 +227,38 @@ package struct HistoryStore {
     /// Streams every row of `userID` in the period, by date.
     package func streamNotifications(_ db: PGConnection, userID: String, request: HistoryRequest,
                              _ body: (NotificationRecord) throws -> Void) throws {
-        try db.stream("""
+        try db.stream(SQLStatement("""
             SELECT \(recordColumns)
             FROM notification_logs n
             \(Self.recordJoins)
-            WHERE n.user_id = $1::uuid AND n.notification_date BETWEEN $2::date AND $3::date
+            WHERE n.user_id = $user_id::uuid AND n.notification_date BETWEEN $from::date AND $to::date
             ORDER BY n.notification_date
-            """, [userID, request.from.description, request.to.description]) { row in
+            """), ["user_id": userID, "from": request.from.description, "to": request.to.description]) { row in
             if let record = record(row) { try body(record) }
         }
     }
 
     private func record(_ row: PGRow) -> NotificationRecord? {
-        guard let date = Self.day(row, 0), let userID = row.string(3) else { return nil }
+        guard let date = Self.day(row, "notification_day"), let userID = row.string("user_id") else { return nil }
         return NotificationRecord(
-            date: date, status: row.string(1), emailSent: row.bool(2), userID: userID,
-            name: redaction.text(row.string(4)), recipient: redaction.text(row.string(6)),
-            contactEmail: redaction.email(row.string(5)), missedDays: row.int(7) ?? 0, lastCheckIn: Self.day(row, 8),
-            attempts: row.int(9) ?? 0, messageID: redaction.plain(row.string(10)), sentAt: Self.instant(row, 11),
-            nextAttemptAt: Self.instant(row, 12), claimedAt: Self.instant(row, 13), claimedBy: redaction.plain(row.string(14)),
-            claimAlive: row.bool(15), detail: redaction.text(row.string(16)))
+            date: date, status: row.string("status"), emailSent: row.bool("email_sent"), userID: userID,
+            name: redaction.text(row.string("name")), recipient: redaction.text(row.string("recipient_masked")),
+            contactEmail: redaction.email(row.string("emergency_email")), missedDays: row.int("consecutive_miss_days") ?? 0,
+            lastCheckIn: Self.day(row, "last_check_in_day"), attempts: row.int("attempts") ?? 0,
+            messageID: redaction.plain(row.string("message_id")), sentAt: Self.instant(row, "sent_at"),
+            nextAttemptAt: Self.instant(row, "next_attempt_at"), claimedAt: Self.instant(row, "claimed_at"),
+            claimedBy: redaction.plain(row.string("claimed_by")), claimAlive: row.bool("claim_alive"),
+            detail: redaction.text(row.string("detail")))
     }
 
     // MARK: One user
 
     /// The user as the `users` table has them now; nil when there is no such user.
     package func user(_ db: PGConnection, id: String) throws -> UserProfile? {
-        let result = try db.execute("SELECT id::text, name, emergency_email FROM users WHERE id = $1::uuid", [id])
-        guard result.count == 1, let userID = result[0].string(0) else { return nil }
-        return UserProfile(userID: userID, name: redaction.text(result[0].string(1)) ?? "",
-                           contactEmail: redaction.email(result[0].string(2)) ?? "")
+        let result = try db.execute(SQLStatement("SELECT id::text AS id, name, emergency_email FROM users WHERE id = $id::uuid"), ["id": id])
+        guard result.count == 1, let userID = result[0].string("id") else { return nil }
+        return UserProfile(userID: userID, name: redaction.text(result[0].string("name")) ?? "",
+                           contactEmail: redaction.email(result[0].string("emergency_email")) ?? "")
     }
 
     /// Streams the user's streaks that touch the period: a streak runs from a check-in `L` to the
@@ -267,19 +270,19 @@ package struct HistoryStore {
     /// `paused_until` and a `superseded` row judge the streak as the rule did.
     package func streamStreaks(_ db: PGConnection, userID: String, request: HistoryRequest, rule: MissRule,
                        _ body: (Streak) throws -> Void) throws {
-        try db.stream("""
+        try db.stream(SQLStatement("""
             WITH c AS (
                 SELECT check_in_date AS l, lead(check_in_date) OVER (ORDER BY check_in_date) AS n
-                FROM check_ins WHERE user_id = $1::uuid AND check_in_date <= $3::date + 1
+                FROM check_ins WHERE user_id = $user_id::uuid AND check_in_date <= $to::date + 1
             )
-            SELECT c.l::text, c.n::text, s.notification_date::text, extract(epoch FROM s.sent_at),
-                   s.consecutive_miss_days, s.message_id, r.rows, r.last_status, r.last_error,
-                   (SELECT paused_until::text FROM users WHERE id = $1::uuid)
+            SELECT c.l::text AS last_check_in, c.n::text AS next_check_in, s.notification_date::text AS notified_on,
+                   extract(epoch FROM s.sent_at) AS sent_at, s.consecutive_miss_days, s.message_id, r.rows, r.last_status,
+                   r.last_error, (SELECT paused_until::text FROM users WHERE id = $user_id::uuid) AS paused_until
             FROM c
             LEFT JOIN LATERAL (
                 SELECT x.notification_date, x.sent_at, x.consecutive_miss_days, x.message_id
                 FROM notification_logs x
-                WHERE x.user_id = $1::uuid AND x.notification_date > c.l
+                WHERE x.user_id = $user_id::uuid AND x.notification_date > c.l
                   AND (c.n IS NULL OR x.notification_date <= c.n) AND x.email_sent
                 ORDER BY x.notification_date LIMIT 1) s ON true
             CROSS JOIN LATERAL (
@@ -287,34 +290,35 @@ package struct HistoryStore {
                        (array_agg(x.status ORDER BY x.notification_date DESC))[1] AS last_status,
                        (array_agg(coalesce(x.last_error, x.last_reply) ORDER BY x.notification_date DESC))[1] AS last_error
                 FROM notification_logs x
-                WHERE x.user_id = $1::uuid AND x.notification_date > c.l
+                WHERE x.user_id = $user_id::uuid AND x.notification_date > c.l
                   AND (c.n IS NULL OR x.notification_date <= c.n)) r
-            WHERE c.l < $3::date AND (c.n IS NULL OR c.n >= $2::date)
-              AND (coalesce(c.n, $3::date + 1) - c.l - 1 >= 1 OR r.rows > 0)
+            WHERE c.l < $to::date AND (c.n IS NULL OR c.n >= $from::date)
+              AND (coalesce(c.n, $to::date + 1) - c.l - 1 >= 1 OR r.rows > 0)
             ORDER BY c.l
-            """, [userID, request.from.description, request.to.description]) { row in
-            guard let last = row.date(0) else { return }
-            let next = row.date(1)
-            let notifiedOn = row.date(2)
-            let rows = row.int(6) ?? 0
+            """), ["user_id": userID, "from": request.from.description, "to": request.to.description]) { row in
+            guard let last = row.date("last_check_in") else { return }
+            let next = row.date("next_check_in")
+            let notifiedOn = row.date("notified_on")
+            let rows = row.int("rows") ?? 0
             let missed = rule.missedDays(lastCheckIn: last, runDate: next ?? request.to.adding(days: 1))
-            let superseded = row.string(7) == "skipped" && (row.string(8) ?? "").hasPrefix(Decision.superseded.rawValue + ":")
+            let superseded = row.string("last_status") == "skipped" && (row.string("last_error") ?? "").hasPrefix(Decision.superseded.rawValue + ":")
             try body(Streak(
                 lastCheckIn: last, nextCheckIn: next, missedDays: missed, notifiedOn: notifiedOn,
-                sentAt: Self.instant(row, 3), notifiedMissedDays: row.int(4), messageID: redaction.plain(row.string(5)),
-                rows: rows, lastStatus: notifiedOn == nil ? row.string(7) : nil,
-                lastError: notifiedOn == nil ? redaction.text(row.string(8)) : nil,
+                sentAt: Self.instant(row, "sent_at"), notifiedMissedDays: row.int("consecutive_miss_days"),
+                messageID: redaction.plain(row.string("message_id")),
+                rows: rows, lastStatus: notifiedOn == nil ? row.string("last_status") : nil,
+                lastError: notifiedOn == nil ? redaction.text(row.string("last_error")) : nil,
                 outcome: Streak.outcome(lastCheckIn: last, nextCheckIn: next, reportEnd: request.to,
                                         notified: notifiedOn != nil, rows: rows, rule: rule,
-                                        superseded: superseded, pausedUntil: row.date(9))))
+                                        superseded: superseded, pausedUntil: row.date("paused_until"))))
         }
     }
 
-    /// Column `column` (days since 1970-01-01) as a date.
-    private static func day(_ row: PGRow, _ column: Int) -> CalendarDate? { row.int(column).map(CalendarDate.init(dayNumber:)) }
+    /// The column named `column` (days since 1970-01-01) as a date.
+    private static func day(_ row: PGRow, _ column: String) -> CalendarDate? { row.int(column).map(CalendarDate.init(dayNumber:)) }
 
-    /// Column `column` (epoch seconds) as an instant.
-    private static func instant(_ row: PGRow, _ column: Int) -> Date? {
+    /// The column named `column` (epoch seconds) as an instant.
+    private static func instant(_ row: PGRow, _ column: String) -> Date? {
         row.string(column).flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0) }
     }
 }

@@ -170,7 +170,7 @@ public final class PGConnection {
 
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
     @discardableResult
-    public func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
+    package func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
         let result = withParameters(parameters) { count, values in
             PQexecParams(handle, OwnSchema.qualified(sql, into: schema), count, nil, values, nil, nil, 0)
         }
@@ -184,7 +184,7 @@ public final class PGConnection {
     /// statement; there it is `execute`. Should a change of the schema since make the plan unusable
     /// ("cached plan must not change result type", 0A000), it is prepared anew.
     @discardableResult
-    public func executePrepared(_ sql: String, _ parameters: [String?]) throws(DatabaseError) -> PGResult {
+    func executePrepared(_ sql: String, _ parameters: [String?]) throws(DatabaseError) -> PGResult {
         guard try isDirect else { return try execute(sql, parameters) }
         do {
             return try runPrepared(sql, parameters)
@@ -219,7 +219,7 @@ public final class PGConnection {
     /// one result object per row). Opens a transaction around the cursor when none is open.
     /// `localSettings` are set for the rest of the transaction (`set_config(…, true)`, so a pooler
     /// in transaction mode never hands them to another client).
-    public func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000,
+    func stream(_ sql: String, _ parameters: [String?] = [], batch: Int = 2000,
                        localSettings: [(name: String, value: String)] = [], row body: (PGRow) throws -> Void) throws {
         let cursor = "sileme_stream"
         try withLocalSettings(localSettings) {

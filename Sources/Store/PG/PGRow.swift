@@ -1,8 +1,10 @@
 import CLibPQ
 import Values
 
-/// One row of a result, read by column name (or, where a statement's columns are generic, by position). A row taken from a `PGResult` keeps that
-/// result alive; a row handed to a streaming callback is valid only during the callback.
+/// One row of a result, read by column name (`row.string("user_id")`: the statement's `AS` names
+/// its columns). Reading by position is the package's own (the test database's generic rows). A
+/// row taken from a `PGResult` keeps that result alive; a row handed to a streaming callback is
+/// valid only during the callback.
 public struct PGRow {
     package let result: OpaquePointer
     package let index: Int32
@@ -16,23 +18,23 @@ public struct PGRow {
     }
 
     /// The text value of column `column`, nil for SQL NULL.
-    public func string(_ column: Int) -> String? {
+    package func string(_ column: Int) -> String? {
         if PQgetisnull(result, index, Int32(column)) == 1 { return nil }
         return String(cString: PQgetvalue(result, index, Int32(column)))
     }
 
     /// Column `column` as an integer, nil for NULL or non-numeric text.
-    public func int(_ column: Int) -> Int? { string(column).flatMap { Int($0) } }
+    package func int(_ column: Int) -> Int? { string(column).flatMap { Int($0) } }
 
     /// Column `column` as a boolean (`t`/`f`), false for NULL.
-    public func bool(_ column: Int) -> Bool { string(column) == "t" }
+    package func bool(_ column: Int) -> Bool { string(column) == "t" }
 
     /// Column `column` as a date (`YYYY-MM-DD`), nil for NULL.
-    public func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
+    package func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
 
     /// The position of the column named `name` (as the statement's `AS` names it, lower case); a
     /// name the result lacks is a programming error: the statement and its reader disagree.
-    public func column(_ name: String) -> Int {
+    func column(_ name: String) -> Int {
         let position = owner?.position(of: name) ?? Int(PQfnumber(result, name))
         precondition(position >= 0, "PGRow: the result has no column \(name)")
         return position

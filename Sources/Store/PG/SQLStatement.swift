@@ -1,7 +1,8 @@
 /// A statement whose parameters have names (`$run_date`, `$user_ids`) instead of positions, so that
 /// the SQL and the values bound to it say the same thing: `SQLStatement("… WHERE id = $id")` with
 /// `["id": "…"]`. The names become `$1`, `$2`, … once, in order of first use; a name may appear
-/// several times. Numbered parameters are left alone, and so is everything inside quotes and `--` comments.
+/// several times. Numbered parameters are left alone, and so is everything inside quotes and `--` comments,
+/// and a `$` inside a word (`a$b` is one identifier to PostgreSQL: a table name interpolated into a statement).
 /// Binding a name the statement lacks, or leaving one of its names unbound, is a programming
 /// error and stops the process: the statement and its caller disagree.
 public struct SQLStatement: Sendable, CustomStringConvertible {
@@ -33,7 +34,8 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
             }
             if character == "'" || character == "\"" {
                 quote = character
-            } else if character == "$", let start = sql.index(index, offsetBy: 1, limitedBy: sql.endIndex),
+            } else if character == "$", !(text.last.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "$" } ?? false),
+                      let start = sql.index(index, offsetBy: 1, limitedBy: sql.endIndex),
                       start < sql.endIndex, sql[start].isASCII, sql[start].isLetter || sql[start] == "_" {
                 var end = start
                 while end < sql.endIndex, sql[end].isASCII, sql[end].isLetter || sql[end].isNumber || sql[end] == "_" {
@@ -68,7 +70,7 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
 extension PGConnection {
     /// Runs `statement` with its named parameters bound (see `execute(_:_:)`).
     @discardableResult
-    public func execute(_ statement: SQLStatement, _ binds: [String: String?]) throws(DatabaseError) -> PGResult {
+    public func execute(_ statement: SQLStatement, _ binds: [String: String?] = [:]) throws(DatabaseError) -> PGResult {
         try execute(statement.text, statement.parameters(binds))
     }
 
@@ -79,7 +81,7 @@ extension PGConnection {
     }
 
     /// Streams `statement`'s rows (see `stream(_:_:batch:localSettings:row:)`).
-    public func stream(_ statement: SQLStatement, _ binds: [String: String?], batch: Int = 2000,
+    public func stream(_ statement: SQLStatement, _ binds: [String: String?] = [:], batch: Int = 2000,
                        localSettings: [(name: String, value: String)] = [], row body: (PGRow) throws -> Void) throws {
         try stream(statement.text, statement.parameters(binds), batch: batch, localSettings: localSettings, row: body)
     }

@@ -24,6 +24,13 @@ struct SQLStatementTests {
         #expect(statement.names == ["name"])
     }
 
+    @Test("a $ inside a word is part of an identifier, as PostgreSQL reads it")
+    func dollarInsideWord() {
+        let statement = SQLStatement("SELECT 1 FROM app$data.sileme_schema_migrations WHERE version = $version")
+        #expect(statement.text == "SELECT 1 FROM app$data.sileme_schema_migrations WHERE version = $1")
+        #expect(statement.names == ["version"])
+    }
+
     @Test("the tally's stored fields are the notifier_runs columns, each named once")
     func tallyFields() {
         let columns = RunTally.storedFields.compactMap(\.column)
