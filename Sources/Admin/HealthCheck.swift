@@ -67,7 +67,7 @@ public struct HealthCheck: Sendable {
         }
         do {
             let db = try PGConnection(configuration)
-            let version = try db.execute("SHOW server_version")[0].string(0) ?? "?"
+            let version = try db.execute(SQLStatement("SHOW server_version"))[0].string("server_version") ?? "?"
             let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
             note("database", pending.isEmpty,
                  pending.isEmpty ? "PostgreSQL \(version), schema current"

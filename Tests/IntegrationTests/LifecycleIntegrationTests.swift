@@ -1,5 +1,5 @@
 import Foundation
-import Store
+@testable import Store
 import TestSupport
 import Testing
 import Values

@@ -145,7 +145,7 @@ public final class PGConnection {
     public var isDirect: Bool {
         get throws(DatabaseError) {
             if let direct { return direct }
-            let server = try execute("SELECT pg_backend_pid()")[0].int(0)
+            let server = try execute("SELECT pg_backend_pid() AS pid")[0].int("pid")
             let value = server.map { Int32($0) == PQbackendPID(handle) } ?? false
             direct = value
             return value
@@ -170,7 +170,7 @@ public final class PGConnection {
 
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
     @discardableResult
-    package func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
+    func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
         let result = withParameters(parameters) { count, values in
             PQexecParams(handle, OwnSchema.qualified(sql, into: schema), count, nil, values, nil, nil, 0)
         }

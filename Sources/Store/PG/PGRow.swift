@@ -18,19 +18,19 @@ public struct PGRow {
     }
 
     /// The text value of column `column`, nil for SQL NULL.
-    package func string(_ column: Int) -> String? {
+    func string(_ column: Int) -> String? {
         if PQgetisnull(result, index, Int32(column)) == 1 { return nil }
         return String(cString: PQgetvalue(result, index, Int32(column)))
     }
 
     /// Column `column` as an integer, nil for NULL or non-numeric text.
-    package func int(_ column: Int) -> Int? { string(column).flatMap { Int($0) } }
+    func int(_ column: Int) -> Int? { string(column).flatMap { Int($0) } }
 
     /// Column `column` as a boolean (`t`/`f`), false for NULL.
-    package func bool(_ column: Int) -> Bool { string(column) == "t" }
+    func bool(_ column: Int) -> Bool { string(column) == "t" }
 
     /// Column `column` as a date (`YYYY-MM-DD`), nil for NULL.
-    package func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
+    func date(_ column: Int) -> CalendarDate? { string(column).flatMap { CalendarDate(parsing: $0) } }
 
     /// The position of the column named `name` (as the statement's `AS` names it, lower case); a
     /// name the result lacks is a programming error: the statement and its reader disagree.

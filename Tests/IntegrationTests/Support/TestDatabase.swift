@@ -1,6 +1,6 @@
 import Foundation
 import Values
-import Store
+@testable import Store
 
 /// A fresh PostgreSQL database for one test, migrated with the shipped migrations, with helpers
 /// to build a scenario (users, check-ins) and to read back what the notifier wrote — on the
