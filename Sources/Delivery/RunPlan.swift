@@ -98,10 +98,12 @@ public struct RunPlan: Sendable {
     /// they are a third of its time); they read a snapshot of their own. `keepsJobs` false: the
     /// rule's alerts and skips are not kept (`jobs` holds the lifecycle's messages only, `skips`
     /// is empty) — for a reader that hears every user through `each` and carries nothing out
-    /// (the dry run), so that what it holds does not grow with the users.
+    /// (the dry run), so that what it holds does not grow with the users. `afterEach` is called
+    /// once the rule's reads have ended (every listed user heard), before the owed messages are
+    /// waited for.
     public static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, control: RunControl? = nil,
-                            alongside: (@Sendable () throws -> PGConnection)? = nil,
+                            alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
                                   logger: logger ?? Logger(label: "sileme-notifier.plan") { _ in SwiftLogNoOpLogHandler() })
@@ -123,6 +125,7 @@ public struct RunPlan: Sendable {
                                   keepsJobs: keepsJobs, control: control, each: each, alerts: &alerts)
             }
             if scope.evaluatesRule { try db.inTransaction ? evaluate() : db.transaction(readOnly: true, oneSnapshot: true, evaluate) }
+            afterEach()
         } catch {
             _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error

@@ -48,9 +48,9 @@ public struct DryRun: Sendable {
         }
     }
 
-    /// How many shares of the users the plan of a lone run date is read in, side by side (the
-    /// server has two cores here; an instant's two or three run dates are read side by side
-    /// already, and splitting them further measured slower: bench/README.md).
+    /// How many shares of the users the plan of the widest run date (a lone one: everyone's) is
+    /// read in, side by side (the server has two cores here; splitting an instant's other run
+    /// dates too measured slower when they were read beside it: bench/README.md).
     static let shares = 2
 
     /// How many rows each share's reader may have read ahead of the report (half a batch of the
@@ -59,12 +59,12 @@ public struct DryRun: Sendable {
     static let readAhead = 1000
 
     /// Writes every listed user and every other message owed to `report`; returns the plan's tally
-    /// (of all the instant's run dates). The run dates' plans are read side by side, a lone run
-    /// date's in `shares` disjoint shares of the users, each on connections of its own (each
-    /// statement reads its own snapshot either way), and the rows merged back into the batch
-    /// query's order as they stream (each share streams in that order): the per-user probes of a
-    /// million users are shared between the server's cores, and the report holds a few thousand
-    /// rows at a time, not the users.
+    /// (of all the instant's run dates). The run dates' plans are read one after the other, the
+    /// widest (a lone run date) in `shares` disjoint shares of the users side by side, each on
+    /// connections of its own (each statement reads its own snapshot either way), and the rows
+    /// merged back into the batch query's order as they stream (each share streams in that
+    /// order): the per-user probes of a million users are shared between the server's cores, and
+    /// the report holds a few thousand rows at a time, not the users.
     public func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
@@ -77,10 +77,13 @@ public struct DryRun: Sendable {
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
             // The run date with the most of the users' times (all of them for a lone one) in
-            // shares; the others whole, beside it.
+            // shares; the others whole.
             let widest = dates.indices.max { (dates[$0].scope.slots?.count ?? .max) < (dates[$1].scope.slots?.count ?? .max) }
-            let reads = dates.enumerated().map { position, planned in
-                let (date, scope) = planned
+            // A run date's reads start when the report comes to it: a reader waits while the
+            // report has not taken its rows, and one read ahead would hold its session meanwhile
+            // (under a pooler's small session pool, one the current readers may be waiting for).
+            func read(_ position: Int) -> [Share] {
+                let (date, scope) = dates[position]
                 let shares = position == widest ? Self.shares : 1
                 return (0..<shares).map { index in
                     let share = { var share = scope; share.part = shares > 1 ? (index, shares) : nil; return share }()
@@ -101,10 +104,11 @@ public struct DryRun: Sendable {
                     return Share(rows: rows, plan: plan)
                 }
             }
+            var started: [Share] = []
             // Their connections are done with before this returns; a reader still waiting for the
             // report to take its rows (the report failed) stops.
             defer {
-                for each in reads.joined() {
+                for each in started {
                     each.rows.cancel()
                     _ = try? each.plan.wait()
                 }
@@ -112,7 +116,9 @@ public struct DryRun: Sendable {
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
             var hooked: [LifecycleStore.Due] = []
-            for shares in reads {
+            for position in dates.indices {
+                let shares = read(position)
+                started += shares
                 // The batch query's order: greatest(L, paused_until) latest first, then the user id.
                 var heads = try shares.map { try $0.rows.next() }
                 while true {
@@ -165,8 +171,11 @@ public struct DryRun: Sendable {
     private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
                       into rows: Handoff<Row>) throws -> RunPlan {
         let hooksAlerts = configuration.webhookSends(.alert)
+        // The rows end with the batch query, before the first share waits for the owed messages:
+        // the report takes the other share's rows meanwhile, and that reader's session is freed.
         return try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true, keepsJobs: false,
-                                alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
+                                alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) },
+                                afterEach: { rows.finish() }) { candidate, evaluation in
             let slot = candidate.slot.flatMap { zones[$0] }
             let since = max(candidate.lastCheckIn, candidate.pausedUntil ?? candidate.lastCheckIn)
             try rows.put(Row(key: (since, candidate.userID),

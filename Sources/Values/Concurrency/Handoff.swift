@@ -40,12 +40,13 @@ package final class Handoff<Element: Sendable>: @unchecked Sendable {
         if incoming.count == 1 { condition.broadcast() }
     }
 
-    /// Ends the queue (producer): the consumer takes what is left, then meets the end — or `error`.
+    /// Ends the queue (producer): the consumer takes what is left, then meets the end — or `error`
+    /// (again: the first error stays).
     package func finish(throwing error: (any Error)? = nil) {
         condition.lock()
         defer { condition.unlock() }
         finished = true
-        failure = error
+        failure = failure ?? error
         condition.broadcast()
     }
 
