@@ -63,13 +63,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def migrated_database(cluster, binary):
-    """A database `bench` on `cluster`, migrated by `binary`: its URL, and the environment the
+def migrated_database(cluster, binary, name="bench"):
+    """A database `name` on `cluster`, migrated by `binary`: its URL, and the environment the
     notifier runs with there (no mail server is reached: the benchmarks that use it only read)."""
     admin = psycopg2.connect(cluster.url)
     admin.autocommit = True
-    admin.cursor().execute("CREATE DATABASE bench")
-    url = cluster.database_url("bench")
+    admin.cursor().execute(f"CREATE DATABASE {name}")
+    admin.close()
+    url = cluster.database_url(name)
     env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
                FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
     for name in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
@@ -148,9 +149,10 @@ class Sink:
         self.process.wait()
 
 
-def generate(conn, users, guard_share, contact_share=0.0):
+def generate(conn, users, guard_share, contact_share=0.0, missing_share=0.03):
     """N users with 30 days of history before RUN_DATE, the guards' data, and a `contact_share` of
-    the users with 1–3 rows in `emergency_contacts` (see the top)."""
+    the users with 1–3 rows in `emergency_contacts` (see the top). `missing_share` of the users
+    are missing 2+ days (1: every user, whom the dry run then lists: `dry_run_memory`)."""
     cur = conn.cursor()
     # Bulk load: the triggers off (the summary is filled with one aggregate below, as migration 004
     # does, and the known contacts as migration 010 does), the check-in indexes built after the
@@ -162,12 +164,12 @@ def generate(conn, users, guard_share, contact_share=0.0):
     cur.execute("""
         CREATE TEMP TABLE shape AS
         SELECT md5('u' || g)::uuid AS id, g,
-               CASE WHEN r < 0.03 THEN 3 + (random() * 9)::int   -- missing 2+ days (m = 2..11; 10+ is stale)
+               CASE WHEN r < %s THEN 3 + (random() * 9)::int    -- missing 2+ days (m = 2..11; 10+ is stale)
                     WHEN r < 0.05 THEN 2                         -- missed yesterday only
                     WHEN r < 0.60 THEN 0                         -- checked in today already
                     ELSE 1 END AS k                              -- will check in later today
         FROM (SELECT g, random() AS r FROM generate_series(1, %s) g) s
-        """, (users,))
+        """, (missing_share, users))
     # The guards' users, each a `guard_share` of all, told apart by g: superseded pairs (the old
     # account went silent 3..8 days ago; its newer twin is added below), future rows, pauses.
     every = max(1, round(1 / guard_share)) if guard_share > 0 else 0
@@ -313,6 +315,31 @@ def run_notifier(binary, args, env, stdout=None):
     rss = next((int(l.split()[-1]) for l in p.stderr.splitlines() if "Maximum resident set size" in l), 0)
     cpu = sum(float(l.split()[-1]) for l in p.stderr.splitlines() if l.strip().startswith(("User time", "System time")))
     return elapsed, rss, p.returncode, cpu
+
+
+def dry_run_memory(cluster, binary, sizes, repeat):
+    """The dry run's peak RSS against the number of users it lists: for each N of `sizes`, a
+    database of N users who all miss 2+ days (bench.py's shape otherwise, no guards' data), so
+    that the dry run lists every one of them, and `repeat` dry runs of it. Returns
+    {N: [max RSS kB of each run]}. The dry run streams its rows (docs/interfaces.md), so its
+    memory should not grow with N; what it keeps per listed user shows at 20,000 users here as
+    it would at ~500,000 of the model's (where ~4% are listed)."""
+    peaks = {}
+    for n in sizes:
+        url, env = migrated_database(cluster, binary, f"rss_{n}")
+        conn = psycopg2.connect(url)
+        generate(conn, n, 0, 0.3, missing_share=1.0)
+        conn.close()
+        peaks[n] = []
+        for _ in range(repeat):
+            with tempfile.TemporaryFile("w+") as report:
+                _, rss, status, _ = run_notifier(binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE],
+                                                 env, report)
+                report.seek(0)
+                listed = len(json.load(report)["users"]) if status == 0 else None
+            check(status == 0 and listed == n, f"dry run of {n:,} users all missing: exit {status}, {listed} listed")
+            peaks[n].append(rss)
+    return peaks
 
 
 def hide_contacts(url, hidden):
@@ -610,6 +637,10 @@ def main():
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/release/sileme-notifier"))
     parser.add_argument("--guard-share", type=float, default=0.01,
                         help="share of users with a future-dated row, of paused users, and of superseded pairs (0: none)")
+    parser.add_argument("--rss-users", default="1000,20000",
+                        help="SMALL,LARGE: the dry run's memory at SMALL and at LARGE users, every one listed (empty: skip)")
+    parser.add_argument("--rss-ratio-limit", type=float, default=1.5,
+                        help="fail when the dry run's peak RSS at LARGE listed users exceeds this many times that at SMALL")
     args = parser.parse_args()
 
     base = tempfile.mkdtemp(prefix="sileme-bench-", dir="/var/tmp")
@@ -794,6 +825,8 @@ def main():
         sent = runs[-1][3]
         rss_run = max(r[1] for r in runs)
         mails_per_second = statistics.median(r[3] / r[0] for r in runs)
+        rss_sizes = [int(n) for n in args.rss_users.split(",") if n.strip()]
+        rss_peaks = dry_run_memory(cluster, args.binary, rss_sizes, args.repeat) if len(rss_sizes) == 2 else None
         bare = statistics.median(bare_smtp(sink.port, 6000, args.connections) for _ in range(args.repeat))
 
         inserts = InsertPath(cluster, "bench", args.pgbench_seconds)
@@ -834,11 +867,14 @@ def main():
               f"(server execution only: {s_aggregate / s_due_ids:,.1f}x)")
         print(f"due-set vs best aggregate, both with names and emails: {t_aggregate_users / t_dueset:,.1f}x faster; "
               f"app query vs bare aggregate: {t_aggregate / t_dueset:,.1f}x (server only: {s_aggregate / s_dueset:,.1f}x)")
-        print(f"dry run: {', '.join(f'{d[0]:.3f}' for d in dry)} s (CPU of the notifier {cpu_dry:.3f} s)"
+        mb = lambda kb: f"{kb / 1024:.1f}"
+        print(f"dry run: {', '.join(f'{d[0]:.3f}' for d in dry)} s (CPU of the notifier {cpu_dry:.3f} s), "
+              f"peak RSS {', '.join(mb(d[1]) for d in dry)} MB"
               + (f"; emergency_contacts emptied, interleaved: {', '.join(f'{d[0]:.3f}' for d in dry_bare)} s "
                  f"(CPU {statistics.median(d[3] for d in dry_bare):.3f} s)" if dry_bare else ""))
         print(f"run-now: {to_send:,} users to alert ({send_with_contacts:,} of them with emergency_contacts rows), "
-              f"{to_mail:,} alerts sent, as the dry run said")
+              f"{to_mail:,} alerts sent, as the dry run said; {', '.join(f'{r[0]:.3f}' for r in runs)} s, "
+              f"peak RSS {', '.join(mb(r[1]) for r in runs)} MB")
         print(f"dispatch: {mails_per_second:,.0f} mails/s; bare SMTP generator to the same sink: {bare:,.0f} mails/s "
               f"({mails_per_second / bare * 100:.0f}% of it)")
         print(f"insert path (pgbench, 1 client, single-row check-ins, each a user's first of a new day; {args.repeat} rounds "
@@ -852,9 +888,20 @@ def main():
             print_insert_results(durable_results)
         print(f"guards in the dry run: {', '.join(f'{k} {v:,}' for k, v in summary.items())}; "
               f"users with future-dated check-ins ignored: {dry_report['future_check_ins_ignored']:,}")
+        if rss_peaks:
+            small, large = rss_sizes
+            rss_small, rss_large = statistics.median(rss_peaks[small]), statistics.median(rss_peaks[large])
+            ratio = rss_large / rss_small
+            print(f"dry run's memory, every user listed: {small:,} users {', '.join(mb(k) for k in rss_peaks[small])} MB, "
+                  f"{large:,} users {', '.join(mb(k) for k in rss_peaks[large])} MB: {ratio:.2f}x "
+                  f"({(rss_large - rss_small) * 1024 / (large - small):,.0f} bytes a listed user; limit {args.rss_ratio_limit}x)")
         print()
         print("due-set plan (EXPLAIN ANALYZE, the real run's query):")
         print(due_plan)
+        if rss_peaks:
+            check(ratio <= args.rss_ratio_limit,
+                  f"the dry run's peak RSS grows with the users it lists: {mb(rss_small)} MB at {small:,}, "
+                  f"{mb(rss_large)} MB at {large:,} ({ratio:.2f}x, limit {args.rss_ratio_limit}x)")
     finally:
         if sink:
             sink.stop()

@@ -95,10 +95,15 @@ public struct RunPlan: Sendable {
     /// read the summary without the check-in queue when the queue is empty (`CheckInQueue.summary`).
     /// With `alongside`, the lifecycle's owed messages are read on a connection of their own, in
     /// a read-only transaction, while the batch query streams (the dry run: at a million users
-    /// they are a third of its time); they read a snapshot of their own.
+    /// they are a third of its time); they read a snapshot of their own. `keepsJobs` false: the
+    /// rule's alerts and skips are not kept (`jobs` holds the lifecycle's messages only, `skips`
+    /// is empty) — for a reader that hears every user through `each` and carries nothing out
+    /// (the dry run), so that what it holds does not grow with the users. `afterEach` is called
+    /// once the rule's reads have ended (every listed user heard), before the owed messages are
+    /// waited for.
     public static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
-                            logger: Logger? = nil, includeStale: Bool = false, control: RunControl? = nil,
-                            alongside: (@Sendable () throws -> PGConnection)? = nil,
+                            logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, control: RunControl? = nil,
+                            alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
                                   logger: logger ?? Logger(label: "sileme-notifier.plan") { _ in SwiftLogNoOpLogHandler() })
@@ -117,9 +122,10 @@ public struct RunPlan: Sendable {
             // open), so that they may read the summary without the queue when it is empty.
             func evaluate() throws {
                 try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
-                                  control: control, each: each, alerts: &alerts)
+                                  keepsJobs: keepsJobs, control: control, each: each, alerts: &alerts)
             }
             if scope.evaluatesRule { try db.inTransaction ? evaluate() : db.transaction(readOnly: true, oneSnapshot: true, evaluate) }
+            afterEach()
         } catch {
             _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error
@@ -136,7 +142,7 @@ public struct RunPlan: Sendable {
 
     /// The rule's part of the plan (a scope that evaluates it): every listed user's decision, alerts and skips.
     private mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
-                                   scope: Scope, includeStale: Bool, control: RunControl?,
+                                   scope: Scope, includeStale: Bool, keepsJobs: Bool, control: RunControl?,
                                    each: (Candidate, Evaluation) throws -> Void, alerts: inout [DeliveryJob]) throws {
         let summary = try CheckInQueue.summary(db)
         if scope.isWholeDay && scope.readsTheRest {
@@ -160,6 +166,7 @@ public struct RunPlan: Sendable {
             evaluated += 1
             if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
             try each(candidate, evaluation)
+            guard keepsJobs else { return }
             add(candidate, evaluation, alerts: scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
                 hooked: hooksAlerts, into: &alerts)
         }

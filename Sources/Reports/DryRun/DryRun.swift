@@ -48,16 +48,23 @@ public struct DryRun: Sendable {
         }
     }
 
-    /// How many shares of the users the plan of a lone run date is read in, side by side (the
-    /// server has two cores here; an instant's two or three run dates are read side by side
-    /// already, and splitting them further measured slower: bench/README.md).
+    /// How many shares of the users the plan of the widest run date (a lone one: everyone's) is
+    /// read in, side by side (the server has two cores here; splitting an instant's other run
+    /// dates too measured slower when they were read beside it: bench/README.md).
     static let shares = 2
 
+    /// How many rows each share's reader may have read ahead of the report (half a batch of the
+    /// cursor's): with the batch the report is taking, what the dry run holds of the users (a few
+    /// MB at most), whatever their number.
+    static let readAhead = 1000
+
     /// Writes every listed user and every other message owed to `report`; returns the plan's tally
-    /// (of all the instant's run dates). The run dates' plans are read side by side, a lone run
-    /// date's in `shares` disjoint shares of the users, each on connections of its own (each
-    /// statement reads its own snapshot either way), and the rows put back in the batch query's
-    /// order: the per-user probes of a million users are shared between the server's cores.
+    /// (of all the instant's run dates). The run dates' plans are read one after the other, the
+    /// widest (a lone run date) in `shares` disjoint shares of the users side by side, each on
+    /// connections of its own (each statement reads its own snapshot either way), and the rows
+    /// merged back into the batch query's order as they stream (each share streams in that
+    /// order): the per-user probes of a million users are shared between the server's cores, and
+    /// the report holds a few thousand rows at a time, not the users.
     public func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
@@ -71,36 +78,66 @@ public struct DryRun: Sendable {
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
             // The run date with the most of the users' times (all of them for a lone one) in
-            // shares; the others whole, beside it.
+            // shares; the others whole.
             let widest = dates.indices.max { (dates[$0].scope.slots?.count ?? .max) < (dates[$1].scope.slots?.count ?? .max) }
-            let reads = dates.enumerated().map { position, planned in
-                let (date, scope) = planned
+            // A run date's reads start when the report comes to it: a reader waits while the
+            // report has not taken its rows, and one read ahead would hold its session meanwhile
+            // (under a pooler's small session pool, one the current readers may be waiting for).
+            func read(_ position: Int) -> [Share] {
+                let (date, scope) = dates[position]
                 let shares = position == widest ? Self.shares : 1
                 return (0..<shares).map { index in
                     let share = { var share = scope; share.part = shares > 1 ? (index, shares) : nil; return share }()
-                    return Background("sileme-plan-\(date)-\(index)") { [self] in
-                        let other = try PGConnection(configuration, \.readDatabaseURL)
-                        return try other.transaction(readOnly: true, oneSnapshot: true) {
-                            try self.plan(other, date: date, scope: share, zones: zones)
+                    let rows = Handoff<Row>(capacity: Self.readAhead)
+                    let plan = Background("sileme-plan-\(date)-\(index)") { [self] in
+                        do {
+                            let other = try PGConnection(configuration, \.readDatabaseURL)
+                            let plan = try other.transaction(readOnly: true, oneSnapshot: true) {
+                                try self.plan(other, date: date, scope: share, zones: zones, into: rows)
+                            }
+                            rows.finish()
+                            return plan
+                        } catch {
+                            rows.finish(throwing: error)
+                            throw error
                         }
                     }
+                    return Share(rows: rows, plan: plan)
                 }
             }
-            defer { for each in reads.joined() { _ = try? each.wait() } }  // their connections are done with before this returns
+            var started: [Share] = []
+            // Their connections are done with before this returns; a reader still waiting for the
+            // report to take its rows (the report failed) stops.
+            defer {
+                for each in started {
+                    each.rows.cancel()
+                    _ = try? each.plan.wait()
+                }
+            }
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
             var hooked: [LifecycleStore.Due] = []
-            for shares in reads {
-                let planned = try shares.map { try $0.wait() }
+            for position in dates.indices {
+                let shares = read(position)
+                started += shares
                 // The batch query's order: greatest(L, paused_until) latest first, then the user id.
-                let rows = planned.flatMap(\.rows).sorted { ($0.key.since, $1.key.userID) > ($1.key.since, $0.key.userID) }
-                for row in rows {
+                var heads = try shares.map { try $0.rows.next() }
+                while true {
+                    var first: Int?
+                    for index in heads.indices {
+                        guard let row = heads[index] else { continue }
+                        if let best = first, let leading = heads[best], !Row.precedes(row, leading) { continue }
+                        first = index
+                    }
+                    guard let first, let row = heads[first] else { break }
                     try report.row(row.row)
                     if let hook = row.hook { hooked.append(hook) }
+                    heads[first] = try shares[first].rows.next()
                 }
-                for share in planned {
-                    tally.add(share.plan.tally)
-                    owed += share.plan.owed
+                for share in shares {
+                    let plan = try share.plan.wait()
+                    tally.add(plan.tally)
+                    owed += plan.owed
                 }
             }
             try report.lifecycle(owed + hooked)
@@ -109,10 +146,10 @@ public struct DryRun: Sendable {
         }
     }
 
-    /// One share of one run date's plan: the plan, and its rows with their place in the order.
-    private struct Planned: Sendable {
-        var plan: RunPlan
-        var rows: [Row] = []
+    /// One share of one run date's plan being read: its rows as they come, and the plan.
+    private struct Share {
+        var rows: Handoff<Row>
+        var plan: Background<RunPlan>
     }
 
     /// A listed user's row, where it goes (the batch query's order) and, with the webhook on and
@@ -121,26 +158,35 @@ public struct DryRun: Sendable {
         var key: (since: CalendarDate, userID: String)
         var row: ReportRow
         var hook: LifecycleStore.Due?
+
+        /// Whether `a` comes before `b` in the batch query's order: greatest(L, paused_until)
+        /// latest first, then the user id.
+        static func precedes(_ a: Row, _ b: Row) -> Bool {
+            (a.key.since, b.key.userID) > (b.key.since, a.key.userID)
+        }
     }
 
     /// Reads one share of one run date's plan on `db` (the first share's owed messages on a
-    /// second read-only connection meanwhile), keeping each listed user's row.
-    private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot]) throws -> Planned {
-        var rows: [Row] = []
+    /// second read-only connection meanwhile), handing each listed user's row to `rows` as the
+    /// batch query streams it; the plan keeps only its counts and the other messages owed.
+    private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
+                      into rows: Handoff<Row>) throws -> RunPlan {
         let hooksAlerts = configuration.webhookSends(.alert)
-        let plan = try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true,
-                                    alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) }) { candidate, evaluation in
+        // The rows end with the batch query, before the first share waits for the owed messages:
+        // the report takes the other share's rows meanwhile, and that reader's session is freed.
+        return try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true, keepsJobs: false,
+                                alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) },
+                                afterEach: { rows.finish() }) { candidate, evaluation in
             let slot = candidate.slot.flatMap { zones[$0] }
             let since = max(candidate.lastCheckIn, candidate.pausedUntil ?? candidate.lastCheckIn)
-            rows.append(Row(key: (since, candidate.userID),
-                            row: ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
-                                           timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
-                                           slot: slot),
-                            hook: hooksAlerts && evaluation.decision == .send
-                                ? .webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
-                                                missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn)
-                                : nil))
+            try rows.put(Row(key: (since, candidate.userID),
+                             row: ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
+                                            timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
+                                            slot: slot),
+                             hook: hooksAlerts && evaluation.decision == .send
+                                 ? .webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
+                                                 missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn)
+                                 : nil))
         }
-        return Planned(plan: plan, rows: rows)
     }
 }
