@@ -132,16 +132,24 @@ struct OperationsDataIntegrationTests {
         let readURL = standby.url(db.name)
         let replica = try PGConnection(Secret(readURL), schema: .standard)
         #expect(try replica.execute("SELECT pg_is_in_recovery()")[0].bool(0))
+        /// Whether the standby replays, within a minute, everything the primary has written now.
         func caughtUp() throws -> Bool {
-            // The insert position: with synchronous_commit off a commit may not be written yet.
+            // A commit first: the WAL writer flushes up to it within wal_writer_delay, with whatever
+            // was written before it that no commit followed (a reader's hint-bit page images). Then
+            // the insert position (with synchronous_commit off a commit may not be written yet),
+            // read once: a target that moved at each poll could stay ahead of the flush. A minute:
+            // the suites run side by side, and some load the machine for a while.
+            _ = try db.query("SELECT txid_current()::text")
             let lsn = try db.query("SELECT pg_current_wal_insert_lsn()::text").first?.first ?? nil
-            return try replica.execute("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", [lsn])[0].bool(0)
+            return try DaemonIntegrationTests.eventually(60) {
+                try replica.execute("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", [lsn])[0].bool(0)
+            }
         }
-        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
+        #expect(try caughtUp())
         let dry = ["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"]
         let onPrimary = try NotifierProcess.run(dry, environment: try NotifierProcess.environment(database: db))
         // The standby reads the queued check-ins beside its summary, as the primary does.
-        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
+        #expect(try caughtUp())
         let env = try NotifierProcess.environment(database: db, ["DATABASE_READ_URL": readURL])
         let onStandby = try NotifierProcess.run(dry, environment: env)
         #expect(onStandby.status == 0, "\(onStandby.stderr)")
@@ -153,7 +161,7 @@ struct OperationsDataIntegrationTests {
         #expect(run.status == 0, "\(run.stderr.suffix(800))")
         // Last check-ins on the 9th and 10th are due (m = 3 and 2), the 11th's not yet.
         #expect(try db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first == "4")
-        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
+        #expect(try caughtUp())
         let after = try NotifierProcess.run(dry, environment: env)
         let summary = (try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])?["summary"] as? [String: Any]
         #expect(summary?["already_notified"] as? Int == 4 && summary?["send"] as? Int == 0, "the standby followed the run")
@@ -163,7 +171,7 @@ struct OperationsDataIntegrationTests {
         // A check-in nobody has folded yet: the standby reads it in the queue, and its dry run is
         // the primary's, exactly (no note of anything it could not see).
         try db.checkIn(users[0], "2026-01-14")
-        #expect(try DaemonIntegrationTests.eventually(20, caughtUp))
+        #expect(try caughtUp())
         let later = ["--run-now", "--dry-run", "--date", "2026-01-15", "--format", "json"]
         let unfolded = try NotifierProcess.run(later, environment: env)
         #expect(unfolded.status == 0)
