@@ -7,7 +7,7 @@
 #   bench/bench.sh user-time [--users N] each user's own time: 40 zones x 96 times (bench/user-time.py)
 #   bench/bench.sh day [--users N]       the daemon's day of 192 instants end to end vs the single run (bench/day.py)
 #   bench/bench.sh intake [--users N]    the intake guard: per run, per minute, per fold (bench/intake.py)
-#   bench/bench.sh slots                 the daemon's schedule computations over 3,840 and 7,680 users' times (bench/slots)
+#   bench/bench.sh slots                 the daemon's schedule computations over 3,840 and 7,680 slots (bench/slots)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = slots ]; then

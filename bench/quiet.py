@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The daemon's minute with many users' times (docs/user-time.md): its CPU and that of its kept
+"""The daemon's minute with many slots (docs/user-time.md): its CPU and that of its kept
 server sessions while it only waits, looks and folds.
 
     bench/quiet.py [--zones Z] [--seconds S] [--binary PATH]     (Z default 38, of user-time.py's 40; S 180)
@@ -10,7 +10,7 @@ slot the daemon looks at, and an instant comes every 7.5 minutes (a run each, se
 With `--zones 0` there are no users: the daemon has the service's time only, as before users had
 times of their own. The daemon starts (outbox transport), catches up for 40 s, and then its CPU
 and its sessions' are read over S seconds (bench/day.py's quiet_minutes) and given per minute.
-The difference between the two readings is what the users' times cost the daemon a minute.
+The difference between the two readings is what the slots cost the daemon a minute.
 """
 import argparse, importlib.util, os, shutil, signal, subprocess, sys, tempfile, time
 

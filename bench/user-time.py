@@ -7,7 +7,7 @@ are spread over 40 zones and 96 notify times.
 Generates bench.py's population (bench.generate), then gives every user one of 40 zones and one of
 96 quarter-hour notify times (3,840 slots), and measures, medians of R:
 
-  quiet minute    what the daemon reads every minute: the count of changes of the users' times
+  quiet minute    what the daemon reads every minute: the count of changes of the slots
                   (SlotSQL.changes, one row) and the state of their run dates (DaemonState); and
                   what it reads besides when the count moved: the distinct slots (the skip scan
                   of users_slot_idx, SlotSQL.keys)

@@ -11,7 +11,7 @@ import Values
 
 /// The long-running worker: serves every user at their own notify instant (their `time_zone` and
 /// `notify_time`, or `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`: docs/user-time.md), looking at the
-/// users' times again every minute; catches up the instants it missed while it was down (like a
+/// slots again every minute; catches up the instants it missed while it was down (like a
 /// timer's `Persistent=true`); retries transient failures until the next instant; survives the
 /// database being down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`,
 /// `RELOADING`, `STOPPING`).
@@ -45,8 +45,8 @@ public final class Daemon: @unchecked Sendable {
     private var notBefore: Date = .distantPast
     /// The latest run date retention was applied for (by this process).
     private var retainedThrough = CalendarDate(dayNumber: 0)
-    /// Every user's time as the last look read it: kept while nobody's time changes, so that a
-    /// look a minute is one probe, and thousands of times are resolved only when one changed.
+    /// The slots as the last look read them: kept while nobody's slot changes, so that a
+    /// look a minute is one probe, and thousands of slots are resolved only when one changed.
     private var knownSlots: SlotSQL.Known?
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
@@ -143,25 +143,25 @@ public final class Daemon: @unchecked Sendable {
 
     // MARK: Deciding
 
-    /// How often the daemon looks at the users' times again (one probe while nobody's changed).
+    /// How often the daemon looks at the slots again (one probe while nobody's changed).
     static let slotsInterval: TimeInterval = 60
 
     /// The service's own slot only (before the database has answered).
     private var serviceSlots: NotifySlots { NotifySlots(keys: [], service: configuration.schedule) }
 
-    /// Every user's own time, read now.
+    /// The slots, read now.
     private func currentSlots() throws -> NotifySlots {
         try sessions.with { try readSlots($0) }
     }
 
-    /// Every user's time, read now: the known slots while nobody's time changed (`SlotSQL.look`).
+    /// The slots, read now: the known ones while nobody's slot changed (`SlotSQL.look`).
     private func readSlots(_ db: PGConnection) throws -> NotifySlots {
         let known = try SlotSQL.look(db, service: configuration.schedule, known: knownSlots, now: clock.now())
         knownSlots = known
         return known.slots
     }
 
-    /// Reads every user's own time (one probe while nobody's changed) and the state of the dates
+    /// Reads the slots (one probe while nobody's changed) and the state of the dates
     /// their latest instants are on, and decides (`NextAction.decide`): a few index probes, once
     /// a minute. The sessions idle for long are closed meanwhile.
     private func look(now: Date) throws -> (NotifySlots, NextAction) {
@@ -183,8 +183,8 @@ public final class Daemon: @unchecked Sendable {
     // MARK: Running
 
     /// The runs of `instant` for the users of `slots` (nil: everyone), one per run date, under the
-    /// run lock. `known`: every user's time as the decision read it a moment ago (not read again:
-    /// 3,840 times cost 23 ms at a million users, and a day has ~200 instants).
+    /// run lock. `known`: the slots as the decision read them a moment ago (not read again:
+    /// 3,840 slots cost 23 ms at a million users, and a day has ~200 instants).
     private func performRun(at instant: Date, slots: Set<String>?, known: NotifySlots, reason: NextAction.Reason) {
         let lock: RunLock
         do {
@@ -203,7 +203,7 @@ public final class Daemon: @unchecked Sendable {
         defer { lock.release() }
         let runs: [NotificationRun]
         do {
-            runs = try UserTimes.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
+            runs = try SlotRuns.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
                                       logger: logger, host: host, sessions: sessions)
         } catch {
             logger.error("cannot read the users' times: \(error)", metadata: NotifierEvent.runFailed.metadata)
@@ -220,7 +220,7 @@ public final class Daemon: @unchecked Sendable {
             notBefore = .distantPast
             // Every user was served: the holds over by then are done with.
             if slots == nil { endHolds(over: started) }
-            // Retention once per run date (an instant's runs come many times a day with users' own times).
+            // Retention once per run date (an instant's runs come many times a day with many slots).
             if reason != .retry, let latest = runs.first?.runDate, latest > retainedThrough {
                 applyRetention(runDate: latest)
                 retainedThrough = latest

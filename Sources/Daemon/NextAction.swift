@@ -3,7 +3,7 @@ import Rule
 import Store
 import Values
 
-/// What the daemon does next — a pure function of the clock, every user's own time (the slots),
+/// What the daemon does next — a pure function of the clock, the slots (docs/user-time.md),
 /// what the database says about the run dates they are on, and the back-off after a failed run.
 package enum NextAction: Equatable, Sendable {
     /// Why the daemon runs: in its status line, and `retry` (a pass for the failed mails of a
@@ -38,7 +38,7 @@ package enum NextAction: Equatable, Sendable {
     /// Nothing to do until the next notify instant.
     case waitForNextRun(until: Date)
 
-    /// The decision at `now` over every user's own time (docs/user-time.md): a run for the slots
+    /// The decision at `now` over the slots (docs/user-time.md): a run for the slots
     /// whose latest notify instant has no completed run (a catch-up after downtime included: an
     /// instant more than a minute ago, every missed one served at once with the real count of
     /// days), a retry pass when failed messages of those dates are due again (until the next

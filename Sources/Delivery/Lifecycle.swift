@@ -19,7 +19,7 @@ package struct Lifecycle: Sendable {
     package let logger: Logger
 
     /// The messages of `kinds` the database owes now (only of `onlyUsers` when given; those at
-    /// the user's own time only of the users of `slots` when given), as read.
+    /// the user's slot only of the users of `slots` when given), as read.
     package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil,
                       slots: [String]? = nil) throws -> [LifecycleStore.Due] {
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)

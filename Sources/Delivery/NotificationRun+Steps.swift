@@ -127,7 +127,7 @@ extension NotificationRun {
         /// queue drops the users whose all-clears are all settled. Neither may fail the run.
         func settle(after delivery: DeliveryResult) {
             try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
-            // A run that sends no all-clears (the daemon's at an instant of some users' times)
+            // A run that sends no all-clears (the daemon's at an instant of some slots only)
             // leaves their queue to the all-clear pass, which settles it after each pass.
             guard run.scope.kinds.contains(.allClear) else { return }
             _ = try? db.perform {

@@ -19,7 +19,7 @@ public struct RunPlan: Sendable {
         /// Whether the rule is evaluated (the all-clear pass only answers check-ins).
         public var evaluatesRule: Bool
         /// Only the users of these slots (`NotifySlots.RunDate.keys`: one run date of an instant,
-        /// whose users' own times differ from others'), or every user.
+        /// whose slots' instants fall on another date than others'), or every user.
         public var slots: [String]? = nil
         /// One of `count` disjoint shares of the users (`index` from 0), for plans read side by
         /// side and put together (the dry run); the counts and the other messages owed are the
@@ -49,12 +49,12 @@ public struct RunPlan: Sendable {
         }
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
-        /// messages that come at once whatever the user's time (introductions, all-clears) with
-        /// the `first` run date only, so that one instant plans each once. A run of some users'
-        /// times only (`everyone` false: the daemon's, at an instant that is not everyone's)
+        /// messages that come at once whatever the user's slot (introductions, all-clears) with
+        /// the `first` run date only, so that one instant plans each once. A run of some
+        /// slots only (`everyone` false: the daemon's, at an instant that is not everyone's)
         /// leaves the all-clears and acknowledged notices to the daemon's all-clear watcher, which
         /// sweeps for them every `ALL_CLEAR_POLL_SECONDS` anyway: their sweep reads every recent
-        /// alert (0.05 s at a million users), and a day of users' own times has ~200 instants.
+        /// alert (0.05 s at a million users), and a day of many slots has ~200 instants.
         public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
             var kinds = day.kinds
             if !first { kinds.subtract([.introduction, .allClear, .acknowledged]) }

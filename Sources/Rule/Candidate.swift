@@ -26,7 +26,7 @@ public struct Candidate: Sendable, Equatable {
     public var ignoredFutureCheckIn: CalendarDate?
     /// The other users with the same contact address (empty when `SUPERSEDE=off` or there are none).
     public var sameContact: [OtherAccount]
-    /// The user's slot key (`NotifySlots.Slot.key`: their own zone and notify time as stored);
+    /// The user's slot key (`NotifySlots.Slot.key`: the zone and notify time stored for them);
     /// nil where the reader did not ask.
     public var slot: String?
 

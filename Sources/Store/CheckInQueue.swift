@@ -10,7 +10,7 @@ import Foundation
 public enum CheckInQueue {
     /// SQL (a subquery: give it an alias): the summary as the check-ins say it now —
     /// `user_last_check_in` with the check-ins still queued laid over it — in its columns
-    /// `user_id`, `last_check_in_date`, `last_notified_date` and `slot` (the user's time,
+    /// `user_id`, `last_check_in_date`, `last_notified_date` and `slot` (the user's slot key,
     /// `SlotSQL`). A user whose queued check-ins are newer than the summary's date (or who has no
     /// summary row yet) comes from the queue, every other user from the summary. A condition on the columns reaches both arms, so a range of
     /// dates is still a range scan of the summary's index; the queue is small (the daemon empties
@@ -39,7 +39,7 @@ public enum CheckInQueue {
     /// check-in trigger queues each check-in in its own transaction, and the fold moves queued
     /// check-ins into the summary in one. The queue's anti-join and union are half of the
     /// planning of a run's due set (0.6 of 1.2 ms at a million users) — a cost every run pays,
-    /// and a day of users' own times has ~200 runs — and one probe per row read.
+    /// and a day of many slots has ~200 runs — and one probe per row read.
     public enum Summary: Sendable {
         case current, folded
 

@@ -132,7 +132,7 @@ public struct LifecycleStore: Sendable {
 
     /// Whether any introduction is pending, and whether any e-mail alert dated `oldest` … `runDate`
     /// is unfinished (a retry or a claim): two probes of partial indexes, so that a run with
-    /// nothing of the kind — most runs, and a day of users' own times has ~200 — does not plan
+    /// nothing of the kind — most runs, and a day of many slots has ~200 — does not plan
     /// the statements that would find nothing (1.2 ms of planning a run at a million users).
     func openWork(_ db: PGConnection, oldest: CalendarDate, runDate: CalendarDate) throws
         -> (introductions: Bool, unfinishedAlerts: Bool) {
@@ -450,7 +450,7 @@ public struct LifecycleStore: Sendable {
     /// (docs/acknowledgement.md), then the webhook events to finish — each on e-mail and, for the
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
-    /// user's own time (alerts, follow-ups, reminders) to the users of those slots.
+    /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
     public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         let rule = configuration.rule

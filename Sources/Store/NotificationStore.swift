@@ -44,7 +44,7 @@ public struct NotificationStore: Sendable {
     /// 0.76 s at 1,000,000 users).
     ///
     /// `slots` (slot keys, `SlotSQL`) limits it to the users of those slots: a run date that
-    /// serves some users' own times only. The summary's slot index reads only their rows
+    /// serves some slots only. The summary's slot index reads only their rows
     /// (migration 015); the user row each listed user's probe reads is checked too.
     ///
     /// `part` (`index` of `count`) streams one of `count` disjoint shares of the users (by a hash

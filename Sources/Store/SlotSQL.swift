@@ -2,7 +2,7 @@ import Foundation
 import Rule
 import Values
 
-/// The SQL of each user's own time (docs/user-time.md): a user's slot key, the filter of a run
+/// The SQL of the slots (docs/user-time.md): a user's slot key, the filter of a run
 /// that serves some slots only, and the distinct slots.
 public enum SlotSQL {
     /// SQL: the slot key of user row `user` (`zone|HH:MM:SS`, `''` for NULL) — the expression
@@ -20,7 +20,7 @@ public enum SlotSQL {
     package static func bind(_ keys: [String]?) -> String? { keys.map { PGArray.literal($0) } }
 
     /// SQL: `AND` the summary row `summary` (`CheckInQueue.currentSummary`'s columns) is of a user
-    /// in `$slots` — the summary keeps each user's time (`slot`, migration 015), indexed with the
+    /// in `$slots` — the summary keeps each user's slot key (`slot`, migration 015), indexed with the
     /// date — or nothing at all when `keys` is nil, so that a count of everyone stays a scan of
     /// the date index. Bind with `binding(_:_:)`.
     package static func restrict(summary: String, _ keys: [String]?) -> String {
@@ -33,7 +33,7 @@ public enum SlotSQL {
     }
 
     /// SQL: the summary row `summary` is of a user in `$slots` (NULL: every user): the summary's
-    /// own copy of the user's time, which its slot index serves.
+    /// own copy of the user's slot key, which its slot index serves.
     package static func summaryFilter(_ summary: String) -> String {
         "($slots::text[] IS NULL OR \(summary).slot = ANY($slots::text[]))"
     }
@@ -87,14 +87,14 @@ public enum SlotSQL {
         NotifySlots(keys: try keys(db), service: service)
     }
 
-    /// How many times the users' times have changed: moved by migration 019's triggers, in the
-    /// transaction of every change that can add or remove a time (a user added or removed with a
+    /// How many times the slots have changed: moved by migration 019's triggers, in the
+    /// transaction of every change that can add or remove a slot (a user added or removed with a
     /// zone or a time, either changed). One row.
     public static func changes(_ db: PGConnection) throws -> Int64 {
         Int64(try db.execute("SELECT changes FROM sileme.user_times_changes")[0].string("changes") ?? "") ?? 0
     }
 
-    /// Every user's time as the daemon's last look read it.
+    /// The slots as the daemon's last look read them.
     public struct Known: Sendable {
         /// The slots.
         public let slots: NotifySlots
@@ -108,15 +108,15 @@ public enum SlotSQL {
         /// replica's apply writes with `session_replication_role = replica`) is learnt within this.
         public static let keptAtMost: TimeInterval = 3_600
 
-        /// These slots are still every user's time at `now`, with `changes` counted and the service's
+        /// These slots are still the users' slots at `now`, with `changes` counted and the service's
         /// schedule `service` — pure: what `look` decides before reading any key.
         func current(changes: Int64, service: DailySchedule, now: Date) -> Bool {
             changes == self.changes && slots.service == service && now.timeIntervalSince(readAt) < Self.keptAtMost
         }
     }
 
-    /// Every user's time at the daemon's look: `known` itself when the count of changes has not
-    /// moved since it was read (one probe, instead of the skip scan's one per time), else the keys
+    /// The slots at the daemon's look: `known` itself when the count of changes has not
+    /// moved since it was read (one probe, instead of the skip scan's one per slot), else the keys
     /// read again — and `known`'s slots kept when the keys are the same (their zone lookups with
     /// them). The count is read before the keys, each statement in its own snapshot: a change
     /// committed between the two is in the keys and moves the count past what is kept, so the next

@@ -98,8 +98,8 @@ struct RunCommand: ParsableCommand {
         let when = try dates.when(for: configuration, sending: !dryRun)
         try Console.exitOnFailure {
             if let preview {
-                // The user's own run date at the instant (their zone and time), or --date's.
-                let runDate = try UserTimes.runDate(of: preview, at: when, configuration: configuration)
+                // The user's own run date at the instant (their slot's), or --date's.
+                let runDate = try SlotRuns.runDate(of: preview, at: when, configuration: configuration)
                 do {
                     let result = try MessagePreview.make(configuration: configuration, userID: preview, runDate: runDate,
                                                          kind: DeliveryJob.Kind(rawValue: kind) ?? .alert, contact: contact)
@@ -133,7 +133,7 @@ struct RunCommand: ParsableCommand {
             guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was sent") else { return .tempFailure }
             defer { lock.release() }
             // One run per run date, latest first; the exit status is the most serious one's.
-            return try UserTimes.execute(UserTimes.runs(when, configuration: configuration, mode: .runNow, logger: logger),
+            return try SlotRuns.execute(SlotRuns.runs(when, configuration: configuration, mode: .runNow, logger: logger),
                                          configuration: configuration, stop: stop)
         }
     }

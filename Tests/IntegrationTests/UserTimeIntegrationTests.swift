@@ -207,7 +207,7 @@ struct UserTimeIntegrationTests {
         #expect(try mail.deliveries().count == cases.count)
     }
 
-    @Test("the summary keeps each user's time: at the first check-in, queued or folded, and when the app changes it")
+    @Test("the summary keeps each user's slot key: at the first check-in, queued or folded, and when the app changes it")
     func summaryKeepsTheSlot() throws {
         let db = try TestDatabase()
         let id = try db.addUser(name: "甲", email: "a@example.com")
@@ -232,7 +232,7 @@ struct UserTimeIntegrationTests {
         #expect(try db.query("SELECT count(*)::text FROM sileme.user_last_check_in WHERE user_id = $1", [other]) == [["0"]])
     }
 
-    @Test("the daemon's look keeps the users' times it has while the count of changes stands; each transaction that changes one moves it once")
+    @Test("the daemon's look keeps the slots it has while the count of changes stands; each transaction that changes one moves it once")
     func slotsKeptWhileUnchanged() throws {
         let db = try TestDatabase()
         let london = try db.addUser(name: "甲", email: "a@example.com")
@@ -400,9 +400,9 @@ struct UserTimeIntegrationTests {
         let env = try NotifierProcess.environment(database: db)
         let daemon = try NotifierProcess.start([], environment: env)
         Thread.sleep(forTimeInterval: 3)
-        #expect(try mail.deliveries().isEmpty, "the latest instant of the user's time was served")
+        #expect(try mail.deliveries().isEmpty, "the latest instant of the user's slot was served")
         try db.query("UPDATE users SET time_zone = 'Europe/London', notify_time = $2::time WHERE id = $1", [id, near.time])
-        // The daemon looks at the users' times every minute.
+        // The daemon looks at the slots every minute.
         #expect(try DaemonIntegrationTests.eventually(80) { try mail.deliveries().count == 1 })
         kill(daemon.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)

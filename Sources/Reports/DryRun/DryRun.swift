@@ -73,11 +73,11 @@ public struct DryRun: Sendable {
                                           thresholdDays: configuration.rule.thresholdDays,
                                           catchUpDays: configuration.rule.catchUpDays, dryRun: true,
                                           emptyTimeZoneUsers: try SlotSQL.emptyZoneUsers(db)))
-            let (slots, dates) = try UserTimes.runDates(when, db, configuration: configuration, zone: zone)
+            let (slots, dates) = try SlotRuns.runDates(when, db, configuration: configuration, zone: zone)
             // Each row names the zone its user's days are counted in, for a --date run too.
             let known = try slots ?? SlotSQL.slots(db, service: configuration.schedule)
             let zones = Dictionary(known.slots.map { ($0.key, $0) }) { first, _ in first }
-            // The run date with the most of the users' times (all of them for a lone one) in
+            // The run date with the most slots (all of them for a lone one) in
             // shares; the others whole.
             let widest = dates.indices.max { (dates[$0].scope.slots?.count ?? .max) < (dates[$1].scope.slots?.count ?? .max) }
             // A run date's reads start when the report comes to it: a reader waits while the

@@ -49,7 +49,7 @@ public struct ReportRow: Sendable, Equatable {
     }
 
     /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`, of
-    /// the users' time `slot` (what it says of an odd zone or time goes into the row).
+    /// the slot `slot` (what it says of an odd zone or time goes into the row).
     public init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
                 slot: NotifySlots.Slot? = nil) {
         self.runDate = runDate

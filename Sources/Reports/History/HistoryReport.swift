@@ -39,7 +39,7 @@ public struct HistoryReport: Sendable {
                     guard let profile = try store.user(db, id: id) else { throw HistoryError.unknownUser(id) }
                     user = profile
                 }
-                // --zone: the users counted in that zone (their own time's slots, or the service's).
+                // --zone: the users counted in that zone (their slots, or the service's).
                 let slots = try request.zone.map { try SlotSQL.slots(db, service: configuration.schedule).keys(countedIn: $0) }
                 let overview = try store.overview(db, request: request, slots: slots, intakeGuard: configuration.intakeGuard,
                                                   today: CalendarDate(Date(), in: configuration.timeZone))

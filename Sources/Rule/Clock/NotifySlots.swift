@@ -1,8 +1,9 @@
 import Foundation
 import Values
 
-/// Every user's own time (docs/user-time.md): the users grouped by the zone and notify time the
-/// app wrote for them — a **slot** — each resolved to the schedule it follows. A user's run date
+/// The slots (docs/user-time.md): the users grouped by the zone and notify time the app wrote for
+/// them — a **slot**: the zone and notify time a group of users share — each resolved to the
+/// schedule it follows. A user's run date
 /// at an instant is the date of their slot's latest notify instant at or before it; a run at that
 /// instant serves each run date with the slots on it. Pure: the store reads the slots, the runs
 /// and the daemon act on what this says.

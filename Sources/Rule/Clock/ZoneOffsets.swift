@@ -3,11 +3,11 @@ import Values
 
 /// One zone's UTC offsets, asked of the zone database once per stretch of days and kept.
 ///
-/// Why: every user's time is a `DailySchedule`, and resolving one date asks the zone database
+/// Why: every slot follows a `DailySchedule`, and resolving one date asks the zone database
 /// (ICU, behind `TimeZone`) for the transitions and offsets around it — some 20 µs a date.
-/// The daemon resolves every time's latest and next instant several times a minute: with
-/// 7,104 times over 37 zones that was ~70 ms of CPU a minute, the same few lookups per zone
-/// repeated for each of its 192 times. The times of a zone share one `ZoneOffsets`
+/// The daemon resolves every slot's latest and next instant several times a minute: with
+/// 7,104 slots over 37 zones that was ~70 ms of CPU a minute, the same few lookups per zone
+/// repeated for each of its 192 slots. The slots of a zone share one `ZoneOffsets`
 /// (`NotifySlots` hands it out), so the database is asked once per zone and stretch.
 ///
 /// A stretch is a span of `stretchDays` days with `margin` on either side, and what it keeps is

@@ -6,8 +6,8 @@ import Values
 ///
 /// A new session is a new PostgreSQL server process whose first plans fill its catalog caches:
 /// connecting and a run's first plans cost about 12 ms at a million users, more than the run's
-/// statements themselves. With users' own times the daemon runs ~200 times a day, and each run
-/// opens several sessions (the run lock's, the users' times', the run's, its senders' and its
+/// statements themselves. With many slots the daemon runs ~200 times a day, and each run
+/// opens several sessions (the run lock's, the slots' reader's, the run's, its senders' and its
 /// recorder's), besides a scheduler session a minute and an all-clear pass every 30 s: kept, they
 /// cost their statements only (bench/README.md, "Each user's own time").
 ///
@@ -39,7 +39,7 @@ public final class SessionKeeper: @unchecked Sendable {
     }
 
     /// The daemon's keeper for `configuration`'s database: enough idle sessions for a run (its
-    /// senders, its recorder, the run's own, the run lock's, the users' times') and the daemon's
+    /// senders, its recorder, the run's own, the run lock's, the slots' reader's) and the daemon's
     /// scheduler and all-clear pass beside it.
     public convenience init(_ configuration: NotifierConfiguration) {
         self.init(configuration.databaseURL, schema: configuration.databaseSchema, limit: configuration.smtp.connections + 6)

@@ -5,7 +5,7 @@ import Testing
 @testable import Daemon
 import Rule
 
-/// The daemon's next-action decision, pure: the clock, every user's own time (here first only the
+/// The daemon's next-action decision, pure: the clock, the slots (here first only the
 /// service's, 09:00 Asia/Shanghai = 01:00 UTC), what the database says about the run dates the
 /// users are on, and the failure back-off.
 @Suite("Daemon next action")
@@ -95,7 +95,7 @@ struct NextActionTests {
         #expect(Self.decide("2026-01-13T01:30:00Z", Self.fresh, notBefore: notBefore) == Self.run("2026-01-13T01:30:00Z", "catch-up"))
     }
 
-    // MARK: Users' own times
+    // MARK: Many slots
 
     /// The service's users, Los Angeles at the default 09:00, and a Shanghai user at 20:00.
     static let mixed = NotifySlots(keys: ["|", "America/Los_Angeles|", "Asia/Shanghai|20:00:00"], service: service)

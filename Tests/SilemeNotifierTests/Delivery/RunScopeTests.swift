@@ -5,7 +5,7 @@ import Testing
 
 /// What each run of an instant plans (docs/user-time.md): every message once per instant, and the
 /// sweeps of the messages that come at once left to the daemon's all-clear pass when the run is
-/// of some users' times only.
+/// of some slots only.
 @Suite("RunPlan.Scope of an instant's run dates")
 struct RunScopeTests {
     typealias F = ScheduleFixtures

@@ -3,9 +3,9 @@ import Testing
 @testable import Values
 @testable import Rule
 
-/// Every user's own time, pure: slot keys as SQL writes them, resolved against the service's
+/// The slots, pure: slot keys as SQL writes them, resolved against the service's
 /// 09:00 Asia/Shanghai, and the run dates of an instant.
-@Suite("Users' own times (NotifySlots)")
+@Suite("Slots (NotifySlots)")
 struct NotifySlotsTests {
     typealias F = ScheduleFixtures
     static let service = F.schedule("09:00", "Asia/Shanghai")

@@ -2,8 +2,8 @@ import Foundation
 import Rule
 import Values
 
-// What the daemon computes from every user's time (docs/user-time.md), at 40 zones and 96 or 192
-// notify times: building the slots from their keys, and the passes a look and a run make over
+// What the daemon computes from the slots (docs/user-time.md), at 40 zones and 96 or 192
+// notify times (3,840 or 7,680 slots): building the slots from their keys, and the passes a look and a run make over
 // them (`latestFires`, `nextFire`, `runDates`). Medians of 15, in milliseconds.
 
 // The zones of bench/user-time.py (bench/zones.txt, the path given as the one argument).

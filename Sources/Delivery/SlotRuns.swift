@@ -13,9 +13,9 @@ public enum RunWhen: Sendable, Equatable {
     case instant(Date)
 }
 
-/// Everyone's own time as a run reads it (docs/user-time.md): the slots in the database now, and
-/// the runs of an instant.
-public enum UserTimes {
+/// The slots as a run reads them (docs/user-time.md): the slots in the database now, the run
+/// dates of an instant with each one's slots, and the runs of an instant — one per run date.
+public enum SlotRuns {
     /// The slots now, resolved against `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`. With `logger`, each
     /// zone name the zone database does not know is reported (`unknown_time_zone`, with how many
     /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
