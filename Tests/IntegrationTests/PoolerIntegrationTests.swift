@@ -127,19 +127,25 @@ struct PoolerIntegrationTests {
                     "\(check.stderr)")
             return
         }
-        let (process, out, err) = try NotifierProcess.start(["--run-now", "--date", Self.date], environment: env)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
-        kill(process.processIdentifier, SIGKILL)
-        let killed = NotifierProcess.finish(process, out, err)
-        #expect(sending, "5 mails before the kill: \(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
-        Thread.sleep(forTimeInterval: 3.5)  // the killed run's lock and claims are free after the lease
+        try Self.killAfterFiveMails(["--run-now", "--date", Self.date], env, mail, pooler)
         var unlimited = env
         unlimited["SMTP_RATE_LIMIT"] = nil
         let rerun = try SMTPFaultIntegrationTests.run(unlimited, ["--run-now", "--date", Self.date], bound: 90)
         #expect(rerun.status == 0, "\(rerun.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
         #expect(Set(try mail.deliveries().map(\.recipient)).count == 40, "every due user mailed")
         #expect(try db.query("SELECT count(*) FILTER (WHERE email_sent) FROM notification_logs").first == ["40"])
+    }
+
+    /// Starts the notifier with `arguments`, kills it with SIGKILL once 5 mails arrived, and waits
+    /// until its run lock and claims are free (`CLAIM_LEASE_SECONDS` = 3).
+    static func killAfterFiveMails(_ arguments: [String], _ env: [String: String], _ mail: Mailbox, _ pooler: PgBouncer) throws {
+        let (process, out, err) = try NotifierProcess.start(arguments, environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
+        kill(process.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(process, out, err)
+        #expect(sending, "5 mails before the kill: \(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
+        Thread.sleep(forTimeInterval: 3.5)
     }
 
     /// The daemon under a session-mode pool of 6 (it holds 14 at most: `DatabaseSessions`): killed
@@ -156,13 +162,7 @@ struct PoolerIntegrationTests {
         let env = try NotifierProcess.environment(database: db, [
             "DATABASE_URL": pooler.url(db.name), "NOTIFY_TIME": fire.time, "SMTP_RATE_LIMIT": "10", "CLAIM_LEASE_SECONDS": "3",
         ])
-        let (process, out, err) = try NotifierProcess.start([], environment: env)
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let sending = try DaemonIntegrationTests.eventually(40) { try mail.deliveries().count >= 5 }
-        kill(process.processIdentifier, SIGKILL)
-        let killed = NotifierProcess.finish(process, out, err)
-        #expect(sending, "\(killed.stderr.suffix(1500)) \(pooler.log.suffix(1500))")
-        Thread.sleep(forTimeInterval: 3.5)  // the killed daemon's lock and claims are free after the lease
+        try Self.killAfterFiveMails([], env, mail, pooler)
         var unlimited = env
         unlimited["SMTP_RATE_LIMIT"] = nil
         let again = try NotifierProcess.start([], environment: unlimited)
