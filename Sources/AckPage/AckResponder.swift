@@ -59,17 +59,11 @@ struct AckResponder: HTTPResponder {
             // A declared length over the limit is refused before any of it is read (and the
             // connection closed: the rest of the body is not waited for).
             if let declared = request.headers[.contentLength], Int(declared).map({ $0 > AckPageServer.maximumBody }) ?? true {
-                var response = neutral(.contentTooLarge, language)
-                response.headers[.connection] = "close"
-                return response
+                return tooLarge(language)
             }
             var request = request
             let body: ByteBuffer
-            do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch {
-                var response = neutral(.contentTooLarge, language)
-                response.headers[.connection] = "close"
-                return response
-            }
+            do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch { return tooLarge(language) }
             return try await acknowledge(tokenText, form: Self.formValues(String(buffer: body)), request: request, language: language)
         default:
             var response = neutral(.methodNotAllowed, language)
@@ -142,6 +136,13 @@ struct AckResponder: HTTPResponder {
         var headers = Self.securityHeaders(language)
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// 413, and the connection closed after it: the rest of the body is not waited for.
+    private func tooLarge(_ language: AckLanguage) -> Response {
+        var response = neutral(.contentTooLarge, language)
+        response.headers[.connection] = "close"
+        return response
     }
 
     private func neutral(_ status: HTTPResponse.Status, _ language: AckLanguage) -> Response {
