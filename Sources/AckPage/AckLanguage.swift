@@ -1,16 +1,16 @@
 /// The page's language, chosen from the browser's `Accept-Language` (Chinese and
 /// English). Chinese — the product's own — when the header names neither.
-public enum AckLanguage: String, Sendable, CaseIterable {
+package enum AckLanguage: String, Sendable, CaseIterable {
     case zh
     case en
 
     /// The `lang` attribute and `Content-Language` header.
-    public var tag: String { self == .zh ? "zh-CN" : "en" }
+    package var tag: String { self == .zh ? "zh-CN" : "en" }
 
     /// The language of the best-weighted range of `header` that is Chinese or English (RFC 9110
     /// §12.5.4: `q` weights, the first of equal weights wins, `q=0` means "not this"); Chinese
     /// when none is, or without the header.
-    public static func choose(_ header: String?) -> AckLanguage {
+    package static func choose(_ header: String?) -> AckLanguage {
         var best: (language: AckLanguage, weight: Double)?
         for part in (header ?? "").split(separator: ",").prefix(32) {
             let fields = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

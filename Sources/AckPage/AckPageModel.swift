@@ -5,11 +5,11 @@ import Values
 
 /// From a verified token and the stored streak to what the page shows — pure, so the decision
 /// "is this link good, and who is reading" is tested apart from the server that acts on it.
-public enum AckPageModel {
+package enum AckPageModel {
     /// The page's model and the reader's recipient row for `token` (verified by the caller),
     /// or nil — the neutral page — when no accepted alert of the streak went to the contact the
     /// token names (an unknown streak, or a contact of another streak or user).
-    public static func make(_ streak: AcknowledgementStore.Streak?, token: AckToken, tokenText: String, key: AckKey,
+    package static func make(_ streak: AcknowledgementStore.Streak?, token: AckToken, tokenText: String, key: AckKey,
                             today: CalendarDate, zone: TimeZone) -> (model: AckPageView.Model, reader: AcknowledgementStore.Recipient)? {
         guard let streak, let reader = streak.recipients.first(where: { key.tag(token.contactTag, matches: $0.contact) }) else {
             return nil

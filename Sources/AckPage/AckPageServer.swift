@@ -31,7 +31,7 @@ import Values
 /// and closes the connections still open — a client that never finishes its request does not hold
 /// the daemon; should anything still run a second later it is abandoned. The daemon stops within
 /// 2 s whatever a client does.
-public final class AckPageServer: @unchecked Sendable {
+package final class AckPageServer: @unchecked Sendable {
     private let configuration: NotifierConfiguration
     private let listen: AckSettings.Listen
     private let logger: Logger
@@ -53,7 +53,7 @@ public final class AckPageServer: @unchecked Sendable {
     static let connectionLifetime = TimeAmount.seconds(20)
 
     /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none).
-    public init?(configuration: NotifierConfiguration, logger: Logger, stop: StopSignal) {
+    package init?(configuration: NotifierConfiguration, logger: Logger, stop: StopSignal) {
         guard let listen = configuration.ack?.listen else { return nil }
         self.configuration = configuration
         self.listen = listen
@@ -64,7 +64,7 @@ public final class AckPageServer: @unchecked Sendable {
 
     /// Starts listening; returns once the socket is bound. Throws a `ConfigurationError` naming
     /// `ACK_LISTEN` when it cannot be (the address is in use, say).
-    public func start() throws(ConfigurationError) {
+    package func start() throws(ConfigurationError) {
         // The page's connections may never take the descriptors the alerting needs.
         let limit = DescriptorBudget.raise()
         let cap = configuration.ack?.maxConnections ?? 256
@@ -133,7 +133,7 @@ public final class AckPageServer: @unchecked Sendable {
 
     /// Waits (after the stop signal) until the listener has stopped or was abandoned: at most
     /// about `stopGrace` after the stop.
-    public func join() { done.wait() }
+    package func join() { done.wait() }
 }
 
 /// Closes a connection a fixed time after it opened (a client that trickles its request, or

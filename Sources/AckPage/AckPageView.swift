@@ -7,29 +7,29 @@ import Values
 /// form with the anti-forgery value and a question with no answer chosen (a person chooses, a
 /// scanner that submits what it finds says nothing); every value from the database is escaped, and
 /// no full address appears (the recipients are shown as their rows recorded them, masked).
-public enum AckPageView {
+package enum AckPageView {
     /// What the page says about the streak (built from the store's facts by `AckPageModel`).
-    public struct Model: Sendable {
+    package struct Model: Sendable {
         /// The user's cleaned name.
-        public var userName: String
+        package var userName: String
         /// Days without a check-in, as of today (the alert's count while the streak is open).
-        public var missedDays: Int
+        package var missedDays: Int
         /// The last check-in before the streak.
-        public var lastCheckIn: CalendarDate
+        package var lastCheckIn: CalendarDate
         /// The alert's day.
-        public var alertDate: CalendarDate
+        package var alertDate: CalendarDate
         /// The day the user checked in again, if they did.
-        public var checkedInSince: CalendarDate?
+        package var checkedInSince: CalendarDate?
         /// Everyone the alert reached, masked, with whether it is the reader and when they acknowledged.
-        public var recipients: [(masked: String, isReader: Bool, acknowledgedAt: String?)]
+        package var recipients: [(masked: String, isReader: Bool, acknowledgedAt: String?)]
         /// When the reader acknowledged (`YYYY-MM-DD HH:mm`), if they did.
-        public var readerAcknowledgedAt: String?
+        package var readerAcknowledgedAt: String?
         /// The anti-forgery value of the form (only shown while the reader can still press).
-        public var formField: String
+        package var formField: String
     }
 
     /// The style sheet (small, readable on a 390-pixel phone and on a desktop).
-    public static let style = """
+    package static let style = """
         body{margin:0;background:#f4f5f7;color:#1d2433;font:17px/1.6 -apple-system,"Segoe UI","PingFang SC","Noto Sans CJK SC","Microsoft YaHei",sans-serif}\
         main{max-width:34rem;margin:0 auto;padding:1.5rem 1.25rem}\
         .card{background:#fff;border-radius:14px;padding:1.25rem 1.25rem 1.5rem;box-shadow:0 1px 3px rgba(0,0,0,.08)}\
@@ -50,11 +50,11 @@ public enum AckPageView {
 
     /// The Content-Security-Policy: nothing but the inline style sheet above and a POST to the
     /// page itself; no script, no frame, no image, no other origin.
-    public static let contentSecurityPolicy = "default-src 'none'; style-src '\(Digest.sha256Base64(style))'; "
+    package static let contentSecurityPolicy = "default-src 'none'; style-src '\(Digest.sha256Base64(style))'; "
         + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
     /// What the page says above its form after a submission that recorded nothing.
-    public enum Notice: Sendable {
+    package enum Notice: Sendable {
         /// The form came back without an answer (as a program that submits it as found sends it).
         case chooseOne
         /// The reader answered "I can't go now".
@@ -62,19 +62,19 @@ public enum AckPageView {
     }
 
     /// The form's field that carries the answer, and its two values.
-    public enum Answer: String, Sendable, CaseIterable {
+    package enum Answer: String, Sendable, CaseIterable {
         /// "I can't go now": nothing is recorded.
         case notMe = "no"
         /// "I'm on it": the acknowledgement.
         case going = "yes"
 
         /// The field's name.
-        public static let field = "going"
+        package static let field = "going"
     }
 
     /// The page for `model` in `language`, with the app's name (and a `notice` after a
     /// submission that recorded nothing).
-    public static func page(_ model: Model, language: AckLanguage, appName: String, notice: Notice? = nil) -> String {
+    package static func page(_ model: Model, language: AckLanguage, appName: String, notice: Notice? = nil) -> String {
         let t = AckText(language)
         let h = Escaping.html
         var body = "<h1>\(h(t.heading(model.userName, model.missedDays, checkedIn: model.checkedInSince != nil)))</h1>\n"
@@ -116,7 +116,7 @@ public enum AckPageView {
 
     /// The neutral page: the same for every link that is not good (malformed, forged, truncated,
     /// expired, unknown), and for a refused request — it tells nothing about why.
-    public static func neutral(language: AckLanguage, appName: String) -> String {
+    package static func neutral(language: AckLanguage, appName: String) -> String {
         let t = AckText(language)
         return document(title: "\(appName) · \(t.title)", language: language,
                         body: "<h1>\(Escaping.html(t.neutralHeading))</h1>\n<p>\(Escaping.html(t.neutralText))</p>\n")

@@ -9,13 +9,13 @@ import Foundation
 /// soon as they are accepted), and that cap must leave `reserve(for:)` of the process's limit for
 /// the database sessions, the mail and webhook connections, the journal and the runtime
 /// (docs/acknowledgement.md, "Limits").
-public enum DescriptorBudget {
+package enum DescriptorBudget {
     /// The soft and hard `RLIMIT_NOFILE`.
-    public struct Limit: Sendable, Equatable {
-        public var soft: Int
-        public var hard: Int
+    package struct Limit: Sendable, Equatable {
+        package var soft: Int
+        package var hard: Int
 
-        public init(soft: Int, hard: Int) {
+        package init(soft: Int, hard: Int) {
             self.soft = soft
             self.hard = hard
         }
@@ -23,22 +23,22 @@ public enum DescriptorBudget {
 
     /// The soft limit asked for at start: the hard limit, at most this (a process with a million
     /// descriptors allowed gains nothing, and some libraries walk every possible descriptor).
-    public static let ceiling = 65_536
+    package static let ceiling = 65_536
 
     /// The soft limit to ask for, given the current limit (never lower than it is).
-    public static func wanted(_ limit: Limit) -> Int { max(limit.soft, min(limit.hard, ceiling)) }
+    package static func wanted(_ limit: Limit) -> Int { max(limit.soft, min(limit.hard, ceiling)) }
 
     /// The descriptors kept for everything but the page: at least 256, and more where the daemon
     /// may hold more — its database sessions (`DatabaseSessions`), and for each of its senders
     /// (a run's and an all-clear pass's, `SMTP_CONNECTIONS` each) a mail and a webhook connection,
     /// plus 64 for the journal, the zone files and the runtime's own (an idle daemon holds ~40).
-    public static func reserve(for configuration: NotifierConfiguration) -> Int {
+    package static func reserve(for configuration: NotifierConfiguration) -> Int {
         max(256, DatabaseSessions(configuration).daemonDirect + 4 * configuration.smtp.connections + 64)
     }
 
     /// Nil when `maxConnections` page connections and the reserve fit in `limit.soft`; else what
     /// is wrong, for an error naming `ACK_MAX_CONNECTIONS`.
-    public static func problem(maxConnections: Int, limit: Limit, reserve: Int = 256) -> String? {
+    package static func problem(maxConnections: Int, limit: Limit, reserve: Int = 256) -> String? {
         guard maxConnections + reserve > limit.soft else { return nil }
         return "\(maxConnections) page connections and the \(reserve) descriptors kept for the database, mail and journal "
             + "need \(maxConnections + reserve), but the process may open only \(limit.soft) (RLIMIT_NOFILE; hard limit "
@@ -49,7 +49,7 @@ public enum DescriptorBudget {
     /// Raises the soft limit towards `wanted` (as far as the hard limit and the sandbox allow:
     /// the shipped unit sets `LimitNOFILE=` itself and forbids `setrlimit`) and returns the limit
     /// then in force.
-    public static func raise() -> Limit {
+    package static func raise() -> Limit {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return Limit(soft: 1024, hard: 1024) }
         let current = Limit(soft: Self.count(limit.rlim_cur), hard: Self.count(limit.rlim_max))

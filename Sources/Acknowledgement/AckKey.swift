@@ -10,26 +10,26 @@ import Values
 /// `verify` treats every bad token alike — not base64, the wrong length, a forged or truncated
 /// signature, expired — and does the same work for each (the MAC is always computed and compared
 /// in constant time), so neither the answer nor its time tells a forger which part was wrong.
-public struct AckKey: Sendable {
+package struct AckKey: Sendable {
     private let key: [UInt8]
 
     /// Bytes of a contact tag in a token.
-    public static let tagLength = 10
+    package static let tagLength = 10
     /// Bytes of the MAC in a token (128 bits).
     static let macLength = 16
 
     /// The key of `secret` (`ACK_SECRET`'s bytes as given).
-    public init(secret: Secret) { key = Array(secret.value.utf8) }
+    package init(secret: Secret) { key = Array(secret.value.utf8) }
 
     /// The token's text: base64url (no padding) of the payload and its MAC. 68 characters.
-    public func sign(_ token: AckToken) -> String {
+    package func sign(_ token: AckToken) -> String {
         guard let payload = token.payload else { preconditionFailure("AckKey.sign: user id is not a UUID") }
         return Self.base64URL(payload + mac(payload))
     }
 
     /// The token `text` names, when it is one this key signed and `today` is before its expiry;
     /// nil for anything else.
-    public func verify(_ text: String, today: CalendarDate) -> AckToken? {
+    package func verify(_ text: String, today: CalendarDate) -> AckToken? {
         let length = AckToken.payloadLength + Self.macLength
         let decoded = Self.decodeBase64URL(text)
         let bytes = decoded?.count == length ? decoded! : [UInt8](repeating: 0, count: length)
@@ -40,24 +40,24 @@ public struct AckKey: Sendable {
     }
 
     /// The tag of `contact` (trimmed and lower-cased first, as the delivery key holds it).
-    public func tag(contact: String) -> [UInt8] {
+    package func tag(contact: String) -> [UInt8] {
         let normalised = contact.trimmingCharacters(in: .whitespaces).lowercased()
         return Array(hmac(Array("contact:".utf8) + Array(normalised.utf8)).prefix(Self.tagLength))
     }
 
     /// Whether `tag` is the tag of `contact` (constant time).
-    public func tag(_ tag: [UInt8], matches contact: String) -> Bool {
+    package func tag(_ tag: [UInt8], matches contact: String) -> Bool {
         Self.constantTimeEqual(self.tag(contact: contact), tag)
     }
 
     /// The page's anti-forgery field for the token `text`: only a page this key rendered for that
     /// link carries it, so a POST made elsewhere (a forged form, a scanner) is refused.
-    public func formField(token text: String) -> String {
+    package func formField(token text: String) -> String {
         Self.base64URL(Array(hmac(Array("form:".utf8) + Array(text.utf8)).prefix(16)))
     }
 
     /// Whether `field` is `formField(token:)` of `text` (constant time).
-    public func formFieldMatches(_ field: String, token text: String) -> Bool {
+    package func formFieldMatches(_ field: String, token text: String) -> Bool {
         Self.constantTimeEqual(Array(formField(token: text).utf8), Array(field.utf8))
     }
 

@@ -5,12 +5,12 @@ import Values
 /// Makes the per-contact acknowledgement link of a message (docs/acknowledgement.md): `ACK_BASE_URL`, `/`, a
 /// token naming the user, the streak and the contact. One per configuration; nil links without
 /// `ACK_BASE_URL` (nothing changes in the mails then).
-public struct AckLinks: Sendable {
+package struct AckLinks: Sendable {
     private let settings: AckSettings
     private let key: AckKey
 
     /// The links of `configuration`; nil when it makes none (no `ACK_BASE_URL`).
-    public init?(_ configuration: NotifierConfiguration) {
+    package init?(_ configuration: NotifierConfiguration) {
         guard let ack = configuration.ack, ack.baseURL != nil else { return nil }
         settings = ack
         key = AckKey(secret: ack.secret)
@@ -18,7 +18,7 @@ public struct AckLinks: Sendable {
 
     /// The link for `contact` about the streak whose alert is dated `alertDate`, in a message made
     /// on `runDate` counting `missedDays` (which dates the streak's start, and so the expiry).
-    public func link(userID: String, alertDate: CalendarDate, contact: String, runDate: CalendarDate, missedDays: Int) -> String? {
+    package func link(userID: String, alertDate: CalendarDate, contact: String, runDate: CalendarDate, missedDays: Int) -> String? {
         guard UUID(uuidString: userID) != nil else { return nil }
         let token = AckToken(userID: userID, alertDate: alertDate,
                              expiresOn: AckToken.expiry(runDate: runDate, missedDays: missedDays, validDays: settings.validDays),

@@ -9,18 +9,18 @@ import Values
 /// The contact is named by a keyed tag of its address, not the address: links end up in proxies'
 /// access logs and browser histories, and the page finds the contact among the alert's few
 /// recipients by the tag.
-public struct AckToken: Sendable, Equatable {
+package struct AckToken: Sendable, Equatable {
     /// `users.id`, lower-case.
-    public let userID: String
+    package let userID: String
     /// The streak: the date of the alert the contact got.
-    public let alertDate: CalendarDate
+    package let alertDate: CalendarDate
     /// The first day the link no longer works.
-    public let expiresOn: CalendarDate
+    package let expiresOn: CalendarDate
     /// `AckKey.tag(contact:)` of the contact's address.
-    public let contactTag: [UInt8]
+    package let contactTag: [UInt8]
 
     /// Creates the value (`contactTag` must be `AckKey.tagLength` bytes).
-    public init(userID: String, alertDate: CalendarDate, expiresOn: CalendarDate, contactTag: [UInt8]) {
+    package init(userID: String, alertDate: CalendarDate, expiresOn: CalendarDate, contactTag: [UInt8]) {
         self.userID = userID.lowercased()
         self.alertDate = alertDate
         self.expiresOn = expiresOn
@@ -30,7 +30,7 @@ public struct AckToken: Sendable, Equatable {
     /// The day a link made on `runDate` for a message counting `missedDays` stops working:
     /// `validDays` after the streak's first missed day (`runDate - missedDays`). An alert and its
     /// follow-up give the same day (the follow-up's missed days grow with its run date).
-    public static func expiry(runDate: CalendarDate, missedDays: Int, validDays: Int) -> CalendarDate {
+    package static func expiry(runDate: CalendarDate, missedDays: Int, validDays: Int) -> CalendarDate {
         runDate.adding(days: validDays - missedDays)
     }
 

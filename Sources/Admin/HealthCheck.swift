@@ -14,28 +14,28 @@ import Webhook
 /// and warns of every role besides the notifier's that can reach its schema, or the app's tables
 /// without row-level security (`Exposure`: on Supabase, the app's anonymous key).
 /// Each finding says what is wrong in words, never with a secret.
-public struct HealthCheck: Sendable {
+package struct HealthCheck: Sendable {
     /// One line of the check's report.
-    public struct Finding: Sendable {
+    package struct Finding: Sendable {
         /// What was checked.
-        public let subject: String
+        package let subject: String
         /// Whether it is usable.
-        public let ok: Bool
+        package let ok: Bool
         /// Usable, but something the operator should look at (printed `warn`; no exit status).
-        public var warning = false
+        package var warning = false
         /// Details.
-        public let detail: String
+        package let detail: String
     }
 
     /// The configuration to check.
-    public let configuration: NotifierConfiguration
+    package let configuration: NotifierConfiguration
 
     /// Creates a check.
-    public init(configuration: NotifierConfiguration) { self.configuration = configuration }
+    package init(configuration: NotifierConfiguration) { self.configuration = configuration }
 
     /// Runs every check (none stops the others) and returns the findings in order, with the exit
     /// status they mean: 78 for configuration problems, 69 for an unreachable server, else 0.
-    public func run() -> (findings: [Finding], status: ExitStatus) {
+    package func run() -> (findings: [Finding], status: ExitStatus) {
         var findings: [Finding] = []
         var status = ExitStatus.success
         var ackCount: String?

@@ -9,14 +9,14 @@ import Values
 /// (the alert by default) that the user's `N`th contact in force (the first by default) would
 /// receive on a run date, with what the rule decides for that user and the contacts it would mail.
 /// Reads only. An all-clear or a follow-up is threaded under a placeholder alert id.
-public struct MessagePreview: Sendable {
+package struct MessagePreview: Sendable {
     /// What the rule says about the user on the run date, in words.
-    public let verdict: String
+    package let verdict: String
     /// The message, when the user's name and address are usable.
-    public let message: [UInt8]?
+    package let message: [UInt8]?
 
     /// Builds the preview for `userID` on `runDate`; throws `PreviewError` for an unknown user.
-    public static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate,
+    package static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate,
                             kind: DeliveryJob.Kind = .alert, contact: Int = 1) throws -> MessagePreview {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         let rule = configuration.rule
@@ -79,8 +79,8 @@ public struct MessagePreview: Sendable {
 }
 
 /// An invalid `--preview` argument (exit 64).
-public struct PreviewError: Error, CustomStringConvertible, Sendable {
+package struct PreviewError: Error, CustomStringConvertible, Sendable {
     /// What is wrong.
-    public let message: String
-    public var description: String { message }
+    package let message: String
+    package var description: String { message }
 }

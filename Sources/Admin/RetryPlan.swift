@@ -9,17 +9,17 @@ import Values
 /// `sileme-notifier retry`: which failed or stuck mails of a run date would be re-attempted now,
 /// and what the rule says about each user today (a user who checked in since, or whose streak
 /// was notified in the meantime, is not mailed).
-public struct RetryPlan: Sendable {
+package struct RetryPlan: Sendable {
     /// One row to retry, with the rule's current decision (nil: no longer due).
-    public struct Entry: Sendable {
+    package struct Entry: Sendable {
         /// The row.
-        public let target: RetryTarget
+        package let target: RetryTarget
         /// `send` when it will be re-attempted; another decision or nil when it will not.
-        public let decision: Decision?
+        package let decision: Decision?
     }
 
     /// The entries, by user id.
-    public let entries: [Entry]
+    package let entries: [Entry]
 
     /// Reads the plan for `kinds` (every kind when nil). An alert is re-attempted when the rule
     /// still says `send` for its user (to the contacts in force now), or — when another contact of
@@ -27,7 +27,7 @@ public struct RetryPlan: Sendable {
     /// crashed claim, not a refusal) and its address is still a contact of the user, or it is a
     /// webhook event (refused or not) and the channel is on;
     /// an all-clear, a follow-up or an introduction whenever it is still owed.
-    public static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
+    package static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration)
         try RowSecurity.verify(db)
@@ -57,5 +57,5 @@ public struct RetryPlan: Sendable {
     }
 
     /// The users that will be re-attempted.
-    public var usersToSend: Set<String> { Set(entries.filter { $0.decision == .send }.map(\.target.userID)) }
+    package var usersToSend: Set<String> { Set(entries.filter { $0.decision == .send }.map(\.target.userID)) }
 }

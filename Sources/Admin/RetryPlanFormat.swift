@@ -2,9 +2,9 @@ import Values
 import Output
 
 /// The `retry --dry-run` listing as a table (100 columns) or one JSON object.
-public enum RetryPlanFormat {
+package enum RetryPlanFormat {
     /// `USER  STATUS  ATTEMPTS  NOW  LAST ERROR` lines and a total.
-    public static func table(_ plan: RetryPlan, runDate: CalendarDate) -> String {
+    package static func table(_ plan: RetryPlan, runDate: CalendarDate) -> String {
         var text = "Retry for \(runDate): \(plan.usersToSend.count) of \(plan.entries.count) failed or stuck would be sent again\n"
         text += "USER      KIND          STATUS   TRIES  NOW               LAST ERROR\n"
         for entry in plan.entries {
@@ -21,7 +21,7 @@ public enum RetryPlanFormat {
     }
 
     /// `{"run_date":…, "retry":[{"user_id":…, "kind":…, "channel":…, "status":…, "attempts":…, "last_error":…, "recipient":…, "decision":…}], "will_send": n}`.
-    public static func json(_ plan: RetryPlan, runDate: CalendarDate) -> String {
+    package static func json(_ plan: RetryPlan, runDate: CalendarDate) -> String {
         let rows = plan.entries.map { entry in
             "{\"user_id\":\(Escaping.json(entry.target.userID)),\"kind\":\(Escaping.json(entry.target.kind)),"
                 + "\"channel\":\(Escaping.json(entry.target.channel)),"

@@ -8,9 +8,9 @@ import Values
 /// Precedence, lowest first: documented defaults, the configuration file (`KEY=VALUE` lines, the
 /// same format systemd's `EnvironmentFile=` reads), environment variables, and for secrets a value
 /// given directly over a `*_FILE` path over a credential in `$CREDENTIALS_DIRECTORY`.
-public struct ConfigurationLoader: Sendable {
+package struct ConfigurationLoader: Sendable {
     /// Every setting the file and the environment may hold.
-    public static let knownKeys: [String] = [
+    package static let knownKeys: [String] = [
         "DATABASE_URL", "DATABASE_URL_FILE", "MAIL_TRANSPORT", "OUTBOX_DIR",
         "SMTP_HOST", "SMTP_PORT", "SMTP_USER", "SMTP_PASSWORD", "SMTP_PASSWORD_FILE", "SMTP_TLS",
         "SMTP_CA_FILE", "SMTP_TIMEOUT_SECONDS", "SMTP_RETRY_ATTEMPTS", "SMTP_RETRY_BACKOFF_SECONDS",
@@ -29,18 +29,18 @@ public struct ConfigurationLoader: Sendable {
     ]
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// The configuration file, if any. A missing explicit file is an error.
-    public var filePath: String?
+    package var filePath: String?
 
     /// Creates a loader over `environment` and an optional configuration file.
-    public init(environment: [String: String], filePath: String?) {
+    package init(environment: [String: String], filePath: String?) {
         self.environment = environment
         self.filePath = filePath
     }
 
     /// Reads and validates everything; throws the first problem found.
-    public func load() throws(ConfigurationError) -> NotifierConfiguration {
+    package func load() throws(ConfigurationError) -> NotifierConfiguration {
         var values = try fileValues()
         for key in Self.knownKeys {
             if let value = environment[key] { values[key] = value }
@@ -178,7 +178,7 @@ public struct ConfigurationLoader: Sendable {
 
     /// Checks what sending mail needs beyond `load()`: a sender address; for SMTP a password when a
     /// user is set, for the outbox its folder.
-    public static func validateForSending(_ config: NotifierConfiguration) throws(ConfigurationError) {
+    package static func validateForSending(_ config: NotifierConfiguration) throws(ConfigurationError) {
         guard config.fromEmail != nil else {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "is required to send mail")
         }

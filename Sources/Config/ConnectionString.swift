@@ -5,10 +5,10 @@ import Values
 /// `DATABASE_URL` as text: its syntax checked by libpq's own parser when the configuration is
 /// loaded (so a malformed one stops startup naming the setting), and libpq's messages about it
 /// with every secret taken out.
-public enum ConnectionString {
+package enum ConnectionString {
     /// What is wrong with the syntax of `conninfo` (a URI or `key=value` string), in libpq's words
     /// with the secrets taken out; nil when libpq can parse it.
-    public static func syntaxProblem(_ conninfo: Secret) -> String? {
+    package static func syntaxProblem(_ conninfo: Secret) -> String? {
         guard !conninfo.value.isEmpty else { return nil }
         var error: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(conninfo.value, &error) else {

@@ -6,22 +6,22 @@
 /// REST API's, every table created there is granted to the roles of the app's anonymous key, and
 /// a table without row-level security is open to anyone who has the app. A schema of its own is
 /// served by no API and granted to nobody but the notifier's role.
-public struct DatabaseSchema: Sendable, Equatable, CustomStringConvertible {
+package struct DatabaseSchema: Sendable, Equatable, CustomStringConvertible {
     /// The schema's name: lower-case letters, digits and `_`, so that it never needs quoting.
-    public let name: String
+    package let name: String
 
     /// `sileme`, the default; SQL in this project names the notifier's objects `sileme.<name>`.
-    public static let standard = DatabaseSchema(checked: "sileme")
+    package static let standard = DatabaseSchema(checked: "sileme")
 
     /// Schemas that are never the notifier's: the app's (`public`), PostgreSQL's own, and those
     /// Supabase creates and serves or manages.
-    public static let refused: Set<String> = [
+    package static let refused: Set<String> = [
         "public", "information_schema", "auth", "storage", "graphql", "graphql_public", "realtime",
         "extensions", "vault", "supabase_functions", "supabase_migrations", "net", "cron", "pgbouncer",
     ]
 
     /// Validates a name from `DATABASE_SCHEMA`.
-    public init(_ name: String) throws(ConfigurationError) {
+    package init(_ name: String) throws(ConfigurationError) {
         let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
         guard !name.isEmpty, name.utf8.count <= 63, allowed, !(name.first?.isNumber ?? true) else {
             throw ConfigurationError(setting: "DATABASE_SCHEMA",
@@ -36,5 +36,5 @@ public struct DatabaseSchema: Sendable, Equatable, CustomStringConvertible {
 
     private init(checked name: String) { self.name = name }
 
-    public var description: String { name }
+    package var description: String { name }
 }

@@ -12,23 +12,23 @@
 /// `DATABASE_URL` (a direct `DATABASE_URL` and no `DATABASE_LISTEN_URL`; never through a pooler).
 /// Under a smaller pool a run starts with the senders that got a session; with fewer than
 /// `minimumForRun` it fails after `PGConnection.sessionWaitSeconds`, naming the settings.
-public struct DatabaseSessions: Sendable, Equatable, CustomStringConvertible {
+package struct DatabaseSessions: Sendable, Equatable, CustomStringConvertible {
     /// The senders of a run (`SMTP_CONNECTIONS`).
-    public let senders: Int
+    package let senders: Int
     /// A run's sessions at most: run lock + run + recorder + senders.
-    public let run: Int
+    package let run: Int
     /// The daemon's sessions at most through a pooler (no `LISTEN` session on `DATABASE_URL`).
-    public let daemon: Int
+    package let daemon: Int
     /// The daemon's on a direct `DATABASE_URL` without `DATABASE_LISTEN_URL` (its `LISTEN` session
     /// too).
-    public let daemonDirect: Int
+    package let daemonDirect: Int
 
     /// The sessions below which a run cannot send at all: run lock, run, recorder, one sender.
-    public static let minimumForRun = 4
+    package static let minimumForRun = 4
 
     /// The counts for `SMTP_CONNECTIONS` = `senders`, with the acknowledgement page's session
     /// when `ackPage`, and the `LISTEN` session's when `separateListenURL` is false.
-    public init(senders: Int, ackPage: Bool, separateListenURL: Bool) {
+    package init(senders: Int, ackPage: Bool, separateListenURL: Bool) {
         self.senders = senders
         run = 3 + senders
         // The run's, the fold's, an all-clear pass's (its session, recorder, senders), the page's.
@@ -37,13 +37,13 @@ public struct DatabaseSessions: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The counts for `configuration`.
-    public init(_ configuration: NotifierConfiguration) {
+    package init(_ configuration: NotifierConfiguration) {
         self.init(senders: configuration.smtp.connections, ackPage: configuration.ack != nil,
                   separateListenURL: configuration.databaseListenURL != nil)
     }
 
     /// `a run 7 (run lock, run, recorder, 4 senders: SMTP_CONNECTIONS), the daemon 14`.
-    public var description: String {
+    package var description: String {
         "a run \(run) (run lock, run, recorder, \(senders) sender\(senders == 1 ? "" : "s"): SMTP_CONNECTIONS), the daemon \(daemon)"
             + (daemonDirect != daemon ? " (\(daemonDirect) on a direct connection, with its LISTEN session)" : "")
     }

@@ -1,5 +1,5 @@
 /// How messages leave the notifier (`MAIL_TRANSPORT`).
-public enum MailTransportKind: String, Sendable, CaseIterable {
+package enum MailTransportKind: String, Sendable, CaseIterable {
     /// Over SMTP to `SMTP_HOST` (the default).
     case smtp
     /// As one RFC 5322 file per message in the Maildir-style folder `OUTBOX_DIR`, for a local

@@ -4,90 +4,90 @@ import Values
 
 /// The daemon's whole configuration as typed values, read once at the edge
 /// (`ConfigurationLoader`) and passed inward.
-public struct NotifierConfiguration: Sendable {
+package struct NotifierConfiguration: Sendable {
     /// `DATABASE_URL`: a libpq connection string or URI; empty means libpq's `PG*` defaults.
-    public var databaseURL: Secret = Secret("")
+    package var databaseURL: Secret = Secret("")
     /// `DATABASE_READ_URL`: a hot standby the dry run and `report` read from; nil reads the primary.
-    public var databaseReadURL: Secret?
+    package var databaseReadURL: Secret?
     /// `DATABASE_SCHEMA`: where the notifier's own tables and functions live (default `sileme`).
-    public var databaseSchema = DatabaseSchema.standard
+    package var databaseSchema = DatabaseSchema.standard
     /// `MAIL_TRANSPORT`: SMTP (default) or the file outbox.
-    public var mailTransport: MailTransportKind = .smtp
+    package var mailTransport: MailTransportKind = .smtp
     /// SMTP server settings (used when `mailTransport` is `.smtp`).
-    public var smtp = SMTPSettings()
+    package var smtp = SMTPSettings()
     /// `OUTBOX_DIR`: the Maildir-style folder messages are written to when `mailTransport` is
     /// `.outbox` (required then; it must exist, its `tmp/`, `new/` and `cur/` are created).
-    public var outboxDirectory: String?
+    package var outboxDirectory: String?
     /// `FROM_EMAIL`: the sender address (required to send mail).
-    public var fromEmail: String?
+    package var fromEmail: String?
     /// `FROM_NAME`: the sender's display name.
-    public var fromName: String = "一键打卡团队"
+    package var fromName: String = "一键打卡团队"
     /// `APP_NAME`: the app's name as templates show it.
-    public var appName: String = "一键打卡"
+    package var appName: String = "一键打卡"
     /// `NOTIFY_TIME`: the daily fire time in the service zone (default 09:00).
-    public var notifyTime = TimeOfDay(hour: 9, minute: 0)
+    package var notifyTime = TimeOfDay(hour: 9, minute: 0)
     /// `NOTIFY_TIME_ZONE`: the service zone that defines days (default Asia/Shanghai).
-    public var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
+    package var timeZone: TimeZone = TimeZone(identifier: "Asia/Shanghai")!
     /// `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`: the schedule of every user who set neither their own
     /// zone nor their own time (docs/user-time.md).
-    public var schedule: DailySchedule { DailySchedule(time: notifyTime, timeZone: timeZone) }
+    package var schedule: DailySchedule { DailySchedule(time: notifyTime, timeZone: timeZone) }
     /// `MISS_THRESHOLD_DAYS`, `CATCH_UP_DAYS` and `SUPERSEDE` (default on).
-    public var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
+    package var rule = MissRule(thresholdDays: 2, catchUpDays: 7)
     /// `INTAKE_DROP_RATIO`, `INTAKE_MIN_USERS`, `HOLD_HOURS`: the alerts held over a day on which
     /// the app could record far fewer check-ins than usual (docs/intake-hold.md).
-    public var intakeGuard = IntakeGuard()
+    package var intakeGuard = IntakeGuard()
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
-    public var templateDirectory: String?
+    package var templateDirectory: String?
     /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently
     /// failed mail (default 300; doubled per round, at most 2 hours apart, until the day ends).
-    public var retryLaterSeconds: Double = 300
+    package var retryLaterSeconds: Double = 300
     /// `DATABASE_RECONNECT_SECONDS`: how long a run keeps reconnecting after its database
     /// connection broke (a PostgreSQL restart) before it gives up; 0 gives up at once.
-    public var databaseReconnectSeconds: Double = 60
+    package var databaseReconnectSeconds: Double = 60
     /// `CLAIM_LEASE_SECONDS`: how long a claim or the run lock made through a connection pooler
     /// stays held without renewal (the run renews it every quarter of that while it works); after
     /// a crash there, the next run takes over once it has run out (default 120). On a direct
     /// connection a crashed run's claims are taken over at once, whatever the lease.
-    public var claimLeaseSeconds: Double = 120
+    package var claimLeaseSeconds: Double = 120
     /// `HEARTBEAT_URL`: a dead man's switch pinged after each daemon run (`/fail` appended on failure).
-    public var heartbeatURL: String?
+    package var heartbeatURL: String?
     /// `MIGRATIONS_DIR`: folder with the versioned SQL migrations; nil searches the usual places.
-    public var migrationsDirectory: String?
+    package var migrationsDirectory: String?
     /// `METRICS_FILE`: where the daemon and every run write their metrics for node_exporter's
     /// textfile collector (atomically); nil writes none.
-    public var metricsFile: String?
+    package var metricsFile: String?
     /// `RETENTION_DAYS`: the daemon deletes `notification_logs` and `notifier_runs` rows older than
     /// this many days after its daily run; 0 keeps everything.
-    public var retentionDays: Int = 0
+    package var retentionDays: Int = 0
     /// The webhook channel (`WEBHOOK_*`); nil when `WEBHOOK_URL` is unset, the channel off.
-    public var webhook: WebhookSettings?
+    package var webhook: WebhookSettings?
     /// `USER_REMINDER`: on the first missed day the run sends `checkin.reminder` over the webhook
     /// for the app to remind the user (default off; on needs the webhook and that event type).
-    public var userReminder: Bool = false
+    package var userReminder: Bool = false
 
     /// `FOLLOW_UP_DAYS`: with N > 0, a streak still open N days after its alert gets one
     /// follow-up to each contact that got the alert, threaded under it; 0 (default) sends none.
-    public var followUpDays: Int = 0
+    package var followUpDays: Int = 0
     /// `INTRODUCE_CONTACTS`: a contact named for the first time gets one introduction (default on).
-    public var introduceContacts: Bool = true
+    package var introduceContacts: Bool = true
     /// `ALL_CLEAR_POLL_SECONDS`: how often the daemon looks for check-ins that end an alerted
     /// streak when it cannot listen for them (through a pooler), and how often it sweeps anyway
     /// while it listens (default 30).
-    public var allClearPollSeconds: Double = 30
+    package var allClearPollSeconds: Double = 30
     /// The acknowledgement page (`ACK_*`, docs/acknowledgement.md); nil when neither
     /// `ACK_BASE_URL` nor `ACK_LISTEN` is set: no link in any mail, no listener.
-    public var ack: AckSettings?
+    package var ack: AckSettings?
     /// `DATABASE_LISTEN_URL`: a direct (unpooled) connection for `LISTEN`, where `DATABASE_URL`
     /// goes through a transaction pooler; nil listens on `DATABASE_URL` when that is direct.
-    public var databaseListenURL: Secret?
+    package var databaseListenURL: Secret?
 
     /// Where the read-only reports (the dry run, `--preview`, `report`) read: `DATABASE_READ_URL`,
     /// else `DATABASE_URL`.
-    public var readDatabaseURL: Secret { databaseReadURL ?? databaseURL }
+    package var readDatabaseURL: Secret { databaseReadURL ?? databaseURL }
 
     /// `OUTBOX_DIR`, which `MAIL_TRANSPORT=outbox` requires: the one place that says so (the
     /// loader, `ConfigurationLoader.validateForSending` and the outbox transport ask here).
-    public func requireOutboxDirectory() throws(ConfigurationError) -> String {
+    package func requireOutboxDirectory() throws(ConfigurationError) -> String {
         guard let directory = outboxDirectory, !directory.isEmpty else {
             throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
         }
@@ -95,17 +95,17 @@ public struct NotifierConfiguration: Sendable {
     }
 
     /// Creates a configuration with every documented default.
-    public init() {}
+    package init() {}
 }
 
 extension NotifierConfiguration {
     /// Whether messages of `kind` also go out as webhook events: `WEBHOOK_URL` is set and
     /// `WEBHOOK_EVENTS` lists the kind's event type.
-    public func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhook?.sends(kind.webhookEventType) ?? false }
+    package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhook?.sends(kind.webhookEventType) ?? false }
 
     /// The channels messages of `kind` travel on: e-mail (every kind but the reminder), and the
     /// webhook when it sends the kind.
-    public func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
+    package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
         (kind == .reminder ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
     }
 }

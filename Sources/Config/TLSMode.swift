@@ -1,5 +1,5 @@
 /// How the SMTP connection is protected (`SMTP_TLS`).
-public enum TLSMode: String, Sendable, CaseIterable {
+package enum TLSMode: String, Sendable, CaseIterable {
     /// Plain connection upgraded with STARTTLS, which must succeed (never falls back to clear text).
     case starttls
     /// Implicit TLS from the first byte (`smtps://`, usually port 465).
@@ -8,7 +8,7 @@ public enum TLSMode: String, Sendable, CaseIterable {
     case none
 
     /// The port used when `SMTP_PORT` is not set.
-    public var defaultPort: Int {
+    package var defaultPort: Int {
         switch self {
         case .starttls: 587
         case .tls: 465

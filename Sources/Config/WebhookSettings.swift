@@ -5,39 +5,39 @@ import Values
 /// The webhook channel: where events are POSTed, the key that signs them, which event types go
 /// out, and how the body is made. `NotifierConfiguration.webhook` holds one only when
 /// `WEBHOOK_URL` is set.
-public struct WebhookSettings: Sendable {
+package struct WebhookSettings: Sendable {
     /// `WEBHOOK_URL`: the `http://` or `https://` endpoint. Kept as a secret because its userinfo
     /// or query may hold the receiver's own key (a chat bot's `?key=…`): show `displayURL`.
-    public var url: Secret
+    package var url: Secret
     /// The signing key, from `WEBHOOK_SECRET`, `WEBHOOK_SECRET_FILE` or the `webhook-secret`
     /// credential.
-    public var signingKey: SigningKey
+    package var signingKey: SigningKey
     /// `WEBHOOK_CA_FILE`: a PEM bundle to verify the endpoint with instead of the system store.
-    public var caFile: String?
+    package var caFile: String?
     /// `WEBHOOK_TIMEOUT_SECONDS`: the bound on connecting and on the whole request (default 10).
-    public var timeoutSeconds: Int = 10
+    package var timeoutSeconds: Int = 10
     /// `WEBHOOK_EVENTS`: the event types that are sent (default: all of them). `ping` is not
     /// among them and always goes out (see `sends(_:)`).
-    public var events: Set<WebhookEventType> = Set(WebhookEventType.selectable)
+    package var events: Set<WebhookEventType> = Set(WebhookEventType.selectable)
     /// `WEBHOOK_BODY_TEMPLATE`: a Mustache file whose rendering replaces the JSON body; nil sends
     /// the event's own JSON.
-    public var bodyTemplate: BodyTemplate?
+    package var bodyTemplate: BodyTemplate?
 
     /// Settings for `url` signed with `signingKey`, every other value its documented default.
-    public init(url: Secret, signingKey: SigningKey) {
+    package init(url: Secret, signingKey: SigningKey) {
         self.url = url
         self.signingKey = signingKey
     }
 
     /// Whether events of `type` are sent: those `WEBHOOK_EVENTS` lists, and `ping` always.
-    public func sends(_ type: WebhookEventType) -> Bool { type == .ping || events.contains(type) }
+    package func sends(_ type: WebhookEventType) -> Bool { type == .ping || events.contains(type) }
 
     /// `url` as logs and reports may show it: scheme, host, port and path, without the userinfo,
     /// the query and the fragment.
-    public var displayURL: String { Self.displayURL(url.value) }
+    package var displayURL: String { Self.displayURL(url.value) }
 
     /// `url` without its userinfo, query and fragment (`<invalid URL>` when it does not parse).
-    public static func displayURL(_ url: String) -> String {
+    package static func displayURL(_ url: String) -> String {
         guard let parts = URLComponents(string: url), let scheme = parts.scheme, let host = parts.host else { return "<invalid URL>" }
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return "\(scheme)://\(hostPart)" + (parts.port.map { ":\($0)" } ?? "") + parts.percentEncodedPath
@@ -47,17 +47,17 @@ public struct WebhookSettings: Sendable {
 extension WebhookSettings {
     /// The HMAC key of the Standard Webhooks signature: the base64-decoded part of a
     /// `whsec_<base64>` secret, or of a bare base64 secret. Never prints itself.
-    public struct SigningKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    package struct SigningKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
         /// The key's bytes: read them only where they are handed to HMAC.
         package let bytes: [UInt8]
 
         /// The fewest bytes accepted (192 bits, the Standard Webhooks recommendation's minimum).
-        public static let minimumBytes = 24
+        package static let minimumBytes = 24
         /// The most bytes accepted (a file of another kind given by mistake is refused).
-        public static let maximumBytes = 512
+        package static let maximumBytes = 512
 
         /// Decodes `secret` (white space around it ignored). The error never holds the secret.
-        public init(secret: Secret) throws(Problem) {
+        package init(secret: Secret) throws(Problem) {
             var text = Substring(secret.value.trimmingCharacters(in: .whitespacesAndNewlines))
             if text.hasPrefix("whsec_") { text = text.dropFirst(6) }
             guard let bytes = Self.base64(text) else { throw .notBase64 }
@@ -81,17 +81,17 @@ extension WebhookSettings {
             return Data(base64Encoded: padded).map { Array($0) }
         }
 
-        public var description: String { "<redacted>" }
-        public var debugDescription: String { "<redacted>" }
+        package var description: String { "<redacted>" }
+        package var debugDescription: String { "<redacted>" }
 
         /// What is wrong with a secret, in words that never quote it.
-        public enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        package enum Problem: Error, Sendable, Equatable, CustomStringConvertible {
             /// Neither `whsec_` followed by base64 nor bare base64.
             case notBase64
             /// It decodes to this many bytes, outside `minimumBytes...maximumBytes`.
             case length(Int)
 
-            public var description: String {
+            package var description: String {
                 switch self {
                 case .notBase64:
                     "must be whsec_ followed by base64, or base64 alone (the value is not shown)"
@@ -106,15 +106,15 @@ extension WebhookSettings {
     /// The parsed `WEBHOOK_BODY_TEMPLATE` file. Parsed when the configuration is loaded, so a
     /// broken template stops the program at start (exit 78) instead of failing every event. Its
     /// errors say where, never quote the template (which may hold a gateway's API key).
-    public struct BodyTemplate: Sendable {
+    package struct BodyTemplate: Sendable {
         /// The file it was read from.
-        public let path: String
+        package let path: String
         /// The template, compiled without Mustache's HTML escaping (the webhook escapes every
         /// value for JSON before rendering).
         package let template: MustacheTemplate
 
         /// Reads and parses the file at `path`.
-        public init(path: String) throws(ConfigurationError) {
+        package init(path: String) throws(ConfigurationError) {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue,
                   let data = FileManager.default.contents(atPath: path) else {

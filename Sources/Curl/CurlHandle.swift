@@ -10,9 +10,9 @@ import Values
 /// the webhook transports each own one and set their protocol's options on `easy`.
 ///
 /// Blocking; one per thread (a curl easy handle must not be used by two threads).
-public final class CurlHandle {
+package final class CurlHandle {
     /// The easy handle, for the owner's options and callbacks.
-    public let easy: UnsafeMutableRawPointer
+    package let easy: UnsafeMutableRawPointer
     private let multi: UnsafeMutableRawPointer
     private let waiting = WaitHook()
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
@@ -21,25 +21,25 @@ public final class CurlHandle {
 
     /// How long a transfer in flight may go on after a stop: long enough for a normal send (or a
     /// slow server's second) to finish, short enough for the process to exit within two seconds.
-    public static let stopGrace: TimeInterval = 1.2
+    package static let stopGrace: TimeInterval = 1.2
 
     /// Called from inside a transfer about once a second while libcurl waits for the server
     /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
-    public var onWait: (@Sendable () -> Void)? {
+    package var onWait: (@Sendable () -> Void)? {
         get { waiting.action }
         set { waiting.action = newValue }
     }
 
     /// The process's stop signal: once raised, a transfer still going after `stopGrace` seconds
     /// is given up (`CURLE_ABORTED_BY_CALLBACK`, the connection closed).
-    public var stop: StopSignal? {
+    package var stop: StopSignal? {
         get { waiting.stop }
         set { waiting.stop = newValue }
     }
 
     /// Sets libcurl up for the process (once: `curl_global_init`, `SIGPIPE` ignored) and makes
     /// the handles; nil when libcurl cannot.
-    public init?() {
+    package init?() {
         guard sileme_curl_runtime_init() == CURLE_OK, let easy = curl_easy_init() else { return nil }
         guard let multi = curl_multi_init() else {
             curl_easy_cleanup(easy)
@@ -68,40 +68,40 @@ public final class CurlHandle {
     }
 
     /// Sets a number option; a refusal is kept for `refusal` (the first one wins).
-    public func set(_ option: CURLoption, _ value: Int) {
+    package func set(_ option: CURLoption, _ value: Int) {
         if refused == CURLE_OK { refused = sileme_curl_setopt_long(easy, option, value) }
     }
 
     /// Sets a text option; a refusal is kept for `refusal` (the first one wins).
-    public func set(_ option: CURLoption, _ value: String) {
+    package func set(_ option: CURLoption, _ value: String) {
         if refused == CURLE_OK { refused = sileme_curl_setopt_string(easy, option, value) }
     }
 
     /// Keeps `code` as the refusal when it is the first (for options set through the shims' own calls).
-    public func note(_ code: CURLcode) {
+    package func note(_ code: CURLcode) {
         if refused == CURLE_OK { refused = code }
     }
 
     /// libcurl's words for the first option it refused; nil when it took them all.
-    public var refusal: String? { refused == CURLE_OK ? nil : String(cString: curl_easy_strerror(refused)) }
+    package var refusal: String? { refused == CURLE_OK ? nil : String(cString: curl_easy_strerror(refused)) }
 
     /// Runs the prepared transfer, driving it at least every 100 ms so that the progress callback
     /// looks at the stop signal that often.
-    public func perform() -> CURLcode {
+    package func perform() -> CURLcode {
         errorBuffer[0] = 0
         return sileme_curl_multi_run(multi, easy, 100)
     }
 
     /// What went wrong with a transfer that ended with `code`: `whenStopped` when the stop gave it
     /// up, else libcurl's own detail (its error buffer, or the code's text).
-    public func detail(_ code: CURLcode, whenStopped: String) -> String {
+    package func detail(_ code: CURLcode, whenStopped: String) -> String {
         if code == CURLE_ABORTED_BY_CALLBACK { return whenStopped }
         let detail = String(cString: errorBuffer)
         return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
     }
 
     /// The last transfer's response code (SMTP reply or HTTP status; 0 when none came).
-    public var responseCode: Int {
+    package var responseCode: Int {
         var code = 0
         _ = sileme_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code)
         return code

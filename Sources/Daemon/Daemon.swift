@@ -18,9 +18,9 @@ import Values
 ///
 /// Blocking: `run()` occupies the calling thread until `requestStop()`. `requestStop()` and
 /// `requestReload()` may be called from any thread (the signal handlers).
-public final class Daemon: @unchecked Sendable {
+package final class Daemon: @unchecked Sendable {
     /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
-    public typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
+    package typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
 
     private var configuration: NotifierConfiguration {
         didSet { shared.withLock { $0 = configuration } }
@@ -51,7 +51,7 @@ public final class Daemon: @unchecked Sendable {
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
-    public init(configuration: NotifierConfiguration, reloadConfiguration: @escaping ConfigurationSource,
+    package init(configuration: NotifierConfiguration, reloadConfiguration: @escaping ConfigurationSource,
                 logger: Logger, systemd: SystemdNotifier = SystemdNotifier(), clock: any Clock = SystemClock(),
                 host: String = ProcessInfo.processInfo.hostName, stop: StopSignal = StopSignal()) throws {
         self.stop = stop
@@ -68,10 +68,10 @@ public final class Daemon: @unchecked Sendable {
 
     /// Asks the daemon to stop (raises its stop signal): a run in progress finishes the messages
     /// in flight and records them, every wait returns; then `run()` returns.
-    public func requestStop() { stop.stop() }
+    package func requestStop() { stop.stop() }
 
     /// Asks the daemon to re-read its configuration and templates (between runs).
-    public func requestReload() {
+    package func requestReload() {
         reloadRequested.withLock { $0 = true }
         timer.cancel()
     }
@@ -80,7 +80,7 @@ public final class Daemon: @unchecked Sendable {
 
     /// Runs until stopped. Returns 0 after a clean stop, 78 for a configuration or schema problem
     /// found at start, 69 when the database cannot be reached at start.
-    public func run() -> ExitStatus {
+    package func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
         // The acknowledgement page (ACK_LISTEN): listening before READY, stopped by the same signal.
         let page = AckPageServer(configuration: configuration, logger: logger, stop: stop)

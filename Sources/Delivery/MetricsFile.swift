@@ -8,16 +8,16 @@ import Values
 /// atomically (a temporary file in the same folder, then `rename`) after every run — the
 /// daemon's, a timer's `--run-now`, `retry` — and by the daemon at start. The figures come from
 /// the database (`Housekeeping.figures`), so they say the same whichever process ran last.
-public struct MetricsFile: Sendable {
+package struct MetricsFile: Sendable {
     /// The file.
-    public let path: String
+    package let path: String
 
     /// A writer for `path`.
-    public init(path: String) { self.path = path }
+    package init(path: String) { self.path = path }
 
     /// Reads the figures and rewrites the file; a failure is logged, never thrown (metrics must not
     /// fail a run). Does nothing without `METRICS_FILE`.
-    public static func update(_ configuration: NotifierConfiguration, _ db: PGConnection, logger: Logger, now: Date = Date()) {
+    package static func update(_ configuration: NotifierConfiguration, _ db: PGConnection, logger: Logger, now: Date = Date()) {
         guard let path = configuration.metricsFile else { return }
         do {
             let today = CalendarDate(now, in: configuration.timeZone)
@@ -29,7 +29,7 @@ public struct MetricsFile: Sendable {
     }
 
     /// The text of the file: `HELP` and `TYPE` lines, then the samples, names `sileme_notifier_*`.
-    public static func render(_ figures: Housekeeping.Figures, now: Date) -> String {
+    package static func render(_ figures: Housekeeping.Figures, now: Date) -> String {
         var text = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: Double)]) {
             text += "# HELP sileme_notifier_\(name) \(help)\n# TYPE sileme_notifier_\(name) \(type)\n"
@@ -72,7 +72,7 @@ public struct MetricsFile: Sendable {
     }
 
     /// Writes `text` atomically: readers see the old file or the new one, never a part.
-    public func write(_ text: String) throws {
+    package func write(_ text: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
         let temporary = "\(folder)/.\((path as NSString).lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),

@@ -12,25 +12,25 @@ import Values
 /// **report** (`notifier_runs`, the metrics file, the journal's summary, all from one `RunTally`).
 /// The daily run, `retry` and the daemon's all-clear pass are the same shape over a different
 /// `RunPlan.Scope`; the dry run prints the plan instead of carrying it out.
-public struct NotificationRun: Sendable {
+package struct NotificationRun: Sendable {
     /// The configuration in force.
-    public let configuration: NotifierConfiguration
+    package let configuration: NotifierConfiguration
     /// `D`.
-    public let runDate: CalendarDate
+    package let runDate: CalendarDate
     /// How the run was started.
-    public let mode: RunMode
+    package let mode: RunMode
     /// Where events go.
-    public let logger: Logger
+    package let logger: Logger
     /// The host name written to `notifier_runs` and `claimed_by`.
-    public let host: String
+    package let host: String
     /// Which of the day's work: everything, or `retry`'s users and kinds.
-    public let scope: RunPlan.Scope
+    package let scope: RunPlan.Scope
     /// Where the run's database sessions come from and go back to (the daemon's, kept from run
     /// to run); nil: the run opens its own and closes them.
-    public var sessions: SessionKeeper? = nil
+    package var sessions: SessionKeeper? = nil
 
     /// Creates a run for `runDate`: of everyone's day, or — `retry` — of `onlyUsers` (and `onlyKinds`).
-    public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
+    package init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
                 host: String = ProcessInfo.processInfo.hostName, onlyUsers: Set<String>? = nil,
                 onlyKinds: Set<DeliveryJob.Kind>? = nil) {
         self.configuration = configuration
@@ -43,7 +43,7 @@ public struct NotificationRun: Sendable {
     }
 
     /// Creates the run of `scope` on `runDate` (one run date of an instant: `RunPlan.Scope.runDate`).
-    public init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
+    package init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
                 host: String = ProcessInfo.processInfo.hostName, scope: RunPlan.Scope) {
         self.configuration = configuration
         self.runDate = runDate
@@ -55,7 +55,7 @@ public struct NotificationRun: Sendable {
 
     /// The real run: plan → deliver → report. Delivers through `makeTransport` (by default the
     /// one `MAIL_TRANSPORT` names).
-    public func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
+    package func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                         control: RunControl = RunControl()) throws -> RunResult {
         let composer = try MailComposer(sending: configuration)
         let run = try Steps.begin(self, control: control)
@@ -88,7 +88,7 @@ public struct NotificationRun: Sendable {
     /// `notifier_runs` (it runs every `ALL_CLEAR_POLL_SECONDS` and on each check-in it hears of).
     /// It does not fold the check-in queue: the daemon's watcher folds it every second.
     /// Returns what it did; logs only when there was something to send.
-    public func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
+    package func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
         let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (all-clear)")
         defer { sessions?.keep(db) }

@@ -4,16 +4,16 @@ import Values
 /// How a run is steered while it goes: the process's stop signal (SIGTERM/SIGINT: finish the
 /// messages in flight, claim nothing new), and hooks that hear of its progress (for watchdog
 /// pings and `STATUS=`), from any thread.
-public final class RunControl: @unchecked Sendable {
+package final class RunControl: @unchecked Sendable {
     /// The stop signal every wait of the run hears.
-    public let stop: StopSignal
+    package let stop: StopSignal
     private let onProgress: @Sendable (RunProgress) -> Void
     private let onAlive: @Sendable () -> Void
 
     /// Creates a control that reports progress to `onProgress` and liveness while waiting (for a
     /// slow server, a retry backoff) to `onAlive`; both are called from worker threads.
     /// `stop` is the process's stop signal (a fresh one, never raised, by default).
-    public init(stop: StopSignal = StopSignal(), onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
+    package init(stop: StopSignal = StopSignal(), onProgress: @escaping @Sendable (RunProgress) -> Void = { _ in },
                 onAlive: @escaping @Sendable () -> Void = {}) {
         self.stop = stop
         self.onProgress = onProgress
@@ -21,10 +21,10 @@ public final class RunControl: @unchecked Sendable {
     }
 
     /// Asks the run to stop: messages in flight are finished and recorded, nothing new is claimed.
-    public func requestStop() { stop.stop() }
+    package func requestStop() { stop.stop() }
 
     /// Whether a stop was requested.
-    public var stopRequested: Bool { stop.isStopped }
+    package var stopRequested: Bool { stop.isStopped }
 
     /// Reports progress.
     package func progress(_ value: RunProgress) { onProgress(value) }
@@ -34,11 +34,11 @@ public final class RunControl: @unchecked Sendable {
 }
 
 /// A run's progress: how many of the due mails were handled so far.
-public struct RunProgress: Sendable, Equatable {
+package struct RunProgress: Sendable, Equatable {
     /// Users evaluated by the batch query so far.
-    public var evaluated: Int
+    package var evaluated: Int
     /// Due mails handled (sent, failed or found claimed).
-    public var handled: Int
+    package var handled: Int
     /// Due mails in all (0 while still evaluating).
-    public var due: Int
+    package var due: Int
 }

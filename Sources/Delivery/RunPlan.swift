@@ -9,24 +9,24 @@ import Values
 /// every listed user (counted into the tally), the skips to record, the messages to send in the
 /// order they go out, and what the lifecycle found unusable. The daily run, `retry` and the
 /// daemon's all-clear pass carry out a plan; the dry run and the retry plan print one.
-public struct RunPlan: Sendable {
+package struct RunPlan: Sendable {
     /// Which part of a run date's work a plan covers.
-    public struct Scope: Sendable, Equatable {
+    package struct Scope: Sendable, Equatable {
         /// Only these users, or everyone.
-        public var users: Set<String>?
+        package var users: Set<String>?
         /// Only these kinds of message.
-        public var kinds: Set<DeliveryJob.Kind>
+        package var kinds: Set<DeliveryJob.Kind>
         /// Whether the rule is evaluated (the all-clear pass only answers check-ins).
-        public var evaluatesRule: Bool
+        package var evaluatesRule: Bool
         /// Only the users of these slots (`NotifySlots.RunDate.keys`: one run date of an instant,
         /// whose slots' instants fall on another date than others'), or every user.
-        public var slots: [String]? = nil
+        package var slots: [String]? = nil
         /// One of `count` disjoint shares of the users (`index` from 0), for plans read side by
         /// side and put together (the dry run); the counts and the other messages owed are the
         /// first share's. Nil: all of them.
-        public var part: (index: Int, count: Int)? = nil
+        package var part: (index: Int, count: Int)? = nil
 
-        public static func == (a: Scope, b: Scope) -> Bool {
+        package static func == (a: Scope, b: Scope) -> Bool {
             a.users == b.users && a.kinds == b.kinds && a.evaluatesRule == b.evaluatesRule && a.slots == b.slots
                 && a.part?.index == b.part?.index && a.part?.count == b.part?.count
         }
@@ -35,16 +35,16 @@ public struct RunPlan: Sendable {
         var readsTheRest: Bool { (part?.index ?? 0) == 0 }
 
         /// The daily run: everyone, every kind.
-        public static let day = Scope(users: nil, kinds: Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
+        package static let day = Scope(users: nil, kinds: Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
 
         /// `retry`: the given users (and kinds).
-        public static func retry(users: Set<String>, kinds: Set<DeliveryJob.Kind>? = nil) -> Scope {
+        package static func retry(users: Set<String>, kinds: Set<DeliveryJob.Kind>? = nil) -> Scope {
             Scope(users: users, kinds: kinds ?? Set(DeliveryJob.Kind.allCases), evaluatesRule: true)
         }
 
         /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue),
         /// which also sends the `acknowledged` notices (docs/acknowledgement.md): both answer an event at once.
-        public static func allClears(users: Set<String>? = nil) -> Scope {
+        package static func allClears(users: Set<String>? = nil) -> Scope {
             Scope(users: users, kinds: [.allClear, .acknowledged], evaluatesRule: false)
         }
 
@@ -55,7 +55,7 @@ public struct RunPlan: Sendable {
         /// leaves the all-clears and acknowledged notices to the daemon's all-clear watcher, which
         /// sweeps for them every `ALL_CLEAR_POLL_SECONDS` anyway: their sweep reads every recent
         /// alert (0.05 s at a million users), and a day of many slots has ~200 instants.
-        public static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
+        package static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
             var kinds = day.kinds
             if !first { kinds.subtract([.introduction, .allClear, .acknowledged]) }
             if !everyone { kinds.subtract([.allClear, .acknowledged]) }
@@ -63,28 +63,28 @@ public struct RunPlan: Sendable {
         }
 
         /// Everyone's whole day: the plan counts the stale and future-dated users too.
-        public var isWholeDay: Bool { users == nil }
+        package var isWholeDay: Bool { users == nil }
     }
 
     /// The rule's decisions, counted (the dispatcher adds the messages' outcomes to a copy).
-    public var tally = RunTally()
+    package var tally = RunTally()
     /// Users (and single contacts) skipped for bad data: recorded in `notification_logs`.
-    public var skips: [SkippedUser] = []
+    package var skips: [SkippedUser] = []
     /// The messages, in sending order: introductions, the rule's alerts, then the lifecycle's others.
-    public var jobs: [DeliveryJob] = []
+    package var jobs: [DeliveryJob] = []
     /// The lifecycle's messages as the database owes them (before validation: what the dry run lists).
-    public var owed: [LifecycleStore.Due] = []
+    package var owed: [LifecycleStore.Due] = []
     /// Introduction pairs whose address is not usable (recorded as not introduced).
-    public var unusableIntroductions: [(user: String, contact: String)] = []
+    package var unusableIntroductions: [(user: String, contact: String)] = []
     /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
-    public var decisions: [String: Decision] = [:]
+    package var decisions: [String: Decision] = [:]
     /// The intake guard's new holds, for the run to record (docs/intake-hold.md).
-    public var newHolds: [HoldStore.NewHold] = []
+    package var newHolds: [HoldStore.NewHold] = []
     /// The gap days the plan's held alerts were held for.
-    public var heldGapDays: Set<CalendarDate> = []
+    package var heldGapDays: Set<CalendarDate> = []
     /// When the earliest of the plan's held alerts recorded before goes out (a new hold ends
     /// `HOLD_HOURS` after the run records it).
-    public var heldUntil: Date?
+    package var heldUntil: Date?
 
     /// Reads the plan of `scope` on `runDate` (never writes). `includeStale` lists the users past
     /// the catch-up window through `each` instead of counting them (the dry run); `each` hears
@@ -101,7 +101,7 @@ public struct RunPlan: Sendable {
     /// (the dry run), so that what it holds does not grow with the users. `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
     /// waited for.
-    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
+    package static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, control: RunControl? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {

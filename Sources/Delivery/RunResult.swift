@@ -2,21 +2,21 @@ import Values
 import Store
 
 /// The outcome of a real run, and the exit status it means (docs/interfaces.md).
-public struct RunResult: Sendable {
+package struct RunResult: Sendable {
     /// `notifier_runs.id`.
-    public let runID: Int64
+    package let runID: Int64
     /// The counts.
-    public let counts: RunTally
+    package let counts: RunTally
     /// Failures that stopped part of the run (database lost, transport could not start), in words.
-    public let errors: [String]
+    package let errors: [String]
     /// The database connection broke during the run.
-    public let databaseLost: Bool
+    package let databaseLost: Bool
     /// Nothing could be sent because the mail server was unusable.
-    public let mailServerUnavailable: Bool
+    package let mailServerUnavailable: Bool
 
     /// 69 when the database or the mail server could not be used, 75 when some mails failed and
     /// will be retried, 1 for any other failure, 0 otherwise.
-    public var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         if databaseLost || mailServerUnavailable { return .unavailable }
         if !errors.isEmpty { return .failure }
         if counts.failed > 0 || counts.webhookFailed > 0 { return .tempFailure }

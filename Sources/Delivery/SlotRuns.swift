@@ -8,18 +8,18 @@ import Values
 
 /// When a run is: a date for every user (`--date`), or an instant at which each user is on the
 /// date of their own latest notify instant (`--at`, the daemon, `--run-now`).
-public enum RunWhen: Sendable, Equatable {
+package enum RunWhen: Sendable, Equatable {
     case date(CalendarDate)
     case instant(Date)
 }
 
 /// The slots as a run reads them (docs/user-time.md): the slots in the database now, the run
 /// dates of an instant with each one's slots, and the runs of an instant — one per run date.
-public enum SlotRuns {
+package enum SlotRuns {
     /// The slots now, resolved against `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`. With `logger`, each
     /// zone name the zone database does not know is reported (`unknown_time_zone`, with how many
     /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
-    public static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
+    package static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
         let slots = try SlotSQL.slots(db, service: configuration.schedule)
         if let logger { try reportUnknownZones(slots, db, configuration: configuration, logger: logger) }
         return slots
@@ -61,7 +61,7 @@ public enum SlotRuns {
     /// days are counted in that zone only (the dry run's `--zone`; no other messages then).
     /// `known`: the slots as the caller has just read them (the daemon, which decided on them):
     /// not read again.
-    public static func runDates(_ when: RunWhen, _ db: PGConnection, configuration: NotifierConfiguration, among: Set<String>? = nil,
+    package static func runDates(_ when: RunWhen, _ db: PGConnection, configuration: NotifierConfiguration, among: Set<String>? = nil,
                                 zone: TimeZone? = nil, known: NotifySlots? = nil, logger: Logger? = nil)
         throws -> (slots: NotifySlots?, dates: [(date: CalendarDate, scope: RunPlan.Scope)]) {
         if case .date(let date) = when, zone == nil { return (nil, [(date, .day)]) }
@@ -94,7 +94,7 @@ public enum SlotRuns {
 
     /// User `userID`'s run date at `when`: the date given, or the date of their own latest notify
     /// instant at or before the instant (the service's for an unknown user: the caller says so).
-    public static func runDate(of userID: String, at when: RunWhen, configuration: NotifierConfiguration) throws -> CalendarDate {
+    package static func runDate(of userID: String, at when: RunWhen, configuration: NotifierConfiguration) throws -> CalendarDate {
         switch when {
         case .date(let date): return date
         case .instant(let instant):
@@ -108,7 +108,7 @@ public enum SlotRuns {
     /// one per run date its users are on (one of everyone when all are on one date), with the
     /// slots read now (or `known`, as `runDates` takes them). With `sessions` (the daemon's), the
     /// runs take their database sessions from it.
-    public static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
+    package static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
                             known: NotifySlots? = nil, logger: Logger, host: String = ProcessInfo.processInfo.hostName,
                             sessions: SessionKeeper? = nil) throws -> [NotificationRun] {
         let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (slots)")
@@ -124,7 +124,7 @@ public enum SlotRuns {
     /// exit status is the most serious one's. When all of them completed without an error, the
     /// holds that ended before they began are done with (docs/intake-hold.md): their alerts were
     /// just sent, or handed to the retries.
-    public static func execute(_ runs: [NotificationRun], configuration: NotifierConfiguration, stop: StopSignal) throws -> ExitStatus {
+    package static func execute(_ runs: [NotificationRun], configuration: NotifierConfiguration, stop: StopSignal) throws -> ExitStatus {
         let started = Date()
         var status = ExitStatus.success
         var clean = true

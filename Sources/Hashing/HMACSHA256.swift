@@ -3,10 +3,10 @@ import CCrypto
 /// HMAC-SHA256, the project's one MAC (OpenSSL's one-shot `HMAC`, from the libcrypto libcurl
 /// already loads): the webhook's Standard Webhooks signatures and the acknowledgement links'
 /// tokens both rest on it.
-public enum HMACSHA256 {
+package enum HMACSHA256 {
     /// The MAC of `message` under `key`: 32 bytes. HMAC fails only when OpenSSL cannot allocate;
     /// a MAC of zeros would sign anything and accept forgeries, so that stops the process.
-    public static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    package static func mac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         let result = key.withUnsafeBytes { keyBytes in

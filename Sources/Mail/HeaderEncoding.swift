@@ -6,9 +6,9 @@ import Values
 /// Every function takes `prefixLength`, the characters already on the first line (`Subject: ` is 9),
 /// and folds with CRLF + one space so that each physical line stays within `maxLineLength`. The
 /// result never contains CR or LF except in such a fold, whatever the input.
-public enum HeaderEncoding {
+package enum HeaderEncoding {
     /// The longest physical header line produced (RFC 5322 §2.1.1).
-    public static let maxLineLength = 78
+    package static let maxLineLength = 78
 
     /// UTF-8 bytes per encoded word: 45 bytes are 60 base64 characters, a 72-character word, within
     /// RFC 2047's limit of 75 and, after the one-space indent, within a line.
@@ -22,7 +22,7 @@ public enum HeaderEncoding {
     /// Anything else — non-ASCII, control characters, odd spacing, or a word too long to fold — is
     /// sent as `=?UTF-8?B?…?=` words, one per line, each holding whole grapheme clusters (a cluster
     /// longer than 45 UTF-8 bytes is split between scalars, never inside one).
-    public static func encodedWords(_ text: String, prefixLength: Int) -> String {
+    package static func encodedWords(_ text: String, prefixLength: Int) -> String {
         if text.isEmpty { return "" }
         if isPlainText(text), let folded = foldPlain(words(text), prefixLength: prefixLength) {
             return folded
@@ -35,7 +35,7 @@ public enum HeaderEncoding {
     /// (so names with RFC 5322 specials such as `.` `,` `"` `<` or with non-ASCII are encoded).
     ///
     /// `address` must already be validated (`EmailAddress.address`): it is copied verbatim.
-    public static func displayNameMailbox(name: String?, address: String, prefixLength: Int) -> String {
+    package static func displayNameMailbox(name: String?, address: String, prefixLength: Int) -> String {
         guard let name, !name.isEmpty else { return address }
         let plain = isAtomPhrase(name) ? foldPlain(words(name), prefixLength: prefixLength) : nil
         let phrase = plain ?? encode(name, prefixLength: prefixLength)
@@ -51,7 +51,7 @@ public enum HeaderEncoding {
 
     /// An RFC 5322 date such as `Tue, 13 Jan 2026 09:00:00 +0800`, in `timeZone`, with English
     /// names whatever the process locale.
-    public static func dateHeader(_ date: Date, timeZone: TimeZone) -> String {
+    package static func dateHeader(_ date: Date, timeZone: TimeZone) -> String {
         // Plain arithmetic on the local time (no Calendar: this runs once per message).
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]

@@ -6,34 +6,34 @@ import Values
 
 /// Turns a delivery job into the exact message bytes: renders the templates and builds the
 /// RFC 5322/MIME message with the claim's `Message-ID`.
-public struct MailComposer: Sendable {
+package struct MailComposer: Sendable {
     /// The templates.
-    public let templates: MailTemplates
+    package let templates: MailTemplates
     /// `FROM_EMAIL`, validated.
-    public let from: EmailAddress
+    package let from: EmailAddress
     /// `FROM_NAME`, cleaned like a user's name (`DisplayName`: no control, bidi or zero-width
     /// characters, one line); empty when nothing is left. The configuration refuses only line
     /// breaks, and whatever else it holds would reach every contact's `From:` line (Python's
     /// parser, for one, rejects a display name that decodes to CR LF).
-    public let fromName: String
+    package let fromName: String
     /// `APP_NAME`.
-    public let appName: String
+    package let appName: String
     /// The zone of the `Date` header (the service zone).
-    public let timeZone: TimeZone
+    package let timeZone: TimeZone
     /// `MISS_THRESHOLD_DAYS` (an introduction says it).
-    public let thresholdDays: Int
+    package let thresholdDays: Int
     /// The acknowledgement links of alerts and follow-ups (`ACK_BASE_URL`); nil makes none.
-    public let ackLinks: AckLinks?
+    package let ackLinks: AckLinks?
 
     /// The composer a sending run uses: checks what sending needs beyond loading
     /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
-    public init(sending configuration: NotifierConfiguration) throws {
+    package init(sending configuration: NotifierConfiguration) throws {
         try ConfigurationLoader.validateForSending(configuration)
         try self.init(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
     }
 
     /// Creates a composer from the configuration (which must have passed `validateForSending`).
-    public init(configuration: NotifierConfiguration, templates: MailTemplates) throws(ConfigurationError) {
+    package init(configuration: NotifierConfiguration, templates: MailTemplates) throws(ConfigurationError) {
         do { from = try EmailAddress(validating: configuration.fromEmail ?? "") } catch {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "not a valid address: \(error.reason)")
         }
@@ -46,12 +46,12 @@ public struct MailComposer: Sendable {
     }
 
     /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.
-    public func newMessageID(for job: DeliveryJob, runDate: CalendarDate) -> String {
+    package func newMessageID(for job: DeliveryJob, runDate: CalendarDate) -> String {
         MailMessage.makeMessageID(userID: job.userID, runDate: job.date(runDate: runDate).description, domain: from.domain)
     }
 
     /// The template values of `job` on `runDate`.
-    public func variables(for job: DeliveryJob, runDate: CalendarDate) -> TemplateVariables {
+    package func variables(for job: DeliveryJob, runDate: CalendarDate) -> TemplateVariables {
         var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
                                           runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
         switch job.kind {
@@ -80,13 +80,13 @@ public struct MailComposer: Sendable {
 
     /// The acknowledgement link of an alert or a follow-up to its contact (nil without
     /// `ACK_BASE_URL`): the streak is the alert's date — the row's date of both.
-    public func ackLink(for job: DeliveryJob, runDate: CalendarDate) -> String? {
+    package func ackLink(for job: DeliveryJob, runDate: CalendarDate) -> String? {
         ackLinks?.link(userID: job.userID, alertDate: job.date(runDate: runDate), contact: job.email.address,
                        runDate: runDate, missedDays: job.missedDays)
     }
 
     /// The message for `job`, dated `date`: its kind's templates, threaded under the alert it answers.
-    public func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
+    package func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
         let rendered = templates.render(variables(for: job, runDate: runDate), kind: job.kind)
         return MailMessage(from: from, fromName: fromName.isEmpty ? nil : fromName, to: job.email,
                            subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html,

@@ -1,10 +1,10 @@
 /// A failure setting up mail (libcurl, templates), as opposed to a message the server refused.
-public struct MailError: Error, CustomStringConvertible, Sendable {
+package struct MailError: Error, CustomStringConvertible, Sendable {
     /// What went wrong; never contains the SMTP password.
-    public let message: String
+    package let message: String
 
     /// Creates an error.
-    public init(message: String) { self.message = message }
+    package init(message: String) { self.message = message }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -9,31 +9,31 @@ import Values
 /// Nothing from the database can add or break a header: addresses are validated `EmailAddress`es,
 /// the sender name and subject are RFC 2047-encoded when not plain ASCII, and the Message-ID is
 /// reduced to the characters a `msg-id` allows. Bodies are UTF-8 in base64.
-public struct MailMessage: Sendable {
+package struct MailMessage: Sendable {
     /// The sender (`FROM_EMAIL`).
-    public var from: EmailAddress
+    package var from: EmailAddress
     /// The sender's display name (`FROM_NAME`), if any.
-    public var fromName: String?
+    package var fromName: String?
     /// The emergency contact.
-    public var to: EmailAddress
+    package var to: EmailAddress
     /// The subject, any Unicode text.
-    public var subject: String
+    package var subject: String
     /// The plain-text body; line ends may be LF, CR or CRLF.
-    public var textBody: String
+    package var textBody: String
     /// An optional HTML alternative; with it the mail is `multipart/alternative`.
-    public var htmlBody: String?
+    package var htmlBody: String?
     /// The `Date:` of the mail.
-    public var date: Date
+    package var date: Date
     /// The zone the `Date:` is written in (the service zone).
-    public var timeZone: TimeZone
+    package var timeZone: TimeZone
     /// The Message-ID without angle brackets, e.g. `sileme.20260113.abcd.0123456789abcdef@sileme.app`.
-    public var messageID: String
+    package var messageID: String
     /// The Message-ID (without angle brackets) this mail answers — an all-clear or a follow-up
     /// answers its alert — written as `In-Reply-To` and `References`, so mail programs thread it.
-    public var inReplyTo: String?
+    package var inReplyTo: String?
 
     /// Creates a message; see the properties.
-    public init(
+    package init(
         from: EmailAddress, fromName: String? = nil, to: EmailAddress, subject: String,
         textBody: String, htmlBody: String? = nil, date: Date, timeZone: TimeZone, messageID: String,
         inReplyTo: String? = nil
@@ -64,7 +64,7 @@ public struct MailMessage: Sendable {
     /// is left of it: a hand-made database with a text key could otherwise make the line longer
     /// than RFC 5322's 998 octets, or an empty part (`..`) that is not a valid `dot-atom`. The
     /// random part keeps the id unique either way.
-    public static func makeMessageID(userID: String, runDate: String, domain: String) -> String {
+    package static func makeMessageID(userID: String, runDate: String, domain: String) -> String {
         func keep(_ text: String, _ extra: String) -> String {
             String(String.UnicodeScalarView(text.unicodeScalars.filter {
                 ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
@@ -78,7 +78,7 @@ public struct MailMessage: Sendable {
     }
 
     /// The complete message: header block, blank line, body; CRLF line ends throughout.
-    public func rendered() -> [UInt8] {
+    package func rendered() -> [UInt8] {
         var lines = [
             "Date: " + HeaderEncoding.dateHeader(date, timeZone: timeZone),
             "From: " + HeaderEncoding.displayNameMailbox(name: fromName, address: from.address, prefixLength: 6),

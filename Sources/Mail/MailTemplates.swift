@@ -18,7 +18,7 @@ import Rule
 /// and a follow-up `ack_url` (set only with `ACK_BASE_URL`: use it as a section); for an
 /// `acknowledged` notice `alert_date`, `acknowledged_by` (masked) and `acknowledged_at`. The subject
 /// and the text body are rendered without escaping; the HTML body escapes every value (see `render`).
-public struct MailTemplates: Sendable {
+package struct MailTemplates: Sendable {
     /// The three templates of one kind.
     private struct Set: Sendable {
         let subject: MustacheTemplate
@@ -29,9 +29,9 @@ public struct MailTemplates: Sendable {
     private let sets: [DeliveryJob.Kind: Set]
 
     /// The built-in default subject (same text as `config/templates/subject.mustache`).
-    public static let defaultSubject = "[{{app_name}}] 关于 {{user_name}} 的签到提醒\n"
+    package static let defaultSubject = "[{{app_name}}] 关于 {{user_name}} 的签到提醒\n"
     /// The built-in default body (same text as `config/templates/body.txt.mustache`).
-    public static let defaultText = """
+    package static let defaultText = """
         您好，
 
         您是 {{user_name}} 设置的紧急联系人。
@@ -51,7 +51,7 @@ public struct MailTemplates: Sendable {
         """
 
     /// The built-in subject and text of each kind (the same text as the files of `config/templates`).
-    public static let defaults: [DeliveryJob.Kind: (subject: String, text: String)] = [
+    package static let defaults: [DeliveryJob.Kind: (subject: String, text: String)] = [
         .alert: (defaultSubject, defaultText),
         .allClear: ("[{{app_name}}] {{user_name}} 已签到，一切正常\n", """
             您好，
@@ -115,12 +115,12 @@ public struct MailTemplates: Sendable {
     ]
 
     /// The file name of `part` (`subject.mustache`, `body.txt.mustache`, `body.html.mustache`) for `kind`.
-    public static func fileName(_ part: String, kind: DeliveryJob.Kind) -> String {
+    package static func fileName(_ part: String, kind: DeliveryJob.Kind) -> String {
         kind == .alert ? part : "\(kind.rawValue).\(part)"
     }
 
     /// Loads the templates from `directory`, or the built-in defaults when nil.
-    public init(directory: String?) throws(ConfigurationError) {
+    package init(directory: String?) throws(ConfigurationError) {
         var sets: [DeliveryJob.Kind: Set] = [:]
         for kind in DeliveryJob.Kind.mailed {
             sets[kind] = try Self.load(kind, directory: directory)
@@ -170,7 +170,7 @@ public struct MailTemplates: Sendable {
     /// template is compiled without Mustache's own escaping: Mustache escapes by `Character`, so a
     /// `"` or `<` followed by a combining mark or a joiner (one grapheme cluster) went through
     /// unescaped and could end an attribute value. `{{{…}}}` is escaped as well.
-    public func render(_ variables: TemplateVariables, kind: DeliveryJob.Kind = .alert) -> RenderedMail {
+    package func render(_ variables: TemplateVariables, kind: DeliveryJob.Kind = .alert) -> RenderedMail {
         let set = sets[kind]!
         let values = variables.dictionary
         let subjectLine = Self.singleLine(set.subject.render(values))

@@ -1,42 +1,42 @@
 import Values
 
 /// The values a mail template can use.
-public struct TemplateVariables: Sendable, Equatable {
+package struct TemplateVariables: Sendable, Equatable {
     /// `{{user_name}}`: the user's cleaned name.
-    public var userName: String
+    package var userName: String
     /// `{{miss_days}}`: consecutive missed days `m`.
-    public var missDays: Int
+    package var missDays: Int
     /// `{{last_check_in_date}}`: `L`, `YYYY-MM-DD`.
-    public var lastCheckInDate: CalendarDate
+    package var lastCheckInDate: CalendarDate
     /// `{{run_date}}`: `D`, `YYYY-MM-DD`.
-    public var runDate: CalendarDate
+    package var runDate: CalendarDate
     /// `{{app_name}}`: `APP_NAME`.
-    public var appName: String
+    package var appName: String
     /// `{{paused_until}}`: the last day of the user's pause, `YYYY-MM-DD`, when the missed days are
     /// counted from the end of a pause (`miss_days` days without a check-in since); unset otherwise,
     /// so `{{#paused_until}}…{{/paused_until}}` shows text only in a mail after a pause.
-    public var pausedUntil: CalendarDate?
+    package var pausedUntil: CalendarDate?
     /// `{{alert_date}}`: the date of the alert an all-clear or a follow-up answers.
-    public var alertDate: CalendarDate?
+    package var alertDate: CalendarDate?
     /// `{{checked_in_at}}`: when the check-in that ended the streak came (`YYYY-MM-DD HH:mm` in
     /// the service zone), for an all-clear; `{{check_in_date}}` its date.
-    public var checkedInAt: String?
+    package var checkedInAt: String?
     /// `{{check_in_date}}`.
-    public var checkInDate: CalendarDate?
+    package var checkInDate: CalendarDate?
     /// `{{contact_email}}`: the contact's address (an introduction says who was named).
-    public var contactEmail: String?
+    package var contactEmail: String?
     /// `{{threshold_days}}`: `MISS_THRESHOLD_DAYS` (an introduction says when an alert comes).
-    public var thresholdDays: Int?
+    package var thresholdDays: Int?
     /// `{{ack_url}}`: this contact's acknowledgement link (an alert or a follow-up, with
     /// `ACK_BASE_URL` set); unset otherwise, so `{{#ack_url}}…{{/ack_url}}` shows text only then.
-    public var ackURL: String?
+    package var ackURL: String?
     /// `{{acknowledged_by}}`: who acknowledged (masked address), in an `acknowledged` notice.
-    public var acknowledgedBy: String?
+    package var acknowledgedBy: String?
     /// `{{acknowledged_at}}`: when (`YYYY-MM-DD HH:mm` in the service zone), in an `acknowledged` notice.
-    public var acknowledgedAt: String?
+    package var acknowledgedAt: String?
 
     /// Creates the values.
-    public init(userName: String, missDays: Int, lastCheckInDate: CalendarDate, runDate: CalendarDate, appName: String,
+    package init(userName: String, missDays: Int, lastCheckInDate: CalendarDate, runDate: CalendarDate, appName: String,
                 pausedUntil: CalendarDate? = nil) {
         self.userName = userName
         self.missDays = missDays

@@ -1,12 +1,12 @@
 import Foundation
 
 /// A buffered writer to a file descriptor (standard output for reports).
-public final class TextOutput {
+package final class TextOutput {
     private var buffer: [UInt8] = []
     private let descriptor: Int32
 
     /// Writes to `descriptor` (default: standard output).
-    public init(descriptor: Int32 = STDOUT_FILENO) {
+    package init(descriptor: Int32 = STDOUT_FILENO) {
         self.descriptor = descriptor
         buffer.reserveCapacity(1 << 16)
     }
@@ -14,13 +14,13 @@ public final class TextOutput {
     deinit { flush() }
 
     /// Appends `text`, flushing when the buffer is full.
-    public func write(_ text: String) {
+    package func write(_ text: String) {
         buffer.append(contentsOf: text.utf8)
         if buffer.count >= 1 << 16 { flush() }
     }
 
     /// Writes out everything buffered.
-    public func flush() {
+    package func flush() {
         var offset = 0
         while offset < buffer.count {
             let written = buffer[offset...].withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }

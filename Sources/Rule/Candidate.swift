@@ -3,42 +3,42 @@ import Values
 /// One user as the batch query returns them: someone whose latest check-in before the run date
 /// is at least `threshold` days back and who has not checked in on the run date or the day after
 /// (later dates are ignored as bad data), with what the guards of docs/guards.md need.
-public struct Candidate: Sendable, Equatable {
+package struct Candidate: Sendable, Equatable {
     /// `users.id` (a UUID in the app's schema; kept as text).
-    public var userID: String
+    package var userID: String
     /// `users.name` as stored (may be NULL in a hand-made database).
-    public var rawName: String?
+    package var rawName: String?
     /// `users.emergency_email` as stored: the contact of a user without `contacts`.
-    public var rawEmail: String?
+    package var rawEmail: String?
     /// The user's rows of `emergency_contacts` as stored, served in this order (`position`, then
     /// `id`; at most 5). Empty when the user has none, or when the run does not need them (the
     /// batch query reads them only for users the rule could send to).
-    public var contacts: [RawContact] = []
+    package var contacts: [RawContact] = []
     /// `L`: the latest `check_in_date` before the run date.
-    public var lastCheckIn: CalendarDate
+    package var lastCheckIn: CalendarDate
     /// True when a `notification_logs` row dated after `L'` (`MissRule.effectiveLastCheckIn`) has
     /// `email_sent = true`.
-    public var notifiedInStreak: Bool
+    package var notifiedInStreak: Bool
     /// `users.paused_until`: the last day the user said they are away; nil when not set.
-    public var pausedUntil: CalendarDate?
+    package var pausedUntil: CalendarDate?
     /// The latest check-in dated after `D + 1` (a wrong device clock), which the rule ignores; nil
     /// when there is none.
-    public var ignoredFutureCheckIn: CalendarDate?
+    package var ignoredFutureCheckIn: CalendarDate?
     /// The other users with the same contact address (empty when `SUPERSEDE=off` or there are none).
-    public var sameContact: [OtherAccount]
+    package var sameContact: [OtherAccount]
     /// The user's slot key (`NotifySlots.Slot.key`: the zone and notify time stored for them);
     /// nil where the reader did not ask.
-    public var slot: String?
+    package var slot: String?
 
     /// One row of `emergency_contacts` as stored.
-    public struct RawContact: Sendable, Equatable {
+    package struct RawContact: Sendable, Equatable {
         /// `emergency_contacts.email`.
-        public var email: String?
+        package var email: String?
         /// `emergency_contacts.position`.
-        public var position: Int
+        package var position: Int
 
         /// Creates the value.
-        public init(email: String?, position: Int) {
+        package init(email: String?, position: Int) {
             self.email = email
             self.position = position
         }
@@ -46,12 +46,12 @@ public struct Candidate: Sendable, Equatable {
 
     /// The contacts in force: the rows of `emergency_contacts`, or else `users.emergency_email` as
     /// the one contact at position 1.
-    public var contactsInForce: [RawContact] {
+    package var contactsInForce: [RawContact] {
         contacts.isEmpty ? [RawContact(email: rawEmail, position: 1)] : contacts
     }
 
     /// Creates a candidate.
-    public init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool,
+    package init(userID: String, rawName: String?, rawEmail: String?, lastCheckIn: CalendarDate, notifiedInStreak: Bool,
                 pausedUntil: CalendarDate? = nil, ignoredFutureCheckIn: CalendarDate? = nil, sameContact: [OtherAccount] = [],
                 contacts: [RawContact] = [], slot: String? = nil) {
         self.contacts = contacts

@@ -1,7 +1,7 @@
 /// What the rule decides for one user whose streak of missed days reached the threshold.
 ///
 /// The raw values are the `decision` strings of the dry-run report (docs/interfaces.md).
-public enum Decision: String, Sendable, CaseIterable, Codable {
+package enum Decision: String, Sendable, CaseIterable, Codable {
     /// Due, valid data, nothing sent in this streak: mail the emergency contact.
     case send
     /// A mail was already accepted by the mail server during this streak.
@@ -23,7 +23,7 @@ public enum Decision: String, Sendable, CaseIterable, Codable {
 
     /// The decisions every report's summary names even when none was taken (the first five); the
     /// others are named when at least one user has them.
-    public var alwaysSummarised: Bool {
+    package var alwaysSummarised: Bool {
         switch self {
         case .send, .alreadyNotified, .stale, .invalidEmail, .invalidName: true
         case .superseded, .paused, .held: false
@@ -31,7 +31,7 @@ public enum Decision: String, Sendable, CaseIterable, Codable {
     }
 
     /// Whether a real run records a `skipped` row (with the reason) for the user.
-    public var recordsSkip: Bool {
+    package var recordsSkip: Bool {
         switch self {
         case .invalidEmail, .invalidName, .superseded: true
         case .send, .alreadyNotified, .stale, .paused, .held: false

@@ -4,9 +4,9 @@ import Values
 /// One message to send: its kind, the user it is about, the contact it goes to, and the numbers
 /// its template shows. Delivery state is kept per (user, date, kind, channel, contact)
 /// (docs/delivery.md), so every job is claimed, sent and recorded on its own.
-public struct DeliveryJob: Sendable {
+package struct DeliveryJob: Sendable {
     /// What the message says (`notification_logs.kind`).
-    public enum Kind: String, Sendable, CaseIterable, Comparable {
+    package enum Kind: String, Sendable, CaseIterable, Comparable {
         /// The user missed the threshold's days: the contact is asked to check on them.
         case alert
         /// The user checked in after an accepted alert: threaded under it.
@@ -22,15 +22,15 @@ public struct DeliveryJob: Sendable {
         case acknowledged
 
         /// The order kinds are listed in.
-        public static func < (lhs: Kind, rhs: Kind) -> Bool {
+        package static func < (lhs: Kind, rhs: Kind) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
 
         /// The kinds sent by mail (every kind but the reminder, which only the webhook carries).
-        public static let mailed: [Kind] = allCases.filter { $0 != .reminder }
+        package static let mailed: [Kind] = allCases.filter { $0 != .reminder }
 
         /// The webhook event of this kind (its `type`).
-        public var webhookEventType: WebhookEventType {
+        package var webhookEventType: WebhookEventType {
             switch self {
             case .alert: .alert
             case .allClear: .allClear
@@ -44,7 +44,7 @@ public struct DeliveryJob: Sendable {
 
     /// How a message travels (`notification_logs.channel`): each channel has its own delivery
     /// rows, so a failure on one never resends on the other.
-    public enum Channel: String, Sendable, CaseIterable {
+    package enum Channel: String, Sendable, CaseIterable {
         /// A mail to one contact (SMTP or the outbox).
         case email
         /// A signed POST to `WEBHOOK_URL`, one per event about the user.
@@ -52,55 +52,55 @@ public struct DeliveryJob: Sendable {
     }
 
     /// What the message says.
-    public let kind: Kind
+    package let kind: Kind
     /// How it travels.
-    public let channel: Channel
+    package let channel: Channel
     /// `users.id`.
-    public let userID: String
+    package let userID: String
     /// The cleaned name.
-    public let name: DisplayName
+    package let name: DisplayName
     /// The validated contact address: the mail's recipient; on the webhook, the contact an
     /// introduction is about, else the user's first contact.
-    public let email: EmailAddress
+    package let email: EmailAddress
     /// Every valid contact of the user in serving order (a webhook event's `contacts`; empty on
     /// mail jobs, which name their one contact).
-    public let contacts: [Evaluation.Contact]
+    package let contacts: [Evaluation.Contact]
     /// The contact's position (1 for `users.emergency_email`).
-    public let position: Int
+    package let position: Int
     /// The row's `notification_date`: the run date for an alert and an introduction, the alert's
     /// date for an all-clear and a follow-up (so there is one per streak and contact); nil means
     /// the run date.
-    public let notificationDate: CalendarDate?
+    package let notificationDate: CalendarDate?
     /// `m` (of the alert, for an all-clear; today's, for a follow-up).
-    public let missedDays: Int
+    package let missedDays: Int
     /// `L`.
-    public let lastCheckIn: CalendarDate
+    package let lastCheckIn: CalendarDate
     /// The end of a pause the missed days are counted from (`L' = paused_until > L`); nil when
     /// they are counted from `L`. The mail says what happened.
-    public let pausedUntil: CalendarDate?
+    package let pausedUntil: CalendarDate?
     /// The alert's `Message-ID` an all-clear or a follow-up answers (`In-Reply-To`, `References`).
-    public let inReplyTo: String?
+    package let inReplyTo: String?
     /// When the check-in that ended the streak came (an all-clear), and its date.
-    public let checkedIn: (at: Date, date: CalendarDate)?
+    package let checkedIn: (at: Date, date: CalendarDate)?
     /// Who acknowledged the alert and when (an `acknowledged` notice): the contact's address as
     /// the delivery key holds it (trimmed, lower-cased), shown masked.
-    public let acknowledgement: (contact: String, at: Date)?
+    package let acknowledgement: (contact: String, at: Date)?
 
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
-    public var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
+    package var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
 
     /// The contact as the delivery key holds it: the address, lower-cased; '' for a webhook event
     /// about the user (one per event, whatever the contacts), the contact's address for a webhook
     /// introduction (one per contact).
-    public var contactKey: String {
+    package var contactKey: String {
         channel == .webhook && kind != .introduction ? "" : email.address.lowercased()
     }
 
     /// Who the row names as its recipient (`recipient_masked`): the masked address, or `webhook`.
-    public var recipientMasked: String { channel == .email ? email.masked : "webhook" }
+    package var recipientMasked: String { channel == .email ? email.masked : "webhook" }
 
     /// The row's date on `runDate`.
-    public func date(runDate: CalendarDate) -> CalendarDate { notificationDate ?? runDate }
+    package func date(runDate: CalendarDate) -> CalendarDate { notificationDate ?? runDate }
 
     /// Creates the value.
     package init(kind: Kind = .alert, channel: Channel = .email, userID: String, name: DisplayName, email: EmailAddress,
@@ -125,7 +125,7 @@ public struct DeliveryJob: Sendable {
     }
 
     /// This event's twin on the webhook: the same facts, with the user's `contacts`.
-    public func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
+    package func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
         DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
                     contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
                     pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement)

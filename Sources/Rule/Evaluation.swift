@@ -1,53 +1,53 @@
 import Values
 
 /// The rule's verdict on one candidate: missed days, decision, and what was cleaned or rejected.
-public struct Evaluation: Sendable {
+package struct Evaluation: Sendable {
     /// `m`, consecutive missed days.
-    public var missedDays: Int
+    package var missedDays: Int
     /// What to do.
-    public var decision: Decision
+    package var decision: Decision
     /// Why the user is skipped (for `invalid_email` / `invalid_name`); never contains the full address.
-    public var reason: String?
+    package var reason: String?
     /// The first valid contact address (present for `.send`, and for `.invalidName`).
-    public var email: EmailAddress? { contacts.first?.address }
+    package var email: EmailAddress? { contacts.first?.address }
     /// Every valid contact in force, in serving order (one alert each).
-    public var contacts: [Contact] = []
+    package var contacts: [Contact] = []
     /// The contacts in force that are not valid addresses (each skipped with its reason while the
     /// valid ones are served; all of them invalid is the decision `invalid_email`).
-    public var invalidContacts: [InvalidContact] = []
+    package var invalidContacts: [InvalidContact] = []
     /// The cleaned display name (present for `.send`).
-    public var name: DisplayName?
+    package var name: DisplayName?
     /// `L' = max(L, paused_until)`: where the missed days are counted from.
-    public var effectiveLastCheckIn: CalendarDate?
+    package var effectiveLastCheckIn: CalendarDate?
     /// The newer account (for `.superseded`).
-    public var supersededBy: OtherAccount?
+    package var supersededBy: OtherAccount?
 
     /// A valid contact address and its position.
-    public struct Contact: Sendable, Equatable {
+    package struct Contact: Sendable, Equatable {
         /// The validated address.
-        public let address: EmailAddress
+        package let address: EmailAddress
         /// `emergency_contacts.position` (1 for `users.emergency_email`).
-        public let position: Int
+        package let position: Int
 
         /// Creates the value.
-        public init(address: EmailAddress, position: Int) {
+        package init(address: EmailAddress, position: Int) {
             self.address = address
             self.position = position
         }
     }
 
     /// A contact in force that is not a valid address.
-    public struct InvalidContact: Sendable, Equatable {
+    package struct InvalidContact: Sendable, Equatable {
         /// The address as stored (never logged in full).
-        public let raw: String
+        package let raw: String
         /// Its position.
-        public let position: Int
+        package let position: Int
         /// Why it is not valid.
-        public let reason: String
+        package let reason: String
     }
 
     /// Creates an evaluation.
-    public init(missedDays: Int, decision: Decision, reason: String? = nil, contacts: [Contact] = [],
+    package init(missedDays: Int, decision: Decision, reason: String? = nil, contacts: [Contact] = [],
                 invalidContacts: [InvalidContact] = [], name: DisplayName? = nil) {
         self.missedDays = missedDays
         self.decision = decision

@@ -9,39 +9,39 @@ import Values
 /// family would be told at once, and the check-ins the phones queued arrive afterwards. An alert
 /// held over such a day is never dropped: it goes out when its hold ends, unless a (late)
 /// check-in ends the streak first, like any alert.
-public struct IntakeGuard: Sendable, Equatable {
+package struct IntakeGuard: Sendable, Equatable {
     /// `INTAKE_DROP_RATIO`: a day whose intake is below this share of the median of the days
     /// before it is a gap. 0 turns the guard off.
-    public var dropRatio: Double
+    package var dropRatio: Double
     /// `INTAKE_MIN_USERS`: a day is judged only where that median is at least this (a small
     /// service's quiet day is ordinary variation).
-    public var minUsers: Int
+    package var minUsers: Int
     /// `HOLD_HOURS`: how long an alert is held after it was first held.
-    public var holdHours: Double
+    package var holdHours: Double
 
     /// How many days before a day its median is taken over.
-    public static let medianDays = 14
+    package static let medianDays = 14
 
     /// Creates the guard.
-    public init(dropRatio: Double = 0.5, minUsers: Int = 100, holdHours: Double = 6) {
+    package init(dropRatio: Double = 0.5, minUsers: Int = 100, holdHours: Double = 6) {
         self.dropRatio = dropRatio
         self.minUsers = minUsers
         self.holdHours = holdHours
     }
 
     /// Whether the guard holds anything (`INTAKE_DROP_RATIO` above 0).
-    public var isOn: Bool { dropRatio > 0 }
+    package var isOn: Bool { dropRatio > 0 }
 
     /// The days whose intake `gaps(in:intake:)` reads to judge `days`: the median's days before
     /// the first, through the last.
-    public static func window(for days: ClosedRange<CalendarDate>) -> ClosedRange<CalendarDate> {
+    package static func window(for days: ClosedRange<CalendarDate>) -> ClosedRange<CalendarDate> {
         days.lowerBound.adding(days: -medianDays)...days.upperBound
     }
 
     /// The intake gaps among `days`, in order: a day whose intake is below `dropRatio` × the
     /// median of the `medianDays` days before it, where that median is at least `minUsers`. A day
     /// missing from `intake` had none. The median of an even count is the mean of the middle two.
-    public func gaps(in days: ClosedRange<CalendarDate>, intake: [CalendarDate: Int]) -> [CalendarDate] {
+    package func gaps(in days: ClosedRange<CalendarDate>, intake: [CalendarDate: Int]) -> [CalendarDate] {
         guard isOn else { return [] }
         var gaps: [CalendarDate] = []
         var day = days.lowerBound
@@ -54,28 +54,28 @@ public struct IntakeGuard: Sendable, Equatable {
     }
 
     /// The median intake of the `medianDays` days before `day` (a day missing from `intake` had none).
-    public static func median(before day: CalendarDate, intake: [CalendarDate: Int]) -> Double {
+    package static func median(before day: CalendarDate, intake: [CalendarDate: Int]) -> Double {
         let before = (1...medianDays).map { intake[day.adding(days: -$0)] ?? 0 }.sorted()
         return Double(before[(before.count - 1) / 2] + before[before.count / 2]) / 2
     }
 
     /// A streak's hold as recorded: when it ends.
-    public struct Hold: Sendable, Equatable {
+    package struct Hold: Sendable, Equatable {
         /// When the held alert goes out (`HOLD_HOURS` after it was first held, or the moment of
         /// `release`).
-        public var releaseAt: Date
+        package var releaseAt: Date
         /// The gap days it was held for.
-        public var gapDays: [CalendarDate]
+        package var gapDays: [CalendarDate]
 
         /// Creates the value.
-        public init(releaseAt: Date, gapDays: [CalendarDate]) {
+        package init(releaseAt: Date, gapDays: [CalendarDate]) {
             self.releaseAt = releaseAt
             self.gapDays = gapDays
         }
     }
 
     /// What becomes of a due alert.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// It goes out: no gap among its missed days, or its hold is over.
         case send
         /// Held from now, over these gap days (a hold to record, ending `holdHours` from now).
@@ -88,7 +88,7 @@ public struct IntakeGuard: Sendable, Equatable {
     /// `D − 1`), given the gap days and the streak's recorded hold, at `now`. A hold, once made,
     /// lasts to its end even if late check-ins lift the day out of the gap: the held alerts go out
     /// together, at a time the operator was told.
-    public func verdict(missed: ClosedRange<CalendarDate>, gaps: Set<CalendarDate>, hold: Hold?, now: Date) -> Verdict {
+    package func verdict(missed: ClosedRange<CalendarDate>, gaps: Set<CalendarDate>, hold: Hold?, now: Date) -> Verdict {
         guard isOn else { return .send }
         if let hold { return now >= hold.releaseAt ? .send : .stillHeld(hold) }
         let inStreak = gaps.filter { missed.contains($0) }.sorted()
@@ -97,7 +97,7 @@ public struct IntakeGuard: Sendable, Equatable {
 
     /// The missed days of a streak counted from `since` (`L'`) on `runDate`: `L' + 1` through
     /// `D − 1` (nil when there is none).
-    public static func missedDays(since: CalendarDate, runDate: CalendarDate) -> ClosedRange<CalendarDate>? {
+    package static func missedDays(since: CalendarDate, runDate: CalendarDate) -> ClosedRange<CalendarDate>? {
         let first = since.adding(days: 1), last = runDate.adding(days: -1)
         return first <= last ? first...last : nil
     }

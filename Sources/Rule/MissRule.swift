@@ -10,16 +10,16 @@ import Values
 /// mail of the streak was accepted, no other mail follows. The guards of docs/guards.md: a user
 /// away (`paused_until ≥ D`) is `paused`; a user whose newer account (same contact, same cleaned
 /// name) checked in after `L'` is `superseded` (unless `supersede` is off).
-public struct MissRule: Sendable, Equatable {
+package struct MissRule: Sendable, Equatable {
     /// `MISS_THRESHOLD_DAYS`: missed days that trigger the alert (default 2).
-    public let thresholdDays: Int
+    package let thresholdDays: Int
     /// `CATCH_UP_DAYS`: how many more days a missed alert is still sent (default 7).
-    public let catchUpDays: Int
+    package let catchUpDays: Int
     /// `SUPERSEDE`: whether a newer account of the same person silences the old one (default on).
-    public let supersede: Bool
+    package let supersede: Bool
 
     /// Creates the rule.
-    public init(thresholdDays: Int, catchUpDays: Int, supersede: Bool = true) {
+    package init(thresholdDays: Int, catchUpDays: Int, supersede: Bool = true) {
         self.thresholdDays = thresholdDays
         self.catchUpDays = catchUpDays
         self.supersede = supersede
@@ -27,16 +27,16 @@ public struct MissRule: Sendable, Equatable {
 
     /// The latest check-in date the rule trusts on `runDate`: `D + 1` (a phone a zone ahead).
     /// Later dates are a wrong device clock; they neither cancel nor count as `L`.
-    public func latestTrustedCheckIn(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: 1) }
+    package func latestTrustedCheckIn(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: 1) }
 
     /// `L' = max(L, paused_until)`: the day the missed days are counted from.
-    public func effectiveLastCheckIn(_ candidate: Candidate) -> CalendarDate {
+    package func effectiveLastCheckIn(_ candidate: Candidate) -> CalendarDate {
         guard let paused = candidate.pausedUntil, paused > candidate.lastCheckIn else { return candidate.lastCheckIn }
         return paused
     }
 
     /// Whether the user is away on `runDate` (`paused_until ≥ D`).
-    public func isPaused(_ candidate: Candidate, runDate: CalendarDate) -> Bool {
+    package func isPaused(_ candidate: Candidate, runDate: CalendarDate) -> Bool {
         candidate.pausedUntil.map { $0 >= runDate } ?? false
     }
 
@@ -44,7 +44,7 @@ public struct MissRule: Sendable, Equatable {
     /// check-in after `since` (the user's `L'`) — or on `since` itself by an account with a greater
     /// id, so that two accounts that went silent the same day alert once, not twice. The latest
     /// such account; nil when none (or when `supersede` is off).
-    public func newerAccount(of candidate: Candidate, name: DisplayName, since: CalendarDate) -> OtherAccount? {
+    package func newerAccount(of candidate: Candidate, name: DisplayName, since: CalendarDate) -> OtherAccount? {
         guard supersede else { return nil }
         return candidate.sameContact.filter { other in
             guard other.userID != candidate.userID, let last = other.lastCheckIn,
@@ -55,27 +55,27 @@ public struct MissRule: Sendable, Equatable {
     }
 
     /// `m` for a user whose latest check-in before `runDate` is `lastCheckIn`.
-    public func missedDays(lastCheckIn: CalendarDate, runDate: CalendarDate) -> Int {
+    package func missedDays(lastCheckIn: CalendarDate, runDate: CalendarDate) -> Int {
         runDate.days(since: lastCheckIn) - 1
     }
 
     /// The latest check-in date that still makes a user reach the threshold on `runDate`
     /// (`L ≤ D − threshold − 1`); the batch query selects users at or below it.
-    public func latestQualifyingCheckIn(runDate: CalendarDate) -> CalendarDate {
+    package func latestQualifyingCheckIn(runDate: CalendarDate) -> CalendarDate {
         runDate.adding(days: -thresholdDays - 1)
     }
 
     /// The oldest check-in date still due on `runDate` (`m = threshold + catchUp`); users whose
     /// latest check-in is older are stale.
-    public func oldestDueCheckIn(runDate: CalendarDate) -> CalendarDate {
+    package func oldestDueCheckIn(runDate: CalendarDate) -> CalendarDate {
         runDate.adding(days: -(thresholdDays + catchUpDays) - 1)
     }
 
     /// Whether `m` missed days reached the threshold (the report lists the user).
-    public func reachesThreshold(missedDays m: Int) -> Bool { m >= thresholdDays }
+    package func reachesThreshold(missedDays m: Int) -> Bool { m >= thresholdDays }
 
     /// Whether `m` missed days is within the window in which the alert is (still) sent.
-    public func isDue(missedDays m: Int) -> Bool {
+    package func isDue(missedDays m: Int) -> Bool {
         reachesThreshold(missedDays: m) && m <= thresholdDays + catchUpDays
     }
 
@@ -85,7 +85,7 @@ public struct MissRule: Sendable, Equatable {
     /// In order: away (`paused`, with `m` counted from `L` — the days since the last check-in);
     /// then, counting from `L'`, below the threshold (nil), `stale`, `already_notified`,
     /// `invalid_email`, `invalid_name`, `superseded`, `send`.
-    public func evaluate(_ candidate: Candidate, runDate: CalendarDate) -> Evaluation? {
+    package func evaluate(_ candidate: Candidate, runDate: CalendarDate) -> Evaluation? {
         if isPaused(candidate, runDate: runDate) {
             let m = missedDays(lastCheckIn: candidate.lastCheckIn, runDate: runDate)
             guard reachesThreshold(missedDays: m) else { return nil }
@@ -99,7 +99,7 @@ public struct MissRule: Sendable, Equatable {
     }
 
     /// `contacts` split into the valid addresses (in order, each address once) and the invalid ones.
-    public static func validate(_ contacts: [Candidate.RawContact]) -> (valid: [Evaluation.Contact], invalid: [Evaluation.InvalidContact]) {
+    package static func validate(_ contacts: [Candidate.RawContact]) -> (valid: [Evaluation.Contact], invalid: [Evaluation.InvalidContact]) {
         var valid: [Evaluation.Contact] = []
         var invalid: [Evaluation.InvalidContact] = []
         for contact in contacts {
@@ -139,12 +139,12 @@ public struct MissRule: Sendable, Equatable {
     }
 
     /// The recorded reason of a `superseded` user: it starts with `superseded:` and names the newer account.
-    public static func supersededReason(_ newer: OtherAccount) -> String {
+    package static func supersededReason(_ newer: OtherAccount) -> String {
         "superseded: newer account \(newer.userID) (same contact and name) checked in on \(newer.lastCheckIn?.description ?? "?")"
     }
 
     /// The alerts of a `.send` evaluation, one per valid contact (none for any other decision).
-    public func jobs(for candidate: Candidate, _ evaluation: Evaluation) -> [DeliveryJob] {
+    package func jobs(for candidate: Candidate, _ evaluation: Evaluation) -> [DeliveryJob] {
         guard evaluation.decision == .send, let name = evaluation.name else { return [] }
         let since = evaluation.effectiveLastCheckIn ?? candidate.lastCheckIn
         return evaluation.contacts.map {

@@ -3,18 +3,18 @@ import Values
 
 /// The SQL of the acknowledgement page (docs/acknowledgement.md): what the page shows
 /// about a streak, and the one write its button makes. Stateless; `streak` only reads.
-public struct AcknowledgementStore: Sendable {
+package struct AcknowledgementStore: Sendable {
     /// One contact the streak's alert reached.
-    public struct Recipient: Sendable, Equatable {
+    package struct Recipient: Sendable, Equatable {
         /// The address as the delivery key holds it (trimmed, lower-cased): never shown.
-        public var contact: String
+        package var contact: String
         /// The masked address the row recorded (`recipient_masked`): what the page shows.
-        public var masked: String
+        package var masked: String
         /// When this contact acknowledged, if they did.
-        public var acknowledgedAt: Date?
+        package var acknowledgedAt: Date?
 
         /// Creates the value.
-        public init(contact: String, masked: String, acknowledgedAt: Date?) {
+        package init(contact: String, masked: String, acknowledgedAt: Date?) {
             self.contact = contact
             self.masked = masked
             self.acknowledgedAt = acknowledgedAt
@@ -22,20 +22,20 @@ public struct AcknowledgementStore: Sendable {
     }
 
     /// What the page shows about a streak, as stored.
-    public struct Streak: Sendable, Equatable {
+    package struct Streak: Sendable, Equatable {
         /// `users.name` as stored.
-        public var rawName: String?
+        package var rawName: String?
         /// `L` of the alert.
-        public var lastCheckIn: CalendarDate
+        package var lastCheckIn: CalendarDate
         /// `m` on the alert's day.
-        public var missedDaysAtAlert: Int
+        package var missedDaysAtAlert: Int
         /// The latest check-in after `L`, if the user has checked in since (the streak is over).
-        public var checkedInSince: CalendarDate?
+        package var checkedInSince: CalendarDate?
         /// The contacts whose alert was accepted, in the order their alerts were claimed.
-        public var recipients: [Recipient]
+        package var recipients: [Recipient]
 
         /// Creates the value.
-        public init(rawName: String?, lastCheckIn: CalendarDate, missedDaysAtAlert: Int, checkedInSince: CalendarDate?,
+        package init(rawName: String?, lastCheckIn: CalendarDate, missedDaysAtAlert: Int, checkedInSince: CalendarDate?,
                     recipients: [Recipient]) {
             self.rawName = rawName
             self.lastCheckIn = lastCheckIn
@@ -46,11 +46,11 @@ public struct AcknowledgementStore: Sendable {
     }
 
     /// Creates the store.
-    public init() {}
+    package init() {}
 
     /// The streak of `userID` whose alert is dated `alertDate`: nil when no alert of it was
     /// accepted (an unknown user or date: the page is the neutral one). Reads only.
-    public func streak(_ db: PGConnection, userID: String, alertDate: CalendarDate) throws -> Streak? {
+    package func streak(_ db: PGConnection, userID: String, alertDate: CalendarDate) throws -> Streak? {
         let rows = try db.execute(SQLStatement("""
             SELECT u.name, a.contact, coalesce(a.recipient_masked, '') AS masked, a.last_check_in_date AS last,
                    a.consecutive_miss_days AS miss, extract(epoch FROM k.acknowledged_at) AS ack_epoch,
@@ -81,7 +81,7 @@ public struct AcknowledgementStore: Sendable {
     /// at once; the periodic sweep finds it otherwise. Only for a contact whose alert of the
     /// streak was accepted. Returns whether this call recorded it.
     @discardableResult
-    public func record(_ db: PGConnection, userID: String, alertDate: CalendarDate, contact: String) throws -> Bool {
+    package func record(_ db: PGConnection, userID: String, alertDate: CalendarDate, contact: String) throws -> Bool {
         try db.execute(SQLStatement("""
             WITH a AS (
                 SELECT a.user_id, a.notification_date, a.contact, a.last_check_in_date FROM notification_logs a
@@ -99,7 +99,7 @@ public struct AcknowledgementStore: Sendable {
     }
 
     /// How many acknowledgements were recorded from `since` on (the metrics file, `check`).
-    public func count(_ db: PGConnection, since: Date) throws -> Int {
+    package func count(_ db: PGConnection, since: Date) throws -> Int {
         try db.execute(SQLStatement("SELECT count(*) AS acknowledgements FROM sileme.acknowledgements WHERE acknowledged_at >= to_timestamp($since)"),
                        ["since": String(since.timeIntervalSince1970)])[0].int("acknowledgements") ?? 0
     }

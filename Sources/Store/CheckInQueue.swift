@@ -7,7 +7,7 @@ import Foundation
 /// fold: every statement that asks the summary reads `currentSummary`, the summary with the
 /// check-ins still queued laid over it — so the dry run, the retry plan and the run decide alike,
 /// and exactly, on a standby and as a role that may only read, whether or not anyone folded.
-public enum CheckInQueue {
+package enum CheckInQueue {
     /// SQL (a subquery: give it an alias): the summary as the check-ins say it now —
     /// `user_last_check_in` with the check-ins still queued laid over it — in its columns
     /// `user_id`, `last_check_in_date`, `last_notified_date` and `slot` (the user's slot key,
@@ -15,7 +15,7 @@ public enum CheckInQueue {
     /// summary row yet) comes from the queue, every other user from the summary. A condition on the columns reaches both arms, so a range of
     /// dates is still a range scan of the summary's index; the queue is small (the daemon empties
     /// it every second), and empty it costs one anti-join probe per row read.
-    public static let currentSummary = """
+    package static let currentSummary = """
         (SELECT s.user_id, s.last_check_in_date, s.last_notified_date, s.slot FROM sileme.user_last_check_in s
          WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q
                            WHERE q.user_id = s.user_id AND q.check_in_date > s.last_check_in_date)
@@ -40,11 +40,11 @@ public enum CheckInQueue {
     /// check-ins into the summary in one. The queue's anti-join and union are half of the
     /// planning of a run's due set (0.6 of 1.2 ms at a million users) — a cost every run pays,
     /// and a day of many slots has ~200 runs — and one probe per row read.
-    public enum Summary: Sendable {
+    package enum Summary: Sendable {
         case current, folded
 
         /// SQL (a subquery: give it an alias) with `currentSummary`'s columns.
-        public var sql: String {
+        package var sql: String {
             switch self {
             case .current: currentSummary
             case .folded: "(SELECT s.user_id, s.last_check_in_date, s.last_notified_date, s.slot FROM sileme.user_last_check_in s)"
@@ -56,7 +56,7 @@ public enum CheckInQueue {
     /// `REPEATABLE READ` (or stricter) transaction whose snapshot has an empty queue (a run
     /// reads right after its own fold: the queue is empty unless a check-in came in between).
     /// Outside a transaction, or in one whose statements each take a new snapshot, `current`.
-    public static func summary(_ db: PGConnection) throws -> Summary {
+    package static func summary(_ db: PGConnection) throws -> Summary {
         guard db.inTransaction else { return .current }
         let row = try db.execute("""
             SELECT current_setting('transaction_isolation') IN ('repeatable read', 'serializable')
@@ -66,32 +66,32 @@ public enum CheckInQueue {
     }
 
     /// How often the daemon folds (the all-clear's latency is at most this plus one pass).
-    public static let foldInterval: TimeInterval = 1
+    package static let foldInterval: TimeInterval = 1
 
     /// Folds every committed queued check-in into the summary (one statement, its own
     /// transaction unless the caller has one open). Returns the users whose check-in ended a
     /// streak with an accepted alert: queued for an all-clear (and announced with
     /// `NOTIFY sileme_check_in`, for the other daemons).
     @discardableResult
-    public static func fold(_ db: PGConnection) throws -> Set<String> {
+    package static func fold(_ db: PGConnection) throws -> Set<String> {
         Set(try db.execute("SELECT u::text AS user_id FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string("user_id") })
     }
 
     /// What waits in the queue: how many check-ins and how long the oldest has waited.
-    public struct Backlog: Sendable, CustomStringConvertible {
+    package struct Backlog: Sendable, CustomStringConvertible {
         /// Longer than this and no notifier is folding: the daemon folds every second, so a
         /// check-in older than a minute means none runs (its all-clears wait for the next run).
-        public static let staleAfterSeconds = 60
+        package static let staleAfterSeconds = 60
 
         /// Queued check-ins not yet in the summary.
-        public let count: Int
+        package let count: Int
         /// Seconds since the oldest of them was queued (0 when the queue is empty).
-        public let oldestSeconds: Int
+        package let oldestSeconds: Int
 
         /// Whether no notifier seems to be folding.
-        public var isStale: Bool { count > 0 && oldestSeconds > Self.staleAfterSeconds }
+        package var isStale: Bool { count > 0 && oldestSeconds > Self.staleAfterSeconds }
 
-        public var description: String {
+        package var description: String {
             guard count > 0 else { return "empty: every check-in is in the summary" }
             let waiting = "\(count) check-in(s) waiting, the oldest for \(oldestSeconds) s"
             return isStale
@@ -102,7 +102,7 @@ public enum CheckInQueue {
     }
 
     /// Counts the queue (`SELECT` on `check_in_queue`; works on a standby too).
-    public static func backlog(_ db: PGConnection) throws -> Backlog {
+    package static func backlog(_ db: PGConnection) throws -> Backlog {
         let row = try db.execute("""
             SELECT count(*) AS queued, coalesce(extract(epoch FROM now() - min(queued_at))::bigint, 0) AS oldest_seconds
             FROM sileme.check_in_queue

@@ -2,14 +2,14 @@
 /// this session won, the jobs the claim's re-check found no longer due (`GuardSQL.noLongerDue`),
 /// and the jobs of users deleted since the evaluation. A job in none of them is someone else's
 /// (another live session holds its row, its retry time has not come, or it was sent already).
-public struct ClaimBatch: Sendable, Equatable {
+package struct ClaimBatch: Sendable, Equatable {
     /// The claims won.
-    public var claims: [Int: Claim] = [:]
+    package var claims: [Int: Claim] = [:]
     /// Jobs not claimed because their user is no longer due, with why (`checked_in`, `paused`, `superseded`).
-    public var cancelled: [Int: String] = [:]
+    package var cancelled: [Int: String] = [:]
     /// Jobs of users deleted (or otherwise gone) from `users` since the evaluation: no row, no mail.
-    public var gone: Set<Int> = []
+    package var gone: Set<Int> = []
 
     /// An empty batch.
-    public init() {}
+    package init() {}
 }

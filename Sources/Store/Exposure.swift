@@ -11,27 +11,27 @@ import Config
 /// schema when it may use the schema and holds a privilege on the table (its own, a role's it
 /// inherits, or PUBLIC's). For the app's tables only those without row-level security count: with
 /// it on, the app's policies decide, as the design doc wants.
-public enum Exposure {
+package enum Exposure {
     /// One role's reach into one object.
-    public struct Finding: Sendable, Equatable, CustomStringConvertible {
+    package struct Finding: Sendable, Equatable, CustomStringConvertible {
         /// The object, schema-qualified: `sileme.user_last_check_in`, `sileme.sileme_fold_check_ins()`, `public.users`.
-        public let object: String
+        package let object: String
         /// The role, or `PUBLIC` (every role).
-        public let role: String
+        package let role: String
         /// What it may do: `SELECT`, `INSERT`, `UPDATE`, `DELETE`, `TRUNCATE`, `EXECUTE`.
-        public let privileges: [String]
+        package let privileges: [String]
         /// Whether the object is the notifier's own (in its schema) rather than an app's table
         /// without row-level security.
-        public let own: Bool
+        package let own: Bool
 
         /// The statement that closes it.
-        public var fix: String {
+        package var fix: String {
             if object.hasSuffix("()") { return "REVOKE ALL ON FUNCTION \(object) FROM \(role);" }
             if own { return "REVOKE ALL ON \(object) FROM \(role);" }
             return "ALTER TABLE \(object) ENABLE ROW LEVEL SECURITY; (with the app's own policies) or REVOKE ALL ON \(object) FROM \(role);"
         }
 
-        public var description: String {
+        package var description: String {
             "role \(role) may \(privileges.joined(separator: ", ")) \(object)"
                 + (own ? "" : ", which has no row-level security") + ": \(fix)"
         }
@@ -43,7 +43,7 @@ public enum Exposure {
     static let notifierRolePattern = "sileme\\_notifier%"
 
     /// Every reach, ordered by object and role; empty when nothing is open.
-    public static func findings(_ db: PGConnection) throws -> [Finding] {
+    package static func findings(_ db: PGConnection) throws -> [Finding] {
         try db.execute(SQLStatement("""
             WITH roles AS (
                 SELECT 'public'::text AS name, 'PUBLIC'::text AS shown, 0::oid AS oid

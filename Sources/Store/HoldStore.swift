@@ -4,11 +4,11 @@ import Values
 
 /// The SQL of the intake guard (docs/intake-hold.md): each day's intake, which the fold keeps in
 /// `daily_intake` (migration 016), and the alerts held over a gap (`held_alerts`).
-public enum HoldStore {
+package enum HoldStore {
     /// The intake of each day of `days` that had any: the folded check-ins (`daily_intake`) and
     /// the queued ones not folded yet, so that a reader that does not fold (the dry run) sees the
     /// same days a run does. A handful of rows and the queue; never `check_ins`.
-    public static func intake(_ db: PGConnection, days: ClosedRange<CalendarDate>) throws -> [CalendarDate: Int] {
+    package static func intake(_ db: PGConnection, days: ClosedRange<CalendarDate>) throws -> [CalendarDate: Int] {
         var intake: [CalendarDate: Int] = [:]
         for row in try db.execute(SQLStatement("""
             SELECT day::text AS day, sum(users)::text AS users FROM (
@@ -24,12 +24,12 @@ public enum HoldStore {
     }
 
     /// One streak's hold: the user and `L'`.
-    public struct Streak: Sendable, Hashable {
-        public let userID: String
-        public let since: CalendarDate
+    package struct Streak: Sendable, Hashable {
+        package let userID: String
+        package let since: CalendarDate
 
         /// Creates the value.
-        public init(userID: String, since: CalendarDate) {
+        package init(userID: String, since: CalendarDate) {
             self.userID = userID
             self.since = since
         }
@@ -37,7 +37,7 @@ public enum HoldStore {
 
     /// The holds of the streaks that start (`L'`) within `since` — ended ones too: a streak whose
     /// hold ended is never held again.
-    public static func holds(_ db: PGConnection, since: ClosedRange<CalendarDate>) throws -> [Streak: IntakeGuard.Hold] {
+    package static func holds(_ db: PGConnection, since: ClosedRange<CalendarDate>) throws -> [Streak: IntakeGuard.Hold] {
         var holds: [Streak: IntakeGuard.Hold] = [:]
         for row in try db.execute(SQLStatement("""
             SELECT user_id::text AS user_id, streak_after::text AS since, extract(epoch FROM release_at)::text AS release_at,
@@ -54,12 +54,12 @@ public enum HoldStore {
     }
 
     /// A hold to record: the streak, and the gap days among its missed days.
-    public struct NewHold: Sendable, Equatable {
-        public let streak: Streak
-        public let gapDays: [CalendarDate]
+    package struct NewHold: Sendable, Equatable {
+        package let streak: Streak
+        package let gapDays: [CalendarDate]
 
         /// Creates the value.
-        public init(streak: Streak, gapDays: [CalendarDate]) {
+        package init(streak: Streak, gapDays: [CalendarDate]) {
             self.streak = streak
             self.gapDays = gapDays
         }
@@ -69,7 +69,7 @@ public enum HoldStore {
     /// held keeps its first hold (a second run or a second daemon adds nothing). Returns when the
     /// earliest of the streaks' holds ends (nil when none is recorded).
     @discardableResult
-    public static func record(_ db: PGConnection, _ holds: [NewHold], runDate: CalendarDate, hours: Double) throws -> Date? {
+    package static func record(_ db: PGConnection, _ holds: [NewHold], runDate: CalendarDate, hours: Double) throws -> Date? {
         guard !holds.isEmpty else { return nil }
         _ = try db.execute(SQLStatement("""
             INSERT INTO sileme.held_alerts (user_id, streak_after, run_date, gap_days, release_at)
@@ -90,7 +90,7 @@ public enum HoldStore {
     }
 
     /// `release`: the open holds (of those first planned on `runDate`, or all) end now. Returns how many.
-    public static func release(_ db: PGConnection, runDate: CalendarDate?, by who: String) throws -> Int {
+    package static func release(_ db: PGConnection, runDate: CalendarDate?, by who: String) throws -> Int {
         try db.execute(SQLStatement("""
             WITH released AS (
                 UPDATE sileme.held_alerts SET release_at = now(), released_by = $who
@@ -102,7 +102,7 @@ public enum HoldStore {
 
     /// After runs of every user at `instant` completed: the holds over by then are ended, their
     /// alerts sent or handed to the retries (the daemon stops waking for them).
-    public static func endHolds(_ db: PGConnection, over instant: Date) throws {
+    package static func endHolds(_ db: PGConnection, over instant: Date) throws {
         _ = try db.execute(SQLStatement("""
             UPDATE sileme.held_alerts SET ended_at = now()
             WHERE ended_at IS NULL AND release_at <= to_timestamp($instant::double precision)
@@ -112,20 +112,20 @@ public enum HoldStore {
     /// When the first hold not yet ended ends (`held_alerts_open_idx`: one index probe) — what
     /// the daemon asks every minute. A hold whose user has checked in since counts too: the run at
     /// its end sends nothing for it and ends it.
-    public static func nextRelease(_ db: PGConnection) throws -> Date? {
+    package static func nextRelease(_ db: PGConnection) throws -> Date? {
         try db.execute("SELECT extract(epoch FROM min(release_at))::text AS release_at FROM sileme.held_alerts WHERE ended_at IS NULL")[0]
             .string("release_at").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) }
     }
 
     /// The holds still open now: their count, when the first ends, and the gap days they were held
     /// for. A hold whose user has checked in since is not open (the late check-in ended the streak).
-    public struct Open: Sendable, Equatable {
-        public var count = 0
-        public var nextRelease: Date?
-        public var gapDays: [CalendarDate] = []
+    package struct Open: Sendable, Equatable {
+        package var count = 0
+        package var nextRelease: Date?
+        package var gapDays: [CalendarDate] = []
 
         /// Creates the value.
-        public init(count: Int = 0, nextRelease: Date? = nil, gapDays: [CalendarDate] = []) {
+        package init(count: Int = 0, nextRelease: Date? = nil, gapDays: [CalendarDate] = []) {
             self.count = count
             self.nextRelease = nextRelease
             self.gapDays = gapDays
@@ -133,7 +133,7 @@ public enum HoldStore {
     }
 
     /// The open holds (`held_alerts_open_idx`, then one summary probe each).
-    public static func open(_ db: PGConnection) throws -> Open {
+    package static func open(_ db: PGConnection) throws -> Open {
         let row = try db.execute("""
             SELECT count(*)::text AS held, extract(epoch FROM min(h.release_at))::text AS next_release,
                    (SELECT string_agg(d::text, ',' ORDER BY d) FROM (SELECT DISTINCT unnest(h2.gap_days) AS d

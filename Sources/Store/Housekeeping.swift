@@ -3,29 +3,29 @@ import Values
 
 /// What the notifier reads back about itself for operators: the figures of the metrics file, and
 /// the deletion of rows past `RETENTION_DAYS`.
-public enum Housekeeping {
+package enum Housekeeping {
     /// The latest run, the latest completed run and the retry backlog, as the database has them
     /// (whichever process ran: the daemon, a timer's `--run-now`, `retry`).
-    public struct Figures: Sendable {
+    package struct Figures: Sendable {
         /// The latest run: its date, mode, status, start and end (epoch seconds), and tally.
-        public var lastRun: (date: String, mode: String, status: String, started: Double, finished: Double?, tally: RunTally)?
+        package var lastRun: (date: String, mode: String, status: String, started: Double, finished: Double?, tally: RunTally)?
         /// When the latest completed run (not `retry`) finished, epoch seconds.
-        public var lastSuccess: Double?
+        package var lastSuccess: Double?
         /// Rows of the open days waiting for a retry (`retry`), failed for good (`failed`) and
         /// claimed but not finished (`sending`).
-        public var backlog: [String: Int] = [:]
+        package var backlog: [String: Int] = [:]
         /// The alerts held over an intake gap now (docs/intake-hold.md).
-        public var held = HoldStore.Open()
+        package var held = HoldStore.Open()
         /// Every acknowledgement recorded (a contact said "I'm on it"), a counter.
-        public var acknowledgements = 0
+        package var acknowledgements = 0
 
         /// No run yet.
-        public init() {}
+        package init() {}
     }
 
     /// Reads the figures; the backlog covers the notification dates since `since` (the days a
     /// mail may still go out).
-    public static func figures(_ db: PGConnection, since: CalendarDate) throws -> Figures {
+    package static func figures(_ db: PGConnection, since: CalendarDate) throws -> Figures {
         var figures = Figures()
         let runs = try db.execute("""
             SELECT run_date::text, mode, status, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
@@ -59,7 +59,7 @@ public enum Housekeeping {
     /// before it, `batch` rows per statement (each its own short transaction, so a check-in
     /// insert never waits long behind it), until none is left or `stop` is raised. Returns the
     /// rows deleted from each table.
-    public static func deleteOlder(_ db: PGConnection, than cutoff: CalendarDate, batch: Int = 500,
+    package static func deleteOlder(_ db: PGConnection, than cutoff: CalendarDate, batch: Int = 500,
                                    stop: StopSignal? = nil) throws -> (logs: Int, runs: Int) {
         var deleted = (logs: 0, runs: 0)
         for (table, column) in [("notification_logs", "notification_date"), ("sileme.notifier_runs", "run_date")] {

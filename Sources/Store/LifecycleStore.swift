@@ -7,38 +7,38 @@ import Values
 /// introductions are due now, and the bookkeeping of the all-clear queue and of the introduced
 /// pairs. Stateless, like `NotificationStore`; every query reads only small sets (the queue, the
 /// recent accepted alerts by date, the pending pairs).
-public struct LifecycleStore: Sendable {
+package struct LifecycleStore: Sendable {
     /// One message the lifecycle owes, as the database has it (validated into a job by the caller).
-    public struct Due: Sendable {
+    package struct Due: Sendable {
         /// What to send.
-        public var kind: DeliveryJob.Kind
+        package var kind: DeliveryJob.Kind
         /// `users.id`.
-        public var userID: String
+        package var userID: String
         /// `users.name` as stored.
-        public var rawName: String?
+        package var rawName: String?
         /// The contact (the address as stored where known; else the row's key).
-        public var contact: String
+        package var contact: String
         /// The contact's position (1 where unknown).
-        public var position: Int
+        package var position: Int
         /// The row's `notification_date`: the alert's date (all-clear, follow-up) or nil (the run date).
-        public var notificationDate: CalendarDate?
+        package var notificationDate: CalendarDate?
         /// The alert's `Message-ID` (all-clear, follow-up).
-        public var inReplyTo: String?
+        package var inReplyTo: String?
         /// `m` to show.
-        public var missedDays: Int
+        package var missedDays: Int
         /// `L`.
-        public var lastCheckIn: CalendarDate
+        package var lastCheckIn: CalendarDate
         /// The check-in that ended the streak (all-clear).
-        public var checkedIn: (at: Date, date: CalendarDate)?
+        package var checkedIn: (at: Date, date: CalendarDate)?
         /// The channel: a webhook row's `contact` is '' (or, for an introduction, the contact).
-        public var channel: DeliveryJob.Channel = .email
+        package var channel: DeliveryJob.Channel = .email
         /// The end of a pause the alert's days were counted from (a webhook alert finished later).
-        public var pausedUntil: CalendarDate?
+        package var pausedUntil: CalendarDate?
         /// Who acknowledged the streak's alert and when (an `acknowledged` notice).
-        public var acknowledgement: (contact: String, at: Date)? = nil
+        package var acknowledgement: (contact: String, at: Date)? = nil
 
         /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
-        public static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
+        package static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
             Due(kind: .alert, userID: userID, rawName: rawName, contact: "", position: 1, notificationDate: nil, inReplyTo: nil,
                 missedDays: missedDays, lastCheckIn: lastCheckIn, channel: .webhook)
         }
@@ -48,7 +48,7 @@ public struct LifecycleStore: Sendable {
     package let claimSQL: ClaimSQL
 
     /// Creates the store.
-    public init(claimLeaseSeconds: Double) { claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds) }
+    package init(claimLeaseSeconds: Double) { claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds) }
 
     /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
     /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
@@ -72,7 +72,7 @@ public struct LifecycleStore: Sendable {
     /// and the daemon's pass for the check-ins it has just heard of).
     /// Each channel of `channels` answers its own alerts (a webhook all-clear follows a delivered
     /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
-    public func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
+    package func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             -- MATERIALIZED: with statistics that have not seen today's alerts yet, the planner
@@ -150,7 +150,7 @@ public struct LifecycleStore: Sendable {
     /// within the due window — the rule says `already_notified` for such a user, so no new alert
     /// is made for them, and without this that contact's alert would never be finished. Each
     /// comes back with its row's date (the same row is claimed, with its Message-ID).
-    public func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
+    package func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                  onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             SELECT n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
@@ -175,7 +175,7 @@ public struct LifecycleStore: Sendable {
     /// Removes the queue entries whose every all-clear — on each of `channels` — has a settled row
     /// (sent or failed for good), or that have no accepted alert to answer. Returns how many.
     @discardableResult
-    public func settleAllClearQueue(_ db: PGConnection, channels: [DeliveryJob.Channel] = [.email]) throws -> Int {
+    package func settleAllClearQueue(_ db: PGConnection, channels: [DeliveryJob.Channel] = [.email]) throws -> Int {
         try db.execute(SQLStatement("""
             WITH gone AS (
                 DELETE FROM sileme.pending_all_clears q
@@ -197,7 +197,7 @@ public struct LifecycleStore: Sendable {
     /// accepted `days` days ago (or up to `catchUpDays` more, after downtime) while the streak is
     /// still open — no check-in after the alert's `L` dated at most `D + 1`, not paused now.
     /// One per alert and contact (the row's date is the alert's), on the alert's channel (of `channels`).
-    public func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
+    package func dueFollowUps(_ db: PGConnection, runDate: CalendarDate, days: Int, catchUpDays: Int,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil,
                              slots: [String]? = nil) throws -> [Due] {
         guard days > 0 else { return [] }
@@ -236,7 +236,7 @@ public struct LifecycleStore: Sendable {
     /// `checkin.acknowledged` event per streak; each unless its row is sent, failed for good, in
     /// flight or waiting for its retry (a retry comes from here when its time comes). Every notice
     /// names the streak's first acknowledgement; a contact who acknowledged gets none. Reads only.
-    public func dueAcknowledgements(_ db: PGConnection, oldest: CalendarDate, webhook: Bool,
+    package func dueAcknowledgements(_ db: PGConnection, oldest: CalendarDate, webhook: Bool,
                                     onlyUsers: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             WITH k AS MATERIALIZED (
@@ -279,7 +279,7 @@ public struct LifecycleStore: Sendable {
 
     /// How far back `due` looks for acknowledged streaks: an acknowledgement can be made only while
     /// its link works (30 days from the streak's start), so 40 days of alerts cover every one.
-    public static func acknowledgementWindow(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -40) }
+    package static func acknowledgementWindow(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -40) }
 
     /// The introductions due on `runDate`: pairs first seen since the lifecycle was migrated
     /// (`known_contacts.state = 'pending'`) whose contact is still in force (a row of
@@ -289,7 +289,7 @@ public struct LifecycleStore: Sendable {
     /// `settleIntroductions`). With `webhook`, each such pair also gets its `contact.introduction`
     /// event, once: unless the pair has a webhook introduction row of any day (an unfinished one
     /// is `unfinishedWebhooks`' to finish).
-    public func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
+    package func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
                                  onlyUsers: [String]? = nil) throws -> [Due] {
         return try db.execute(SQLStatement("""
             SELECT k.user_id::text AS user_id, u.name, f.email AS contact, f.position, s.last_check_in_date AS last,
@@ -328,7 +328,7 @@ public struct LifecycleStore: Sendable {
     /// day — `L' = D - 2`, counted from the last check-in or from the end of a pause — unless
     /// their reminder of the day is settled. Two index range scans (the summary's date, the
     /// pauses' end).
-    public func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil,
+    package func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil,
                              slots: [String]? = nil) throws -> [Due] {
         try db.execute(SQLStatement("""
             SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
@@ -352,7 +352,7 @@ public struct LifecycleStore: Sendable {
     /// reminder of `runDate` only (later it is moot), an all-clear, a follow-up or an introduction
     /// of any date. Each comes back with its row's date, so the same row is claimed again with its
     /// `webhook-id`. The open rows' partial index keeps this a small read.
-    public func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
+    package func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         guard !kinds.isEmpty else { return [] }
         return try db.execute(SQLStatement("""
@@ -383,7 +383,7 @@ public struct LifecycleStore: Sendable {
     /// The user's contacts in force of each of `userIDs` as stored: the rows of
     /// `emergency_contacts` (at most 5, by position), else `users.emergency_email` — what a
     /// webhook event lists as `contacts`. One statement.
-    public func contacts(_ db: PGConnection, of userIDs: [String]) throws -> [String: [Candidate.RawContact]] {
+    package func contacts(_ db: PGConnection, of userIDs: [String]) throws -> [String: [Candidate.RawContact]] {
         guard !userIDs.isEmpty else { return [:] }
         var found: [String: [Candidate.RawContact]] = [:]
         for row in try db.execute(SQLStatement("""
@@ -404,7 +404,7 @@ public struct LifecycleStore: Sendable {
     /// (turning it on later introduces only the pairs seen after that). Returns how many pairs
     /// it marked.
     @discardableResult
-    public func settleIntroductions(_ db: PGConnection, introduceContacts: Bool, wholeDay: Bool,
+    package func settleIntroductions(_ db: PGConnection, introduceContacts: Bool, wholeDay: Bool,
                                     unusable: [(user: String, contact: String)]) throws -> Int {
         var marked = 0
         if introduceContacts {
@@ -431,7 +431,7 @@ public struct LifecycleStore: Sendable {
     /// first migrated (and those marked `not_introduced`, with `includeSkipped`) become pending, so
     /// the next run introduces them. Returns how many.
     @discardableResult
-    public func introduceExisting(_ db: PGConnection, includeSkipped: Bool) throws -> Int {
+    package func introduceExisting(_ db: PGConnection, includeSkipped: Bool) throws -> Int {
         try db.execute(SQLStatement("""
             WITH done AS (UPDATE sileme.known_contacts SET state = 'pending', updated_at = now()
                           WHERE state = 'existing' OR ($include_skipped::bool AND state = 'not_introduced') RETURNING 1)
@@ -442,7 +442,7 @@ public struct LifecycleStore: Sendable {
     /// How far back the all-clear sweep looks for accepted alerts whose user checked in since:
     /// the alerts of `runDate` and the day before (an alert accepted after the check-in came; the
     /// check-in trigger's queue covers every other streak, whenever it ended).
-    public static func sweepStart(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -1) }
+    package static func sweepStart(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -1) }
 
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
@@ -451,7 +451,7 @@ public struct LifecycleStore: Sendable {
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
-    public func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
+    package func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         let rule = configuration.rule
         let hooked = kinds.filter { configuration.webhookSends($0) }

@@ -4,22 +4,22 @@ import Foundation
 /// Applies the versioned SQL files of `Migrations/` (`NNN_name.sql`) in order, each once, each in
 /// its own transaction, recording them in `sileme.sileme_schema_migrations`. Safe to run any number of
 /// times and from several processes at once (an advisory lock serialises them).
-public struct Migrator: Sendable {
+package struct Migrator: Sendable {
     /// One migration file.
-    public struct Migration: Sendable, Equatable {
+    package struct Migration: Sendable, Equatable {
         /// The number before the first `_`.
-        public let version: Int
+        package let version: Int
         /// The file name.
-        public let name: String
+        package let name: String
         /// The SQL text.
-        public let sql: String
+        package let sql: String
     }
 
     /// The folder holding the `.sql` files.
-    public let directory: String
+    package let directory: String
 
     /// Uses `directory`, or finds the shipped migrations when nil (see `defaultDirectory()`).
-    public init(directory: String?) throws(ConfigurationError) {
+    package init(directory: String?) throws(ConfigurationError) {
         guard let found = directory ?? Self.defaultDirectory() else {
             throw ConfigurationError(
                 setting: "MIGRATIONS_DIR",
@@ -30,7 +30,7 @@ public struct Migrator: Sendable {
 
     /// Where the migrations are installed: the SwiftPM resource bundle beside the executable, then
     /// `/usr/local/share/sileme-notifier/migrations`, then `/usr/share/sileme-notifier/migrations`.
-    public static func defaultDirectory() -> String? {
+    package static func defaultDirectory() -> String? {
         var candidates: [String] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let dir = (exe as NSString).deletingLastPathComponent
@@ -42,7 +42,7 @@ public struct Migrator: Sendable {
     }
 
     /// The migrations in the folder, sorted by version.
-    public func migrations() throws -> [Migration] {
+    package func migrations() throws -> [Migration] {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".sql") }
         return try names.compactMap { name -> Migration? in
             guard let version = Int(name.prefix { $0.isNumber }) else { return nil }
@@ -52,12 +52,12 @@ public struct Migrator: Sendable {
     }
 
     /// What `migrate` did.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// The migrations applied now, by file name.
-        public var applied: [String] = []
+        package var applied: [String] = []
         /// The notifier's objects found in the app's schema (an older version's layout) and now in
         /// its own: `schema.name` for each.
-        public var moved: [String] = []
+        package var moved: [String] = []
     }
 
     /// Applies what is missing. Each migration runs in its own transaction under a
@@ -70,7 +70,7 @@ public struct Migrator: Sendable {
     /// first, while an older one keeps its record in the app's schema until migration 013 moves it
     /// with everything else.
     @discardableResult
-    public func migrate(_ db: PGConnection) throws -> Outcome {
+    package func migrate(_ db: PGConnection) throws -> Outcome {
         let all = try migrations()
         let lock = "SELECT pg_advisory_xact_lock(7345120001)"
         let schema = db.schema.name
@@ -136,7 +136,7 @@ public struct Migrator: Sendable {
     }
 
     /// The versions not yet applied to `db` (empty when the schema is current).
-    public func pending(_ db: PGConnection) throws -> [String] {
+    package func pending(_ db: PGConnection) throws -> [String] {
         let applied = try Self.record(db).map { record in
             Set(try db.execute("SELECT version FROM \(record)").rows.compactMap { $0.int("version") })
         } ?? []

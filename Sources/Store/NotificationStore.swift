@@ -5,16 +5,16 @@ import Values
 /// The daemon's SQL: the batch query, the runs table and the claim/send/record protocol of docs/delivery.md.
 ///
 /// Stateless; every call takes the connection to use, so that each worker thread uses its own.
-public struct NotificationStore: Sendable {
+package struct NotificationStore: Sendable {
     /// Who claims rows, as written to `claimed_by` (`host:pid`).
-    public let owner: String
+    package let owner: String
     /// When a claim may be taken over (`CLAIM_LEASE_SECONDS`).
     package let claimSQL: ClaimSQL
     /// The claim statement, parsed once per store (a worker runs it for every few messages).
     private let claimStatement: SQLStatement
 
     /// Creates a store that claims as `owner`, with claims through a pooler leased for `claimLeaseSeconds`.
-    public init(owner: String, claimLeaseSeconds: Double) {
+    package init(owner: String, claimLeaseSeconds: Double) {
         self.owner = owner
         claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds)
         claimStatement = Self.claimStatement(claimSQL)
@@ -52,7 +52,7 @@ public struct NotificationStore: Sendable {
     /// their own (the dry run) split the per-user probes between the server's cores.
     ///
     /// `summary`: the summary to read — `CheckInQueue.summary(_:)` says when the table alone will do.
-    public func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
+    package func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
                                  summary: CheckInQueue.Summary = .current, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
@@ -124,7 +124,7 @@ public struct NotificationStore: Sendable {
     /// of the batch query through `rule` and hands every user the report lists (`m ≥ threshold`)
     /// to `body` — only `onlyUsers` when given. With `includeStale: false` (the real run) stale
     /// users are not streamed; the caller counts them with `countStale`.
-    public func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
+    package func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                          onlyUsers: Set<String>? = nil, slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
                          summary: CheckInQueue.Summary = .current, _ body: (Candidate, Evaluation) throws -> Void) throws {
         try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part,
@@ -140,7 +140,7 @@ public struct NotificationStore: Sendable {
     /// `users_paused_slot_idx` for some times), plus the future-dated users whose real `L` (and
     /// pause) is older than the window. Of the users of `slots` only, when given (then the
     /// summary's slot index).
-    public func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
+    package func countStale(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
                            summary: CheckInQueue.Summary = .current) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT (SELECT count(*) FROM \(summary.sql) s WHERE s.last_check_in_date < $oldest_due::date
@@ -161,7 +161,7 @@ public struct NotificationStore: Sendable {
 
     /// The number of users with a check-in dated after `D + 1` (ignored by the rule), from the
     /// summary's index alone.
-    public func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
+    package func countFutureCheckIns(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, slots: [String]? = nil,
                                     summary: CheckInQueue.Summary = .current) throws -> Int {
         try db.execute(SQLStatement("""
             SELECT count(*) AS future FROM \(summary.sql) s WHERE s.last_check_in_date > $latest_trusted::date
@@ -174,7 +174,7 @@ public struct NotificationStore: Sendable {
 
     /// Inserts a `running` row in `notifier_runs` and returns its id.
     /// `slots`: the slots the run serves (nil: every user).
-    public func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String, slots: [String]? = nil) throws -> Int64 {
+    package func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String, slots: [String]? = nil) throws -> Int64 {
         let row = try db.execute(SQLStatement("""
             INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, slots)
             VALUES ($run_date, $mode, $host, $pid, $slots::text[]) RETURNING id
@@ -185,7 +185,7 @@ public struct NotificationStore: Sendable {
 
     /// Completes the run's row with its tally (status `completed`, or `failed` with `error`): one
     /// column per stored field of `RunTally.fields`.
-    public func finishRun(_ db: PGConnection, id: Int64, tally: RunTally, error: String?) throws {
+    package func finishRun(_ db: PGConnection, id: Int64, tally: RunTally, error: String?) throws {
         let columns = RunTally.storedFields.compactMap(\.column)
         let statement = SQLStatement("""
             UPDATE sileme.notifier_runs SET finished_at = now(), status = $status, error = $error,
@@ -216,7 +216,7 @@ public struct NotificationStore: Sendable {
     /// deletion commit between its snapshot and its foreign-key check (23503), it runs again with
     /// a new snapshot (`againAfterDeletion`). (Locking the users' rows instead would need UPDATE
     /// rights on the app's table.) `jobs` must not hold one key twice (`DeliveryJob.key`).
-    public func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
+    package func claim(_ db: PGConnection, jobs: [DeliveryJob], runDate: CalendarDate, runID: Int64?,
                       newMessageIDs: [String], supersede: Bool) throws -> ClaimBatch {
         guard !jobs.isEmpty else { return ClaimBatch() }
         let result = try Self.againAfterDeletion { try db.executePrepared(claimStatement, [
@@ -300,7 +300,7 @@ public struct NotificationStore: Sendable {
     /// Renews the lease of this store's claims that are still being sent (the recorder calls it
     /// every quarter of `CLAIM_LEASE_SECONDS`), so a long send through a pooler is never taken for
     /// a crashed one. `claimed_by` is this run's own.
-    public func renewClaims(_ db: PGConnection) throws {
+    package func renewClaims(_ db: PGConnection) throws {
         try db.execute(Self.renewStatement, ["owner": owner])
     }
 
@@ -315,7 +315,7 @@ public struct NotificationStore: Sendable {
     /// longer `sending` alone. The failures' statement marks a contact refused as unknown
     /// `undeliverable` in `contact_status` (`RecordedOutcome.undeliverable`); `ok` is written after
     /// the sends (`markContactsOK`), off this statement, which bounds the crash window.
-    public func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
+    package func record(_ db: PGConnection, _ outcomes: [RecordedOutcome]) throws {
         let sent = outcomes.filter { $0.status == .sent }
         if !sent.isEmpty {
             try db.executePrepared(Self.recordSent, [
@@ -377,7 +377,7 @@ public struct NotificationStore: Sendable {
     /// Marks the contacts of the accepted rows `logIDs` `ok` in `contact_status` (one statement,
     /// after a run's or a pass's sends): the app learns the address works, and a contact marked
     /// undeliverable earlier is cleared by its next accepted mail.
-    public func markContactsOK(_ db: PGConnection, logIDs: [Int64]) throws {
+    package func markContactsOK(_ db: PGConnection, logIDs: [Int64]) throws {
         guard !logIDs.isEmpty else { return }
         try db.execute(SQLStatement("""
             WITH done AS (
@@ -404,7 +404,7 @@ public struct NotificationStore: Sendable {
     /// One user as the rule sees them on `runDate` (for `--preview`), whether or not they are due:
     /// nil when there is no such user; `lastCheckIn` nil when they never checked in before `runDate`.
     /// Check-ins dated after `D + 1` are ignored as the batch query ignores them (and named).
-    public func user(_ db: PGConnection, id: String, runDate: CalendarDate, rule: MissRule)
+    package func user(_ db: PGConnection, id: String, runDate: CalendarDate, rule: MissRule)
         throws -> (candidate: Candidate?, checkedInSince: Bool, name: String?, email: String?)? {
         let result = try db.execute(SQLStatement("""
             SELECT u.id::text AS id, u.name, u.emergency_email, l.last,
@@ -436,7 +436,7 @@ public struct NotificationStore: Sendable {
 
     /// The rows of `runDate` that the `retry` command re-attempts: permanent and transient failures
     /// and claims whose process died — of one user, or of everyone; of `kinds`, or of every kind.
-    public func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?,
+    package func retryTargets(_ db: PGConnection, runDate: CalendarDate, userID: String?,
                              kinds: [DeliveryJob.Kind]? = nil) throws -> [RetryTarget] {
         try db.execute(SQLStatement("""
             SELECT n.user_id::text AS user_id, n.status, n.attempts, n.last_error,
@@ -463,7 +463,7 @@ public struct NotificationStore: Sendable {
 
     /// Makes failed rows of `userIDs` on `runDate` claimable now (`retry`, due immediately) — of
     /// `kinds`, or of every kind.
-    public func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate,
+    package func releaseForRetry(_ db: PGConnection, userIDs: [String], runDate: CalendarDate,
                                 kinds: [DeliveryJob.Kind]? = nil) throws {
         guard !userIDs.isEmpty else { return }
         try db.execute(SQLStatement("""
@@ -481,7 +481,7 @@ public struct NotificationStore: Sendable {
     /// Records alerts skipped for bad data (one statement for all of them): a whole user (contact
     /// '') or one invalid contact beside valid ones. A row that already exists for the day is left
     /// as it is, and a user deleted meanwhile is left out.
-    public func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
+    package func recordSkips(_ db: PGConnection, _ skips: [SkippedUser], runDate: CalendarDate, runID: Int64?) throws {
         guard !skips.isEmpty else { return }
         _ = try Self.againAfterDeletion { try db.execute(SQLStatement("""
             INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent,

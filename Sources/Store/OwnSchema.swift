@@ -9,28 +9,28 @@ import Config
 /// another schema rewrites those names (`qualified(_:into:)`). Qualified rather than found through
 /// `search_path`, because a transaction pooler (PgBouncer, Supabase's pooler) does not carry a
 /// session's `search_path` from one transaction to the next.
-public enum OwnSchema {
+package enum OwnSchema {
     /// The tables, each moved here from the app's schema by migration 013 where an older version
     /// had created it there.
-    public static let tables = [
+    package static let tables = [
         "user_last_check_in", "check_in_queue", "pending_all_clears", "known_contacts",
         "notifier_runs", "notifier_run_lock", "sileme_schema_migrations",
     ]
     /// The functions (all `SECURITY DEFINER`, none with arguments): the triggers' and the fold.
-    public static let functions = [
+    package static let functions = [
         "sileme_track_last_check_in", "sileme_truncate_last_check_in", "sileme_track_last_notified",
         "sileme_fill_last_notified", "sileme_note_contact", "sileme_queue_check_in",
         "sileme_fold_check_ins", "sileme_dequeue_check_in",
     ]
     /// The app's tables that the notifier creates or writes and the app reads or writes; they stay
     /// in the app's schema, with row-level security on.
-    public static let sharedTables = ["emergency_contacts", "contact_status"]
+    package static let sharedTables = ["emergency_contacts", "contact_status"]
     /// The app's own tables of the design doc, which the notifier reads (and writes `notification_logs`).
-    public static let appTables = ["users", "check_ins", "notification_logs"]
+    package static let appTables = ["users", "check_ins", "notification_logs"]
 
     /// `sql` with every `sileme.<name>` that names a schema (not preceded by a letter, digit, `_`,
     /// `@`, `.` or `$`: never a host name such as `noreply@sileme.app`) changed to `schema.<name>`.
-    public static func qualified(_ sql: String, into schema: DatabaseSchema) -> String {
+    package static func qualified(_ sql: String, into schema: DatabaseSchema) -> String {
         guard schema != .standard else { return sql }
         let prefix = "sileme."
         var result = ""

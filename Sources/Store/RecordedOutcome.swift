@@ -1,9 +1,9 @@
 import Foundation
 
 /// What to write to one claimed `notification_logs` row after its send attempts.
-public struct RecordedOutcome: Sendable {
+package struct RecordedOutcome: Sendable {
     /// The row's new status.
-    public enum Status: String, Sendable {
+    package enum Status: String, Sendable {
         /// Accepted by the mail server.
         case sent
         /// Transient failure: due again at `nextAttempt`.
@@ -13,20 +13,20 @@ public struct RecordedOutcome: Sendable {
     }
 
     /// `notification_logs.id`.
-    public let logID: Int64
+    package let logID: Int64
     /// The new status.
-    public let status: Status
+    package let status: Status
     /// Attempts made in this run.
-    public let attempts: Int
+    package let attempts: Int
     /// The server's reply or the failure, contact address masked.
-    public let text: String
+    package let text: String
     /// When a `retry` is due again.
-    public let nextAttempt: Date?
+    package let nextAttempt: Date?
     /// When it happened (`sent_at` for accepted mails).
-    public let at: Date
+    package let at: Date
     /// The server refused the recipient as unknown ("no such user"): the contact is marked
     /// `undeliverable` in `contact_status`.
-    public let undeliverable: Bool
+    package let undeliverable: Bool
 
     /// Creates the value.
     package init(logID: Int64, status: Status, attempts: Int, text: String, nextAttempt: Date? = nil, at: Date,

@@ -10,12 +10,12 @@ import Config
 /// permissive policy for reading names the role (or a role whose privileges it has) — as
 /// `config/least-privilege.sql` creates — and no restrictive policy applies to it. What such a
 /// policy's condition says is not checked: one written for the notifier should read `true`.
-public enum RowSecurity {
+package enum RowSecurity {
     /// The app's tables the notifier must read in full (and `contact_status`, which it keeps).
-    public static let tables = ["users", "check_ins", "emergency_contacts", "notification_logs", "contact_status"]
+    package static let tables = ["users", "check_ins", "emergency_contacts", "notification_logs", "contact_status"]
 
     /// The tables of `tables` whose rows the connected role may not all see.
-    public static func hiddenTables(_ db: PGConnection) throws -> [String] {
+    package static func hiddenTables(_ db: PGConnection) throws -> [String] {
         try db.execute(SQLStatement("""
             SELECT c.relname
             FROM pg_class c
@@ -35,7 +35,7 @@ public enum RowSecurity {
     }
 
     /// Throws a configuration error naming the first table whose rows the role may not all see.
-    public static func verify(_ db: PGConnection) throws {
+    package static func verify(_ db: PGConnection) throws {
         let hidden = try hiddenTables(db)
         guard let table = hidden.first else { return }
         let role = try db.execute("SELECT current_user AS role")[0].string("role") ?? "?"

@@ -13,7 +13,7 @@ import Values
 /// same test as a claim's: `ClaimSQL.held`). So a killed run never blocks the next one for longer
 /// than the lease, and on a direct connection not at all. The claim key still prevents double
 /// sends should two runs ever overlap.
-public final class RunLock: @unchecked Sendable {
+package final class RunLock: @unchecked Sendable {
     private let conninfo: Secret
     private let schema: DatabaseSchema
     private let holder: String
@@ -43,7 +43,7 @@ public final class RunLock: @unchecked Sendable {
     }
 
     /// What a taker does while another run holds the lock.
-    public enum Waiting: Sendable {
+    package enum Waiting: Sendable {
         /// Gives up at once (the daemon: it looks again later).
         case no
         /// Waits for the holder's run to end, asking again every half second, until `stop` is
@@ -56,13 +56,13 @@ public final class RunLock: @unchecked Sendable {
     /// run — the daemon's, `--run-now`, `retry` — takes it. With `keeper` (the daemon's), the
     /// lock's session comes from it and goes back to it once the lock row is deleted: a kept
     /// session never holds the row, so its `holder_backend_pid` still tells a live holder.
-    public static func take(for configuration: NotifierConfiguration, waiting: Waiting, keeper: SessionKeeper? = nil) throws -> RunLock? {
+    package static func take(for configuration: NotifierConfiguration, waiting: Waiting, keeper: SessionKeeper? = nil) throws -> RunLock? {
         try take(configuration.databaseURL, schema: configuration.databaseSchema,
                  leaseSeconds: configuration.claimLeaseSeconds, waiting: waiting, keeper: keeper)
     }
 
     /// `take(for:waiting:)` with the connection spelled out.
-    public static func take(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double,
+    package static func take(_ conninfo: Secret, schema: DatabaseSchema, leaseSeconds: Double,
                             waiting: Waiting = .no, keeper: SessionKeeper? = nil) throws -> RunLock? {
         let db = try connect(conninfo, schema: schema, keeper: keeper)
         let holder = Self.newHolder()
@@ -89,7 +89,7 @@ public final class RunLock: @unchecked Sendable {
     }
 
     /// Releases the lock (a lock not released runs out with its lease, or with its direct session).
-    public func release() {
+    package func release() {
         guard held else { return }
         held = false
         released.stop()

@@ -1,5 +1,5 @@
 /// How a run was started, as recorded in `notifier_runs.mode` and the journal.
-public enum RunMode: String, Sendable, Codable {
+package enum RunMode: String, Sendable, Codable {
     /// The long-running daemon's daily run.
     case daemon
     /// `--run-now` by hand or from a timer.

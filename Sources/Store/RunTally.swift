@@ -4,61 +4,61 @@ import Rule
 /// every message's outcome into it, and everything that reports a run reads it through `fields`
 /// — the `notifier_runs` row, the journal's `run_finished`, the metrics file and the history
 /// report. A new count is one property and one entry of `fields` (and, to be stored, a column).
-public struct RunTally: Sendable, Equatable {
+package struct RunTally: Sendable, Equatable {
     // MARK: The plan: the rule's decisions
 
     /// Users decided `send` (due, valid, not yet notified).
-    public var due = 0
+    package var due = 0
     /// Users whose streak was already notified.
-    public var alreadyNotified = 0
+    package var alreadyNotified = 0
     /// Users past the catch-up window.
-    public var stale = 0
+    package var stale = 0
     /// Users skipped for an unusable emergency email.
-    public var invalidEmail = 0
+    package var invalidEmail = 0
     /// Users skipped for an empty name.
-    public var invalidName = 0
+    package var invalidName = 0
     /// Users whose newer account (same contact and name) checked in after their `L'`.
-    public var superseded = 0
+    package var superseded = 0
     /// Users away (`paused_until ≥ D`) whose missed days reached the threshold.
-    public var paused = 0
+    package var paused = 0
     /// Users with a check-in dated after `D + 1`, ignored by the rule (a wrong device clock).
-    public var futureIgnored = 0
+    package var futureIgnored = 0
     /// Users due whose alert is held: their missed days include an intake gap.
-    public var held = 0
+    package var held = 0
 
     // MARK: Delivery: each message's outcome
 
     /// Mails the server accepted in this run.
-    public var sent = 0
+    package var sent = 0
     /// Mails that failed (transient after retries, or permanent); due again later.
-    public var failed = 0
+    package var failed = 0
     /// Of `failed`, the permanent (5xx) ones.
-    public var failedPermanently = 0
+    package var failedPermanently = 0
     /// Of `failed`, those that failed because the server was unusable (drives the exit status).
-    public var serverUnavailable = 0
+    package var serverUnavailable = 0
     /// Due users whose row another live session holds (or whose retry time has not come).
-    public var busyElsewhere = 0
+    package var busyElsewhere = 0
     /// Due users deleted from `users` during the run (the app's account deletion): no mail.
-    public var gone = 0
+    package var gone = 0
     /// Due users whose claim statement failed: skipped with the reason, due again at the next run.
-    public var claimErrors = 0
+    package var claimErrors = 0
     /// Due users whose claim found them no longer due (a check-in dated `D` or `D + 1`, a pause or a
     /// newer account committed during the run): not mailed.
-    public var cancelled = 0
+    package var cancelled = 0
     /// Webhook events delivered and failed (`sent` and `failed` count mails).
-    public var webhookSent = 0
-    public var webhookFailed = 0
+    package var webhookSent = 0
+    package var webhookFailed = 0
     /// Mails accepted and failed, by kind of message.
-    public var sentByKind: [DeliveryJob.Kind: Int] = [:]
-    public var failedByKind: [DeliveryJob.Kind: Int] = [:]
+    package var sentByKind: [DeliveryJob.Kind: Int] = [:]
+    package var failedByKind: [DeliveryJob.Kind: Int] = [:]
 
     /// Creates zero counts.
-    public init() {}
+    package init() {}
 
     // MARK: Counting
 
     /// Counts one decision of the rule.
-    public mutating func count(_ decision: Decision) {
+    package mutating func count(_ decision: Decision) {
         switch decision {
         case .send: due += 1
         case .alreadyNotified: alreadyNotified += 1
@@ -72,14 +72,14 @@ public struct RunTally: Sendable, Equatable {
     }
 
     /// What one message came to.
-    public enum Outcome: Sendable {
+    package enum Outcome: Sendable {
         case sent, failedTransiently, failedPermanently, serverUnavailable, busyElsewhere
         /// The claim's re-check found the user no longer due (a check-in, pause or newer account during the run).
         case cancelled
     }
 
     /// Counts one message's outcome: mails by kind, webhook events apart.
-    public mutating func count(_ outcome: Outcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
+    package mutating func count(_ outcome: Outcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
         switch (outcome, channel) {
         case (.busyElsewhere, _): busyElsewhere += 1
         case (.cancelled, _): cancelled += 1
@@ -97,12 +97,12 @@ public struct RunTally: Sendable, Equatable {
     }
 
     /// Messages handled so far, whatever the outcome (the progress the daemon reports).
-    public var handled: Int {
+    package var handled: Int {
         sent + failed + busyElsewhere + gone + claimErrors + cancelled + webhookSent + webhookFailed
     }
 
     /// Adds `other`'s counts (the dry run of an instant reports its run dates as one).
-    public mutating func add(_ other: RunTally) {
+    package mutating func add(_ other: RunTally) {
         for field in Self.fields { self[keyPath: field.value] += other[keyPath: field.value] }
         serverUnavailable += other.serverUnavailable
         webhookSent += other.webhookSent
@@ -112,10 +112,10 @@ public struct RunTally: Sendable, Equatable {
     }
 
     /// Users skipped for bad data or a failed claim (the journal summary's `skipped`).
-    public var skipped: Int { invalidEmail + invalidName + claimErrors }
+    package var skipped: Int { invalidEmail + invalidName + claimErrors }
 
     /// The number of users with each decision, for the report's summary.
-    public func decisionCount(_ decision: Decision) -> Int {
+    package func decisionCount(_ decision: Decision) -> Int {
         switch decision {
         case .send: due
         case .alreadyNotified: alreadyNotified
@@ -132,24 +132,24 @@ public struct RunTally: Sendable, Equatable {
 
     /// One count and where it appears: its name (the `run_finished` field and the history
     /// report's key), its `notifier_runs` column, its metrics outcome label.
-    public struct Field: Sendable, Hashable {
+    package struct Field: Sendable, Hashable {
         /// The journal field and the JSON key.
-        public let name: String
+        package let name: String
         /// The `notifier_runs` column; nil when it is not stored.
-        public let column: String?
+        package let column: String?
         /// The `outcome` label of `sileme_notifier_last_run_notifications`; nil when not exported.
-        public let metric: String?
+        package let metric: String?
         /// Whether the history report lists it per run.
-        public let inHistory: Bool
+        package let inHistory: Bool
         /// The count.
-        public let value: WritableKeyPath<RunTally, Int> & Sendable
+        package let value: WritableKeyPath<RunTally, Int> & Sendable
 
-        public static func == (a: Field, b: Field) -> Bool { a.name == b.name }
-        public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+        package static func == (a: Field, b: Field) -> Bool { a.name == b.name }
+        package func hash(into hasher: inout Hasher) { hasher.combine(name) }
     }
 
     /// Every count a run reports, in the order the journal and the history report list them.
-    public static let fields: [Field] = [
+    package static let fields: [Field] = [
         Field(name: "due", column: "due", metric: "due", inHistory: true, value: \.due),
         Field(name: "sent", column: "sent", metric: "sent", inHistory: true, value: \.sent),
         Field(name: "failed", column: "failed", metric: "failed", inHistory: true, value: \.failed),
@@ -169,10 +169,10 @@ public struct RunTally: Sendable, Equatable {
     ]
 
     /// The counts stored in `notifier_runs`.
-    public static var storedFields: [Field] { fields.filter { $0.column != nil } }
+    package static var storedFields: [Field] { fields.filter { $0.column != nil } }
 
     /// The tally of a `notifier_runs` row read with `storedFields`' columns (NULL counts as 0).
-    public init(stored row: PGRow) {
+    package init(stored row: PGRow) {
         self.init()
         for field in Self.storedFields {
             guard let column = field.column, let value = row.int(column) else { continue }
@@ -181,18 +181,18 @@ public struct RunTally: Sendable, Equatable {
     }
 
     /// The values of `fields` by name.
-    public var byName: [(name: String, value: Int)] { Self.fields.map { ($0.name, self[keyPath: $0.value]) } }
+    package var byName: [(name: String, value: Int)] { Self.fields.map { ($0.name, self[keyPath: $0.value]) } }
 
     // MARK: Words
 
     /// The guards' counts in words, those above zero (`1 superseded, 2 paused`); nil when none.
-    public var guardsText: String? {
+    package var guardsText: String? {
         Self.guardsText(superseded: superseded, paused: paused, cancelled: cancelled, futureIgnored: futureIgnored)
     }
 
     /// The guards' counts in words, those given and above zero; nil when none. One wording for
     /// `run_finished`, the dry run's summary and the history report.
-    public static func guardsText(superseded: Int?, paused: Int?, cancelled: Int?, futureIgnored: Int?) -> String? {
+    package static func guardsText(superseded: Int?, paused: Int?, cancelled: Int?, futureIgnored: Int?) -> String? {
         let parts = [(superseded, "superseded"), (paused, "paused"), (cancelled, "cancelled during the run"),
                      (futureIgnored, "with future-dated check-ins ignored")]
             .compactMap { count, what in count.flatMap { $0 > 0 ? "\($0) \(what)" : nil } }
@@ -200,7 +200,7 @@ public struct RunTally: Sendable, Equatable {
     }
 
     /// The decisions a summary names: the first five always, the others when counted.
-    public var summarisedDecisions: [Decision] {
+    package var summarisedDecisions: [Decision] {
         Decision.allCases.filter { $0.alwaysSummarised || decisionCount($0) > 0 }
     }
 }

@@ -3,22 +3,22 @@ import Rule
 
 /// A due user (or one contact of theirs) left out for bad data, with the reason recorded in
 /// `notification_logs.last_error`.
-public struct SkippedUser: Sendable {
+package struct SkippedUser: Sendable {
     /// `users.id`.
-    public let userID: String
+    package let userID: String
     /// The contact left out (the address as stored, trimmed and lower-cased: the row's key); empty
     /// when the whole user is skipped.
-    public let contact: String
+    package let contact: String
     /// `m`.
-    public let missedDays: Int
+    package let missedDays: Int
     /// `L`.
-    public let lastCheckIn: CalendarDate
+    package let lastCheckIn: CalendarDate
     /// Which check failed (`invalid_email`, `invalid_name`, `superseded`).
-    public let decision: Decision
+    package let decision: Decision
     /// Why, in words (never the full address).
-    public let reason: String
+    package let reason: String
     /// The newer account's id (for `superseded`).
-    public let newerAccount: String?
+    package let newerAccount: String?
 
     /// Creates the value.
     package init(userID: String, missedDays: Int, lastCheckIn: CalendarDate, decision: Decision, reason: String,

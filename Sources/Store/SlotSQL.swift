@@ -4,7 +4,7 @@ import Values
 
 /// The SQL of the slots (docs/user-time.md): a user's slot key, the filter of a run
 /// that serves some slots only, and the distinct slots.
-public enum SlotSQL {
+package enum SlotSQL {
     /// SQL: the slot key of user row `user` (`zone|HH:MM:SS`, `''` for NULL) — the expression
     /// of `users_slot_idx` (migration 014), so that the index serves the filter and the skip scan.
     package static func key(_ user: String) -> String {
@@ -45,7 +45,7 @@ public enum SlotSQL {
 
     /// The distinct slot keys of all users, in order — a skip scan of `users_slot_idx`: one index
     /// probe per slot, whatever the number of users (the daemon reads them when `changes` moved).
-    public static func keys(_ db: PGConnection) throws -> [String] {
+    package static func keys(_ db: PGConnection) throws -> [String] {
         try db.execute("""
             WITH RECURSIVE slot(key) AS (
                 (SELECT \(key("u")) FROM users u ORDER BY 1 LIMIT 1)
@@ -58,7 +58,7 @@ public enum SlotSQL {
     }
 
     /// The users of each slot among `keys` (for reporting the unknown zones: a few slots).
-    public static func users(_ db: PGConnection, in keys: [String]) throws -> [String: Int] {
+    package static func users(_ db: PGConnection, in keys: [String]) throws -> [String: Int] {
         guard !keys.isEmpty else { return [:] }
         var counts: [String: Int] = [:]
         for row in try db.execute(SQLStatement("""
@@ -71,33 +71,33 @@ public enum SlotSQL {
 
     /// How many users have the empty text as their `time_zone` (served like users without one):
     /// one probe of migration 020's partial index.
-    public static func emptyZoneUsers(_ db: PGConnection) throws -> Int {
+    package static func emptyZoneUsers(_ db: PGConnection) throws -> Int {
         try db.execute("SELECT count(*) AS users FROM users WHERE time_zone = ''").rows.first?.int("users") ?? 0
     }
 
     /// The slot key of user `userID`; nil when there is no such user (or the id is not a UUID).
-    public static func key(_ db: PGConnection, userID: String) throws -> String? {
+    package static func key(_ db: PGConnection, userID: String) throws -> String? {
         guard UUID(uuidString: userID) != nil else { return nil }
         return try db.execute(SQLStatement("SELECT \(key("u")) AS key FROM users u WHERE u.id = $user_id::uuid"), ["user_id": userID])
             .rows.first?.string("key")
     }
 
     /// Every user's slot, read now and resolved against the service's schedule `service`.
-    public static func slots(_ db: PGConnection, service: DailySchedule) throws -> NotifySlots {
+    package static func slots(_ db: PGConnection, service: DailySchedule) throws -> NotifySlots {
         NotifySlots(keys: try keys(db), service: service)
     }
 
     /// How many times the slots have changed: moved by migration 019's triggers, in the
     /// transaction of every change that can add or remove a slot (a user added or removed with a
     /// zone or a time, either changed). One row.
-    public static func changes(_ db: PGConnection) throws -> Int64 {
+    package static func changes(_ db: PGConnection) throws -> Int64 {
         Int64(try db.execute("SELECT changes FROM sileme.user_times_changes")[0].string("changes") ?? "") ?? 0
     }
 
     /// The slots as the daemon's last look read them.
-    public struct Known: Sendable {
+    package struct Known: Sendable {
         /// The slots.
-        public let slots: NotifySlots
+        package let slots: NotifySlots
         /// The count of changes (`changes(_:)`) read just before the slots' keys.
         let changes: Int64
         /// When the keys were read.
@@ -106,7 +106,7 @@ public enum SlotSQL {
         /// How long known slots are kept at most without reading the keys again, though the count
         /// has not moved: a change the triggers did not see (they are off while a restore or a
         /// replica's apply writes with `session_replication_role = replica`) is learnt within this.
-        public static let keptAtMost: TimeInterval = 3_600
+        package static let keptAtMost: TimeInterval = 3_600
 
         /// These slots are still the users' slots at `now`, with `changes` counted and the service's
         /// schedule `service` — pure: what `look` decides before reading any key.
@@ -121,7 +121,7 @@ public enum SlotSQL {
     /// them). The count is read before the keys, each statement in its own snapshot: a change
     /// committed between the two is in the keys and moves the count past what is kept, so the next
     /// look reads the keys again; the other order could keep the old keys for good.
-    public static func look(_ db: PGConnection, service: DailySchedule, known: Known?, now: Date) throws -> Known {
+    package static func look(_ db: PGConnection, service: DailySchedule, known: Known?, now: Date) throws -> Known {
         let changes = try changes(db)
         if let known, known.current(changes: changes, service: service, now: now) { return known }
         let keys = try keys(db)

@@ -8,30 +8,30 @@ import Logging
 ///
 /// When journald is not there (no socket, or a send fails) the record goes to standard error as
 /// one readable line instead, so nothing is lost.
-public struct JournalLogHandler: LogHandler {
+package struct JournalLogHandler: LogHandler {
     /// `SYSLOG_IDENTIFIER`.
-    public let identifier: String
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
+    package let identifier: String
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
     private let fallback: StderrLogHandler
 
     /// Creates a handler for `label`, writing as `identifier`.
-    public init(label: String, identifier: String = "sileme-notifier") {
+    package init(label: String, identifier: String = "sileme-notifier") {
         self.identifier = identifier
         fallback = StderrLogHandler(label: label)
     }
 
     /// Whether a journald socket exists at the standard path.
-    public static var journalAvailable: Bool {
+    package static var journalAvailable: Bool {
         FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var fields: [String] = [
             "MESSAGE=\(event.message)",
             "PRIORITY=\(Self.priority(event.level))",

@@ -3,7 +3,7 @@ import Logging
 /// Every event the notifier reports (`NOTIFIER_EVENT`): the run's, each with a stable journald
 /// `MESSAGE_ID` documented in `systemd/sileme-notifier.catalog`, and the daemon's own. Code never
 /// spells an event name as a string: it logs `event.metadata`.
-public enum NotifierEvent: String, Sendable, CaseIterable {
+package enum NotifierEvent: String, Sendable, CaseIterable {
     /// A run began (`RUN_DATE`, `RUN_MODE`).
     case runStarted = "run_started"
     /// A run ended, with its counts.
@@ -49,7 +49,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
     case configurationRejected = "configuration_rejected"
 
     /// The journald `MESSAGE_ID` (128-bit, hex) of the events the catalog documents.
-    public var messageID: String? {
+    package var messageID: String? {
         switch self {
         case .runStarted: "b5114b477a7847da8a32aee24ab6a236"
         case .runFinished: "4fb505200f49472eb5538283f7de1a2b"
@@ -67,7 +67,7 @@ public enum NotifierEvent: String, Sendable, CaseIterable {
 
     /// The fields that name the event in the journal: `NOTIFIER_EVENT`, and `MESSAGE_ID` where the
     /// event has one. Merge the event's own fields into it.
-    public var metadata: Logger.Metadata {
+    package var metadata: Logger.Metadata {
         var fields: Logger.Metadata = ["notifier_event": "\(rawValue)"]
         if let messageID { fields["message_id"] = "\(messageID)" }
         return fields

@@ -7,26 +7,26 @@ import Values
 /// As the journal's stand-in (no journald running) it writes every field:
 /// `2026-01-13T09:00:01Z sileme-notifier[123] <info> message KEY=value …`; as the terminal
 /// summary of a run started by hand (`fields: false`) just `sileme-notifier: warning: message`.
-public struct StderrLogHandler: LogHandler {
+package struct StderrLogHandler: LogHandler {
     /// The logger's label.
-    public let label: String
-    public var metadata: Logger.Metadata = [:]
-    public var logLevel: Logger.Level = .info
+    package let label: String
+    package var metadata: Logger.Metadata = [:]
+    package var logLevel: Logger.Level = .info
     /// Whether the line carries the timestamp, pid and every metadata field.
-    public let fields: Bool
+    package let fields: Bool
 
     /// Creates a handler.
-    public init(label: String, fields: Bool = true) {
+    package init(label: String, fields: Bool = true) {
         self.label = label
         self.fields = fields
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         guard fields else {
             let prefix = event.level >= .warning ? "\(event.level): " : ""
             FileHandle.standardError.write(Data("sileme-notifier: \(prefix)\(event.message)\n".utf8))

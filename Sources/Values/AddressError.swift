@@ -1,7 +1,7 @@
 /// Why a string is not an acceptable emergency-contact address (see `EmailAddress`).
 ///
 /// Each case has a short, human `reason` that is safe to log: it never repeats the address.
-public enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing left after trimming surrounding whitespace.
     case empty
     /// A control character (CR, LF, NUL, TAB, DEL, C1…) anywhere in the value.
@@ -35,7 +35,7 @@ public enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidDomain
 
     /// A short human explanation, e.g. "missing @".
-    public var reason: String {
+    package var reason: String {
         switch self {
         case .empty: "empty"
         case .controlCharacter: "contains a control character"
@@ -56,5 +56,5 @@ public enum AddressError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The same as `reason`.
-    public var description: String { reason }
+    package var description: String { reason }
 }

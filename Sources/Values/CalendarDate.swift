@@ -4,15 +4,15 @@ import Foundation
 ///
 /// Arithmetic goes through days since 1970-01-01 (proleptic Gregorian), so differences are
 /// exact across months, years and leap days, and independent of any time zone or DST.
-public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+package struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// Days since 1970-01-01 (negative before).
-    public let dayNumber: Int
+    package let dayNumber: Int
 
     /// The date `dayNumber` days after 1970-01-01.
-    public init(dayNumber: Int) { self.dayNumber = dayNumber }
+    package init(dayNumber: Int) { self.dayNumber = dayNumber }
 
     /// The given proleptic Gregorian date; nil when it does not exist (e.g. February 30).
-    public init?(year: Int, month: Int, day: Int) {
+    package init?(year: Int, month: Int, day: Int) {
         guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year) else { return nil }
         // Howard Hinnant's days_from_civil.
         let y = month <= 2 ? year - 1 : year
@@ -25,7 +25,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// Parses `YYYY-MM-DD` (ASCII digits only); nil when malformed or not a real date.
-    public init?(parsing text: some StringProtocol) {
+    package init?(parsing text: some StringProtocol) {
         // One pass over the bytes: every date of every listed user goes through here.
         var fields = (year: 0, month: 0, day: 0)
         var length = 0
@@ -49,7 +49,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// The calendar date in `zone` at the instant `date`.
-    public init(_ date: Date, in zone: TimeZone) {
+    package init(_ date: Date, in zone: TimeZone) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let c = calendar.dateComponents([.year, .month, .day], from: date)
@@ -57,7 +57,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// Year, month and day.
-    public var components: (year: Int, month: Int, day: Int) {
+    package var components: (year: Int, month: Int, day: Int) {
         // Howard Hinnant's civil_from_days.
         let z = dayNumber + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
@@ -71,13 +71,13 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// This date moved by `days` (negative moves back).
-    public func adding(days: Int) -> CalendarDate { CalendarDate(dayNumber: dayNumber + days) }
+    package func adding(days: Int) -> CalendarDate { CalendarDate(dayNumber: dayNumber + days) }
 
     /// Whole days from `other` to `self` (`self − other`).
-    public func days(since other: CalendarDate) -> Int { dayNumber - other.dayNumber }
+    package func days(since other: CalendarDate) -> Int { dayNumber - other.dayNumber }
 
     /// `YYYY-MM-DD`.
-    public var description: String {
+    package var description: String {
         let (y, m, d) = components
         guard (0...9999).contains(y) else {
             func pad(_ n: Int, _ width: Int) -> String {
@@ -108,7 +108,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     /// seconds east of UTC: `2026-01-13T01:00:00Z`, or `2026-01-13T09:00:00+08:00`. Plain
     /// arithmetic: the log writes one per line, and a Foundation date formatter per call cost a
     /// quarter of a run's CPU.
-    public static func rfc3339(_ date: Date, utcOffset: Int = 0) -> String {
+    package static func rfc3339(_ date: Date, utcOffset: Int = 0) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down)) + utcOffset
         let (days, secondOfDay) = seconds.quotientAndRemainder(dividingBy: 86400)
         let (day, second) = secondOfDay < 0 ? (days - 1, secondOfDay + 86400) : (days, secondOfDay)
@@ -119,11 +119,11 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// `YYYYMMDD`, for identifiers.
-    public var compact: String { description.replacingOccurrences(of: "-", with: "") }
+    package var compact: String { description.replacingOccurrences(of: "-", with: "") }
 
-    public static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
+    package static func < (lhs: CalendarDate, rhs: CalendarDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let date = CalendarDate(parsing: text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a YYYY-MM-DD date: \(text)"))
@@ -131,7 +131,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, CustomStringConverti
         self = date
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

@@ -8,18 +8,18 @@
 /// - format characters (Cf: bidi embeddings/overrides/isolates, LRM/RLM/ALM, zero-width space,
 ///   BOM, soft hyphen, tag characters…) are removed, except ZWJ (U+200D, which joins emoji such as
 ///   👨‍👩‍👧) and ZWNJ (U+200C, which Persian and Indic names need).
-public struct DisplayName: Sendable, Hashable, CustomStringConvertible {
+package struct DisplayName: Sendable, Hashable, CustomStringConvertible {
     /// The most characters (grapheme clusters) a name keeps, the trailing "…" included.
-    public static let maxLength = 100
+    package static let maxLength = 100
 
     /// The cleaned name.
-    public let value: String
+    package let value: String
 
     /// The cleaned name.
-    public var description: String { value }
+    package var description: String { value }
 
     /// Cleans `raw`; throws `NameError.empty` when nothing visible is left.
-    public init(cleaning raw: String) throws(NameError) {
+    package init(cleaning raw: String) throws(NameError) {
         var scalars = String.UnicodeScalarView()
         var pendingSpace = false
         for scalar in raw.unicodeScalars {

@@ -10,27 +10,27 @@ import Foundation
 ///
 /// `description` is the masked form, so an address interpolated into a log line is never logged in
 /// full (docs/interfaces.md); use `address` where the real value is needed.
-public struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
+package struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The part before `@`, exactly as given (case preserved).
-    public let localPart: String
+    package let localPart: String
     /// The domain, lowercased, with internationalized labels in Punycode (`xn--…`).
-    public let domain: String
+    package let domain: String
 
     /// The normalized address, `localPart@domain`.
-    public var address: String { localPart + "@" + domain }
+    package var address: String { localPart + "@" + domain }
 
     /// The address for reports and logs: first character of the local part, `***`, then `@domain`
     /// (`alice@example.com` → `a***@example.com`).
-    public var masked: String { EmailMasking.mask(address) }
+    package var masked: String { EmailMasking.mask(address) }
 
     /// The masked address (see `masked`).
-    public var description: String { masked }
+    package var description: String { masked }
 
     /// Validates and normalizes an address as stored in the database.
     ///
     /// Surrounding ASCII whitespace is trimmed; everything else that is not a plain
     /// `local@host.tld` address is rejected with the first problem found.
-    public init(validating raw: String) throws(AddressError) {
+    package init(validating raw: String) throws(AddressError) {
         var view = raw.unicodeScalars[...]
         while let first = view.first, Self.isASCIIWhitespace(first) { view.removeFirst() }
         while let last = view.last, Self.isASCIIWhitespace(last) { view.removeLast() }

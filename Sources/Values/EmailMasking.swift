@@ -4,10 +4,10 @@ import Foundation
 /// Works on raw, possibly invalid, values too: without an `@` only the first character is kept.
 /// The one masking of the notifier: validated addresses (`EmailAddress.masked`), the dry run, the
 /// history report and `retry` all go through `mask`.
-public enum EmailMasking {
+package enum EmailMasking {
     /// The masked form of `raw`: its first character, `***`, and everything from its last `@`
     /// (control characters made printable, surrounding spaces trimmed).
-    public static func mask(_ raw: String) -> String {
+    package static func mask(_ raw: String) -> String {
         // Trimming is needed only when an end is a space or not ASCII (a Unicode space).
         let plainEnds = raw.utf8.first.map { $0 > 0x20 && $0 < 0x7F } == true
             && raw.utf8.last.map { $0 > 0x20 && $0 < 0x7F } == true
@@ -27,9 +27,9 @@ public enum EmailMasking {
 /// Text from the database made safe for a terminal, a report or the journal: every control
 /// character (general category Cc: U+0000–U+001F, U+007F–U+009F) replaced by U+FFFD, so that a
 /// hostile value cannot move a terminal's cursor or forge a line.
-public enum Printable {
+package enum Printable {
     /// `text` with its control characters replaced; `text` itself when it has none.
-    public static func text(_ text: String) -> String {
+    package static func text(_ text: String) -> String {
         // Scan the UTF-8 bytes: below 0x20, DEL, or a C1 control (C2 80…C2 9F).
         var previous: UInt8 = 0
         var clean = true

@@ -1,5 +1,5 @@
 /// The process exit codes of docs/interfaces.md (sysexits.h values).
-public enum ExitStatus: Int32, Sendable {
+package enum ExitStatus: Int32, Sendable {
     /// Everything done.
     case success = 0
     /// Anything else went wrong.
@@ -15,5 +15,5 @@ public enum ExitStatus: Int32, Sendable {
 
     /// The status of two runs one after the other (one instant's runs): the first that is not
     /// `success`, so the exit says what went wrong first.
-    public func then(_ next: ExitStatus) -> ExitStatus { self == .success ? next : self }
+    package func then(_ next: ExitStatus) -> ExitStatus { self == .success ? next : self }
 }

@@ -1,5 +1,5 @@
 /// Punycode (RFC 3492), the encoding of internationalized domain labels (`xn--…`).
-public enum Punycode {
+package enum Punycode {
     private static let base = 36, tMin = 1, tMax = 26, skew = 38, damp = 700
     private static let initialBias = 72, initialN = 0x80
 
@@ -8,7 +8,7 @@ public enum Punycode {
     ///
     /// Arithmetic is done in `Int`: it cannot overflow for any label shorter than billions of
     /// scalars, far beyond the 63 octets a DNS label allows.
-    public static func encode(_ input: String) -> String {
+    package static func encode(_ input: String) -> String {
         let codePoints = input.unicodeScalars.map { Int($0.value) }
         var output = String(String.UnicodeScalarView(input.unicodeScalars.filter(\.isASCII)))
         let basicCount = output.unicodeScalars.count

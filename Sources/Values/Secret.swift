@@ -2,13 +2,13 @@
 ///
 /// `description` and `debugDescription` are redacted so that a secret interpolated into a log
 /// line or error message by mistake shows `<redacted>` instead of its value.
-public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+package struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The secret itself; read it only where it is handed to a library.
-    public let value: String
+    package let value: String
 
     /// Wraps `value`.
-    public init(_ value: String) { self.value = value }
+    package init(_ value: String) { self.value = value }
 
-    public var description: String { "<redacted>" }
-    public var debugDescription: String { "<redacted>" }
+    package var description: String { "<redacted>" }
+    package var debugDescription: String { "<redacted>" }
 }

@@ -1,22 +1,22 @@
 /// A wall-clock time of day, as `NOTIFY_TIME` is written: `HH:MM`, or `HH:MM:SS` for tests and
 /// for sites that want a precise second.
-public struct TimeOfDay: Sendable, Equatable, CustomStringConvertible {
+package struct TimeOfDay: Sendable, Equatable, CustomStringConvertible {
     /// 0–23.
-    public let hour: Int
+    package let hour: Int
     /// 0–59.
-    public let minute: Int
+    package let minute: Int
     /// 0–59.
-    public let second: Int
+    package let second: Int
 
     /// Creates a time; callers validate ranges (see `init?(parsing:)`).
-    public init(hour: Int, minute: Int, second: Int = 0) {
+    package init(hour: Int, minute: Int, second: Int = 0) {
         self.hour = hour
         self.minute = minute
         self.second = second
     }
 
     /// Parses `H:MM`, `HH:MM` or `HH:MM:SS` (24-hour clock); nil when malformed or out of range.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard (2...3).contains(parts.count), (1...2).contains(parts[0].count),
               parts.dropFirst().allSatisfy({ $0.count == 2 }),
@@ -28,7 +28,7 @@ public struct TimeOfDay: Sendable, Equatable, CustomStringConvertible {
         self.init(hour: h, minute: m, second: s)
     }
 
-    public var description: String {
+    package var description: String {
         let hm = (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
         return second == 0 ? hm : hm + (second < 10 ? ":0" : ":") + "\(second)"
     }

@@ -2,7 +2,7 @@
 ///
 /// A value type of its own (not nested in the webhook's event) because the configuration reads
 /// `WEBHOOK_EVENTS` into a set of these before any webhook code runs.
-public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable {
+package enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable {
     /// The user missed the threshold: the contacts are told (the alert mail's twin).
     case alert = "checkin.alert"
     /// The user checked in after an alert of the streak was accepted.
@@ -22,5 +22,5 @@ public enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case ping
 
     /// The types a run may send, which `WEBHOOK_EVENTS` chooses from (every type but `ping`).
-    public static let selectable: [WebhookEventType] = allCases.filter { $0 != .ping }
+    package static let selectable: [WebhookEventType] = allCases.filter { $0 != .ping }
 }

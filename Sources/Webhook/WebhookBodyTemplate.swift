@@ -33,12 +33,12 @@ import Values
 /// A `ping` (what `check` sends) and `notifier.alerts_held` have empty text for the user's facts,
 /// `miss_days` and `contact_count` 0 and no contacts, so a template made for the other events
 /// renders them as well; `is_ping` and `is_alerts_held` tell them apart.
-public struct WebhookBodyTemplate: Sendable {
+package struct WebhookBodyTemplate: Sendable {
     private let template: WebhookSettings.BodyTemplate
     private let appName: String
 
     /// Every variable a template may use.
-    public static let variableNames = [
+    package static let variableNames = [
         "type", "id", "timestamp", "app_name",
         "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_ping", "is_alerts_held",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
@@ -53,7 +53,7 @@ public struct WebhookBodyTemplate: Sendable {
     /// text values full of characters that need escaping, and refuses it (naming
     /// `WEBHOOK_BODY_TEMPLATE`, exit 78) when any rendering is not JSON — a text variable
     /// written outside quotes, say — since the endpoint would then refuse every event.
-    public init(_ template: WebhookSettings.BodyTemplate, appName: String) throws(ConfigurationError) {
+    package init(_ template: WebhookSettings.BodyTemplate, appName: String) throws(ConfigurationError) {
         self.template = template
         self.appName = appName
         for sample in Self.samples {
@@ -74,13 +74,13 @@ public struct WebhookBodyTemplate: Sendable {
     /// Checks the body template `configuration` names, if the channel is on and has one: what a
     /// program calls right after loading its configuration (the template was parsed there; this
     /// renders it), so that a template that cannot render JSON stops it with exit 78 too.
-    public static func check(_ configuration: NotifierConfiguration) throws(ConfigurationError) {
+    package static func check(_ configuration: NotifierConfiguration) throws(ConfigurationError) {
         guard let template = configuration.webhook?.bodyTemplate else { return }
         _ = try WebhookBodyTemplate(template, appName: configuration.appName)
     }
 
     /// The body for `event`.
-    public func render(_ event: WebhookEvent) -> String {
+    package func render(_ event: WebhookEvent) -> String {
         template.template.render(Self.variables(event, appName: appName))
     }
 

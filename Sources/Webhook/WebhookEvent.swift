@@ -8,34 +8,34 @@ import Values
 /// Its JSON body (`jsonBody`) is the same bytes every time it is built from the same values, so a
 /// retry sends what the first attempt sent; only the `webhook-timestamp` header and so the
 /// signature change between attempts.
-public struct WebhookEvent: Sendable, Equatable {
+package struct WebhookEvent: Sendable, Equatable {
     /// What happened.
-    public let type: WebhookEventType
+    package let type: WebhookEventType
     /// The `webhook-id`: chosen by the caller, the same on every attempt of this event (the
     /// receiver de-duplicates by it). Letters, digits and `. _ : -`, at most `maximumIDLength`.
-    public let id: String
+    package let id: String
     /// When the event happened (the body's `timestamp`; not the time of an attempt).
-    public let timestamp: Date
+    package let timestamp: Date
     /// The facts about the user; nil for a `ping` and an operator's event.
-    public let payload: Payload?
+    package let payload: Payload?
     /// The facts of `notifier.alerts_held` (for the operator, about no one user).
-    public let held: Held?
+    package let held: Held?
 
     /// The longest `id` accepted.
-    public static let maximumIDLength = 128
+    package static let maximumIDLength = 128
 
     /// An event of `type` about `payload`. Throws when `id` is not a valid `webhook-id`.
-    public init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload) throws(InvalidID) {
+    package init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload) throws(InvalidID) {
         try self.init(type: type, id: id, timestamp: timestamp, payload: Optional(payload))
     }
 
     /// The signed test event `check` sends: `type` `ping`, `data` holding the notifier's version.
-    public static func ping(id: String, timestamp: Date) throws(InvalidID) -> WebhookEvent {
+    package static func ping(id: String, timestamp: Date) throws(InvalidID) -> WebhookEvent {
         try WebhookEvent(type: .ping, id: id, timestamp: timestamp, payload: nil)
     }
 
     /// `notifier.alerts_held`: a run held alerts over an intake gap.
-    public static func alertsHeld(id: String, timestamp: Date, held: Held) throws(InvalidID) -> WebhookEvent {
+    package static func alertsHeld(id: String, timestamp: Date, held: Held) throws(InvalidID) -> WebhookEvent {
         try WebhookEvent(type: .alertsHeld, id: id, timestamp: timestamp, payload: nil, held: held)
     }
 
@@ -49,18 +49,18 @@ public struct WebhookEvent: Sendable, Equatable {
     }
 
     /// The body's `data` of `notifier.alerts_held`: `{"run_date","held","gap_days","release_at"}`.
-    public struct Held: Sendable, Equatable {
+    package struct Held: Sendable, Equatable {
         /// `run_date`: the run date of the run that held them.
-        public var runDate: CalendarDate
+        package var runDate: CalendarDate
         /// `held`: how many users' alerts it held.
-        public var count: Int
+        package var count: Int
         /// `gap_days`: the intake gaps among their missed days.
-        public var gapDays: [CalendarDate]
+        package var gapDays: [CalendarDate]
         /// `release_at`: when they go out (unless a check-in ends the streak, or `release` sooner).
-        public var releaseAt: Date
+        package var releaseAt: Date
 
         /// Creates the value.
-        public init(runDate: CalendarDate, count: Int, gapDays: [CalendarDate], releaseAt: Date) {
+        package init(runDate: CalendarDate, count: Int, gapDays: [CalendarDate], releaseAt: Date) {
             self.runDate = runDate
             self.count = count
             self.gapDays = gapDays
@@ -70,7 +70,7 @@ public struct WebhookEvent: Sendable, Equatable {
 
     /// Whether `id` can be a `webhook-id`: 1 to `maximumIDLength` of `A–Z a–z 0–9 . _ : -`
     /// (safe in a header, a log line and a file name).
-    public static func isValidID(_ id: String) -> Bool {
+    package static func isValidID(_ id: String) -> Bool {
         !id.isEmpty && id.utf8.count <= maximumIDLength && id.utf8.allSatisfy { byte in
             (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
                 || byte == 0x2E || byte == 0x5F || byte == 0x3A || byte == 0x2D
@@ -78,11 +78,11 @@ public struct WebhookEvent: Sendable, Equatable {
     }
 
     /// An id that is not a valid `webhook-id` (see `WebhookEvent.isValidID`).
-    public struct InvalidID: Error, Sendable, CustomStringConvertible {
+    package struct InvalidID: Error, Sendable, CustomStringConvertible {
         /// The id's length in bytes.
-        public let length: Int
+        package let length: Int
 
-        public var description: String {
+        package var description: String {
             "invalid webhook-id (\(length) bytes): 1 to \(WebhookEvent.maximumIDLength) letters, digits, '.', '_', ':' or '-'"
         }
     }
@@ -90,36 +90,36 @@ public struct WebhookEvent: Sendable, Equatable {
 
 extension WebhookEvent {
     /// The facts of an event about a user: the body's `data` object.
-    public struct Payload: Sendable, Equatable {
+    package struct Payload: Sendable, Equatable {
         /// `user_id`: the user's id (a UUID as text).
-        public var userID: String
+        package var userID: String
         /// `user_name`: the user's name as the app holds it.
-        public var userName: String
+        package var userName: String
         /// `run_date`: the day of the run that sent the event, in the service zone.
-        public var runDate: CalendarDate
+        package var runDate: CalendarDate
         /// `last_check_in_date`: the user's last check-in day; `null` when there was none.
-        public var lastCheckInDate: CalendarDate?
+        package var lastCheckInDate: CalendarDate?
         /// `miss_days`: days missed since the last check-in as of `runDate`.
-        public var missDays: Int
+        package var missDays: Int
         /// `contacts`: the user's emergency contacts, by position.
-        public var contacts: [Contact]
+        package var contacts: [Contact]
         /// `paused_until`: the day a pause the user had set ended (an alert after a pause).
-        public var pausedUntil: CalendarDate?
+        package var pausedUntil: CalendarDate?
         /// `alert_date`: the day the contacts are told if the user does not check in (a reminder).
-        public var alertDate: CalendarDate?
+        package var alertDate: CalendarDate?
         /// `alert_message_id`: the `Message-ID` of the alert mail this event follows (an all-clear
         /// or a follow-up).
-        public var alertMessageID: String?
+        package var alertMessageID: String?
         /// `checked_in_at`: when the user checked in (an all-clear).
-        public var checkedInAt: Date?
+        package var checkedInAt: Date?
         /// `contact`: the contact the event is about (an introduction; who acknowledged, for
         /// `checkin.acknowledged`).
-        public var contact: Contact?
+        package var contact: Contact?
         /// `acknowledged_at`: when the contact pressed "I'm on it" (`checkin.acknowledged`).
-        public var acknowledgedAt: Date?
+        package var acknowledgedAt: Date?
 
         /// The facts every event about a user has; the optional ones start out absent.
-        public init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
+        package init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
                     missDays: Int, contacts: [Contact]) {
             self.userID = userID
             self.userName = userName
@@ -131,17 +131,17 @@ extension WebhookEvent {
     }
 
     /// An emergency contact: `{"email", "position"}`.
-    public struct Contact: Sendable, Equatable {
+    package struct Contact: Sendable, Equatable {
         /// The contact's address.
-        public var email: String
+        package var email: String
         /// Its place in the user's list, from 1.
-        public var position: Int
+        package var position: Int
         /// `ack_url`: the contact's acknowledgement link (an alert or a follow-up with
         /// `ACK_BASE_URL` set), for a gateway that texts it; absent otherwise.
-        public var ackURL: String?
+        package var ackURL: String?
 
         /// A contact at `position`.
-        public init(email: String, position: Int, ackURL: String? = nil) {
+        package init(email: String, position: Int, ackURL: String? = nil) {
             self.email = email
             self.position = position
             self.ackURL = ackURL
@@ -153,12 +153,12 @@ extension WebhookEvent {
     /// The request body: `{"type","timestamp","data"}` in that order, `data`'s keys in the order
     /// `Payload` lists them (absent optional facts left out, `last_check_in_date` `null` when
     /// there was none), strings escaped as `Escaping.json` does, no white space.
-    public var jsonBody: String {
+    package var jsonBody: String {
         "{\"type\":\(Escaping.json(type.rawValue)),\"timestamp\":\(Escaping.json(CalendarDate.rfc3339(timestamp))),\"data\":\(dataJSON)}"
     }
 
     /// The body's `data` object as JSON.
-    public var dataJSON: String {
+    package var dataJSON: String {
         if let held {
             return "{\"run_date\":\(Escaping.json(held.runDate.description)),\"held\":\(held.count),"
                 + "\"gap_days\":[\(held.gapDays.map { Escaping.json($0.description) }.joined(separator: ","))],"

@@ -7,16 +7,16 @@ import Hashing
 /// part of a `whsec_…` secret) goes into the `webhook-signature` header as `v1,<base64>`.
 ///
 /// Stateless and thread-safe; the key never prints itself.
-public struct WebhookSigner: Sendable {
+package struct WebhookSigner: Sendable {
     private let key: WebhookSettings.SigningKey
 
     /// A signer with `key` (see `WebhookSettings.SigningKey` for the secret's forms).
-    public init(key: WebhookSettings.SigningKey) { self.key = key }
+    package init(key: WebhookSettings.SigningKey) { self.key = key }
 
     /// The `webhook-signature` header value for a request: `v1,` and the base64 HMAC-SHA256 of
     /// `"\(id).\(timestamp).\(body)"`. `timestamp` is the `webhook-timestamp` header's value, whole
     /// seconds since 1970.
-    public func signature(id: String, timestamp: Int, body: String) -> String {
+    package func signature(id: String, timestamp: Int, body: String) -> String {
         "v1," + Data(hmac(Array("\(id).\(timestamp).".utf8) + Array(body.utf8))).base64EncodedString()
     }
 

@@ -3,7 +3,7 @@ import Values
 
 extension WebhookTransport {
     /// What happened to one webhook request.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The endpoint answered 2xx: delivered.
         case delivered(status: Int)
         /// Worth trying again: 408, 425, 429 or 5xx, or no usable answer (connection refused or
@@ -16,16 +16,16 @@ extension WebhookTransport {
         case permanent(status: Int, reason: String)
 
         /// The longest `Retry-After` honoured: a later one is cut to this.
-        public static let maximumRetryAfter: TimeInterval = 3600
+        package static let maximumRetryAfter: TimeInterval = 3600
         /// How much of a response body a reason quotes.
-        public static let quotedBodyLength = 200
+        package static let quotedBodyLength = 200
 
         /// Whether a transient outcome's `reason` says the endpoint answered (an HTTP status) rather
         /// than not at all (the connection, TLS, a timeout, the process stopping).
-        public static func answered(_ reason: String) -> Bool { reason.hasPrefix("HTTP ") || reason.hasPrefix("unexpected HTTP ") }
+        package static func answered(_ reason: String) -> Bool { reason.hasPrefix("HTTP ") || reason.hasPrefix("unexpected HTTP ") }
 
         /// The status or failure in words.
-        public var reason: String {
+        package var reason: String {
             switch self {
             case .delivered(let status): "HTTP \(status)"
             case .transient(let reason, _), .permanent(_, let reason): reason
@@ -78,7 +78,7 @@ extension WebhookTransport {
         /// The seconds a `Retry-After` value asks for (RFC 9110 §10.2.3): a number of seconds, or
         /// an HTTP date (IMF-fixdate, or the obsolete RFC 850 and asctime forms) counted from
         /// `now`, a date in the past as 0. At most `maximumRetryAfter`; nil when it is neither.
-        public static func retryAfter(_ value: String, now: Date) -> TimeInterval? {
+        package static func retryAfter(_ value: String, now: Date) -> TimeInterval? {
             let text = value.trimmingCharacters(in: .whitespaces)
             if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
                 // Any number of digits: a value too large for Int is beyond the cap all the same.

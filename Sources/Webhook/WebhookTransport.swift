@@ -15,7 +15,7 @@ import Values
 /// No reason it returns holds the signing key, the URL's userinfo or its query.
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
-public final class WebhookTransport {
+package final class WebhookTransport {
     private let curl: CurlHandle
     private let signer: WebhookSigner
     private let redactions: [String]
@@ -23,7 +23,7 @@ public final class WebhookTransport {
 
     /// Called from inside a request about once a second while libcurl waits for the endpoint (the
     /// daemon can feed systemd's watchdog from it).
-    public var onWait: (@Sendable () -> Void)? {
+    package var onWait: (@Sendable () -> Void)? {
         get { curl.onWait }
         set { curl.onWait = newValue }
     }
@@ -31,19 +31,19 @@ public final class WebhookTransport {
     /// The process's stop signal: once raised, a request still waiting for the endpoint after
     /// `stopGrace` seconds is given up (a transient outcome: the receiver de-duplicates by
     /// `webhook-id`, so sending it again later is safe even if it had arrived).
-    public var stop: StopSignal? {
+    package var stop: StopSignal? {
         get { curl.stop }
         set { curl.stop = newValue }
     }
 
     /// How long a request in flight may go on after a stop (`CurlHandle.stopGrace`).
-    public static let stopGrace = CurlHandle.stopGrace
+    package static let stopGrace = CurlHandle.stopGrace
 
     /// The `User-Agent` header.
-    public static let userAgent = "sileme-notifier/\(NotifierVersion.current)"
+    package static let userAgent = "sileme-notifier/\(NotifierVersion.current)"
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
-    public init(settings: WebhookSettings) throws(SetupError) {
+    package init(settings: WebhookSettings) throws(SetupError) {
         guard let curl = CurlHandle() else { throw SetupError(message: "libcurl could not create a handle") }
         self.curl = curl
         signer = WebhookSigner(key: settings.signingKey)
@@ -64,13 +64,13 @@ public final class WebhookTransport {
     }
 
     /// Sends `event` with its body (`WebhookEvent.body(using:)`), signed for the time `now`.
-    public func send(_ event: WebhookEvent, using template: WebhookBodyTemplate? = nil, now: Date = Date()) -> Outcome {
+    package func send(_ event: WebhookEvent, using template: WebhookBodyTemplate? = nil, now: Date = Date()) -> Outcome {
         send(id: event.id, body: event.body(using: template), now: now)
     }
 
     /// POSTs `body` as the event `id` (a valid `webhook-id`, see `WebhookEvent.isValidID`), with a
     /// `webhook-timestamp` of `now` and the signature over both.
-    public func send(id: String, body: String, now: Date = Date()) -> Outcome {
+    package func send(id: String, body: String, now: Date = Date()) -> Outcome {
         guard WebhookEvent.isValidID(id) else {
             return .permanent(status: 0, reason: WebhookEvent.InvalidID(length: id.utf8.count).description)
         }
@@ -127,16 +127,16 @@ public final class WebhookTransport {
     }
 
     /// Why a transport could not be made (libcurl itself failed).
-    public struct SetupError: Error, Sendable, CustomStringConvertible {
+    package struct SetupError: Error, Sendable, CustomStringConvertible {
         /// What failed.
-        public let message: String
-        public var description: String { "webhook: \(message)" }
+        package let message: String
+        package var description: String { "webhook: \(message)" }
     }
 }
 
 extension WebhookEvent {
     /// The body to send: `template`'s rendering when there is one, else `jsonBody`.
-    public func body(using template: WebhookBodyTemplate?) -> String { template?.render(self) ?? jsonBody }
+    package func body(using template: WebhookBodyTemplate?) -> String { template?.render(self) ?? jsonBody }
 }
 
 /// What libcurl hands over of a response, one piece at a time (the body in chunks, the headers a

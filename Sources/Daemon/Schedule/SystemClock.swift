@@ -1,12 +1,12 @@
 import Foundation
 
 /// The real wall clock: `CLOCK_REALTIME`, as returned by `Date()`.
-public struct SystemClock: Clock {
+package struct SystemClock: Clock {
     /// Creates the system clock.
-    public init() {}
+    package init() {}
 
     /// The current instant according to the system's wall clock.
-    public func now() -> Date {
+    package func now() -> Date {
         Date()
     }
 }

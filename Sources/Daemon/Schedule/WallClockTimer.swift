@@ -43,9 +43,9 @@ import Values
 /// descriptor use from another thread. That is why the class is `@unchecked Sendable`: its
 /// mutable state (the "someone is waiting" flag) is guarded by a lock, and the descriptors
 /// are immutable and closed only in `deinit`.
-public final class WallClockTimer: @unchecked Sendable {
+package final class WallClockTimer: @unchecked Sendable {
     /// Why `wait(until:orAtMost:)` returned. When several apply, the first listed wins.
-    public enum WakeReason: Sendable, Equatable {
+    package enum WakeReason: Sendable, Equatable {
         /// `cancel()` was called (during this wait or since the previous one).
         case cancelled
         /// The wall clock has reached the deadline (also when it was already past when the
@@ -60,20 +60,20 @@ public final class WallClockTimer: @unchecked Sendable {
     }
 
     /// A system call that failed while creating the timer's descriptors.
-    public struct SystemCallError: Error, Equatable, CustomStringConvertible {
+    package struct SystemCallError: Error, Equatable, CustomStringConvertible {
         /// The failing call, e.g. `timerfd_create`.
-        public let call: String
+        package let call: String
         /// The `errno` it set.
-        public let code: Int32
+        package let code: Int32
 
         /// Creates an error for `call` failing with `code`.
-        public init(call: String, code: Int32) {
+        package init(call: String, code: Int32) {
             self.call = call
             self.code = code
         }
 
         /// `call: strerror(code)`.
-        public var description: String {
+        package var description: String {
             "\(call): \(String(cString: strerror(code))) (errno \(code))"
         }
     }
@@ -97,7 +97,7 @@ public final class WallClockTimer: @unchecked Sendable {
     /// (`.cancelled`) once `stop` is raised, and at once while it stays raised.
     ///
     /// - Throws: `SystemCallError` if a descriptor cannot be created (e.g. `EMFILE`).
-    public init(stop: StopSignal? = nil) throws {
+    package init(stop: StopSignal? = nil) throws {
         self.stop = stop
         stopDescriptor = stop?.descriptor
         let flags = Int32(TFD_CLOEXEC) | Int32(TFD_NONBLOCK)
@@ -140,7 +140,7 @@ public final class WallClockTimer: @unchecked Sendable {
     /// `maxInterval` only (clock steps are then not reported). Signals (`EINTR`) are retried.
     ///
     /// - Precondition: no other thread is inside `wait` on this timer.
-    public func wait(until deadline: Date, orAtMost maxInterval: TimeInterval) -> WakeReason {
+    package func wait(until deadline: Date, orAtMost maxInterval: TimeInterval) -> WakeReason {
         lock.lock()
         precondition(!isWaiting, "WallClockTimer.wait called from two threads at once")
         isWaiting = true
@@ -204,7 +204,7 @@ public final class WallClockTimer: @unchecked Sendable {
     /// Makes the current or next `wait(until:orAtMost:)` return `.cancelled` promptly, once (that
     /// wait consumes it; several cancels before it count as one). Safe to call from any thread,
     /// any number of times.
-    public func cancel() {
+    package func cancel() {
         var increment: UInt64 = 1
         // Can only fail with EAGAIN if the counter would overflow, which 2^64 - 2 calls won't.
         _ = withUnsafeBytes(of: &increment) { write(cancelDescriptor, $0.baseAddress, $0.count) }

@@ -1,5 +1,5 @@
 /// Something that hands a finished message to a mail server (SMTP through libcurl in production).
-public protocol MailTransport {
+package protocol MailTransport {
     /// Sends `message` from `sender` to `recipient` and says what happened.
     func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome
 }

@@ -3,7 +3,7 @@ import Config
 extension NotifierConfiguration {
     /// Makes the transport `MAIL_TRANSPORT` names: an SMTP connection, or a writer into `OUTBOX_DIR`.
     /// One per worker thread; neither may be shared between threads.
-    public func makeMailTransport() throws -> any MailTransport {
+    package func makeMailTransport() throws -> any MailTransport {
         switch mailTransport {
         case .smtp:
             return try SMTPTransport(settings: smtp)
@@ -13,7 +13,7 @@ extension NotifierConfiguration {
     }
 
     /// Where mail goes, in words, for `check` and logs: `SMTP smtp://host:587 (starttls)` or `outbox /dir`.
-    public var mailTransportDescription: String {
+    package var mailTransportDescription: String {
         switch mailTransport {
         case .smtp: "SMTP \(smtp.url) (\(smtp.tls.rawValue))"
         case .outbox: "outbox \(outboxDirectory ?? "(OUTBOX_DIR not set)")"

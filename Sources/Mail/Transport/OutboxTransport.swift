@@ -21,9 +21,9 @@ import Glibc
 /// The bytes are exactly what SMTP would carry (CRLF line ends, no envelope lines added).
 ///
 /// Blocking; one transport per worker thread (the sequence number is shared by the whole process).
-public final class OutboxTransport: MailTransport {
+package final class OutboxTransport: MailTransport {
     /// The outbox folder (`OUTBOX_DIR`).
-    public let directory: String
+    package let directory: String
     /// Whether `tmp/`, `new/` and `cur/` are known to exist.
     private var prepared = false
 
@@ -45,14 +45,14 @@ public final class OutboxTransport: MailTransport {
     /// Creates a transport writing into `directory`, creating its `tmp/`, `new/` and `cur/` when
     /// missing. A folder that cannot be prepared now is tried again at each send (and the send
     /// fails transiently while it cannot), so a missing mount does not lose alerts.
-    public init(directory: String) {
+    package init(directory: String) {
         self.directory = directory
         prepared = (try? prepare()) != nil
     }
 
     /// Writes `message` into `new/` and says `.accepted` once it is there and synced to disk.
     /// `sender` and `recipient` are already the message's `From:` and `To:` headers.
-    public func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {
+    package func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {
         do {
             let name = try deliver(message)
             return .accepted(reply: "outbox: new/\(name)")
@@ -65,7 +65,7 @@ public final class OutboxTransport: MailTransport {
 
     /// For `check`: prepares the folder and creates, syncs and removes a probe file in `tmp/`.
     /// Returns `.accepted` when the outbox is writable.
-    public func verify() -> SendOutcome {
+    package func verify() -> SendOutcome {
         do {
             if !prepared { try prepare(); prepared = true }
             let (fd, name) = try createTemporary(suffix: ".probe")

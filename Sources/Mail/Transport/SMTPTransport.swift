@@ -9,14 +9,14 @@ import Values
 /// (one EHLO, one TLS handshake, one AUTH) until the server or an error closes it.
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
-public final class SMTPTransport {
+package final class SMTPTransport {
     private let curl: CurlHandle
     private let settings: SMTPSettings
     private let replies = ReplyCapture()
 
     /// Called from inside a transfer about once a second while libcurl waits for the server
     /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
-    public var onWait: (@Sendable () -> Void)? {
+    package var onWait: (@Sendable () -> Void)? {
         get { curl.onWait }
         set { curl.onWait = newValue }
     }
@@ -24,16 +24,16 @@ public final class SMTPTransport {
     /// The process's stop signal: once raised, a transfer still waiting for the server after
     /// `stopGrace` seconds is given up (a message not yet handed over is a transient failure; one
     /// whose final reply never came is `.unknown` and resent later with the same `Message-ID`).
-    public var stop: StopSignal? {
+    package var stop: StopSignal? {
         get { curl.stop }
         set { curl.stop = newValue }
     }
 
     /// How long a transfer in flight may go on after a stop (`CurlHandle.stopGrace`).
-    public static let stopGrace = CurlHandle.stopGrace
+    package static let stopGrace = CurlHandle.stopGrace
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
-    public init(settings: SMTPSettings) throws(MailError) {
+    package init(settings: SMTPSettings) throws(MailError) {
         guard let curl = CurlHandle() else { throw MailError(message: "libcurl could not create a handle") }
         self.curl = curl
         self.settings = settings
@@ -62,7 +62,7 @@ public final class SMTPTransport {
     }
 
     /// Sends `message` (a complete RFC 5322 message with CRLF line ends) from `sender` to `recipient`.
-    public func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {
+    package func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {
         let source = UploadSource(message)
         let recipients = curl_slist_append(nil, "<\(recipient)>")
         defer { curl_slist_free_all(recipients) }
@@ -88,7 +88,7 @@ public final class SMTPTransport {
 extension SMTPTransport {
     /// Connects, negotiates TLS, authenticates and sends `NOOP` (no mail), for `check`.
     /// Returns `.accepted` when the server is usable.
-    public func verify() -> SendOutcome {
+    package func verify() -> SendOutcome {
         let handle = curl_easy_duphandle(curl.easy)!
         defer { curl_easy_cleanup(handle) }
         _ = sileme_curl_setopt_long(handle, CURLOPT_UPLOAD, 0)

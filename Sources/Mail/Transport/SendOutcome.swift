@@ -1,5 +1,5 @@
 /// What happened to one message handed to the mail server.
-public enum SendOutcome: Sendable, Equatable {
+package enum SendOutcome: Sendable, Equatable {
     /// The server answered 2xx after DATA: delivered (`email_sent = true`).
     case accepted(reply: String)
     /// Worth trying again: a 4xx reply, or no usable server (refused, TLS, timeout, AUTH);
@@ -14,7 +14,7 @@ public enum SendOutcome: Sendable, Equatable {
     case unknown(reason: String)
 
     /// The reply or reason in words.
-    public var text: String {
+    package var text: String {
         switch self {
         case .accepted(let reply), .permanent(let reply): reply
         case .transient(let reason, _), .unknown(let reason): reason
@@ -24,7 +24,7 @@ public enum SendOutcome: Sendable, Equatable {
     /// True for a permanent refusal that says the recipient does not exist ("no such user"): an
     /// enhanced status code `5.1.x` (bad destination mailbox or system), or, without one, the
     /// basic codes 550, 551 and 553. A `5.7.1` policy refusal or a `5.2.2` full mailbox is not one.
-    public var saysNoSuchUser: Bool {
+    package var saysNoSuchUser: Bool {
         guard case .permanent(let reply) = self else { return false }
         let words = reply.split(whereSeparator: { $0 == " " || $0 == "-" }).prefix(2).map(String.init)
         guard let code = words.first.flatMap({ Int($0.prefix(3)) }) else { return false }
@@ -41,7 +41,7 @@ public enum SendOutcome: Sendable, Equatable {
     ///
     /// `messageHandedOver` says the whole message went out after `354`: a failure with no final
     /// reply then (the connection dropped, a timeout) is `unknown` — the server may have accepted it.
-    public static func classify(curlCode: Int, responseCode: Int, reply: String?, curlMessage: String,
+    package static func classify(curlCode: Int, responseCode: Int, reply: String?, curlMessage: String,
                                 messageHandedOver: Bool = false) -> SendOutcome {
         let replyText = reply ?? "\(responseCode)"
         if curlCode == 0 { return .accepted(reply: reply ?? "250") }

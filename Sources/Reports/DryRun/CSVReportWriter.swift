@@ -5,25 +5,25 @@ import Store
 /// Chinese names correctly), one line per listed user; the summary goes to the log, not the file.
 /// The `reason` column also names an ignored future-dated check-in, the end of a pause, and an
 /// unknown time zone.
-public final class CSVReportWriter: ReportSink {
+package final class CSVReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
 
     /// Writes to `output`, masking emails unless `fullEmails`.
-    public init(output: TextOutput, fullEmails: Bool) {
+    package init(output: TextOutput, fullEmails: Bool) {
         self.output = output
         self.fullEmails = fullEmails
     }
 
-    public func begin(_ header: ReportHeader) throws {
+    package func begin(_ header: ReportHeader) throws {
         output.write("\u{FEFF}user_id,name,email,last_check_in_date,consecutive_miss_days,decision,reason\r\n")
     }
 
-    public func row(_ row: ReportRow) throws {
+    package func row(_ row: ReportRow) throws {
         let fields = [row.userID, row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
                       String(row.missedDays), row.decision.rawValue, row.explanation ?? ""]
         output.write(fields.map(Escaping.csv).joined(separator: ",") + "\r\n")
     }
 
-    public func end(_ counts: RunTally) throws { output.flush() }
+    package func end(_ counts: RunTally) throws { output.flush() }
 }

@@ -10,30 +10,30 @@ import Values
 /// and hands each listed user and each other message owed to a report. Sends nothing and writes
 /// nothing (the plan reads the queued check-ins beside the summary rather than folding them), so
 /// it is exact on a standby and as a role that may only read.
-public struct DryRun: Sendable {
+package struct DryRun: Sendable {
     /// The configuration in force.
-    public let configuration: NotifierConfiguration
+    package let configuration: NotifierConfiguration
     /// `--date D` (everyone on `D`), or the instant (`--at`, or now) at which each user is on
     /// their own run date (docs/user-time.md).
-    public let when: RunWhen
+    package let when: RunWhen
     /// Only the users whose days are counted in this zone (`--zone`), or everyone.
-    public let zone: TimeZone?
+    package let zone: TimeZone?
 
     /// Creates the dry run of `when`, of the users counted in `zone` only when given.
-    public init(configuration: NotifierConfiguration, when: RunWhen, zone: TimeZone? = nil) {
+    package init(configuration: NotifierConfiguration, when: RunWhen, zone: TimeZone? = nil) {
         self.configuration = configuration
         self.when = when
         self.zone = zone
     }
 
     /// Creates the dry run for `runDate`, every user on it.
-    public init(configuration: NotifierConfiguration, runDate: CalendarDate) {
+    package init(configuration: NotifierConfiguration, runDate: CalendarDate) {
         self.init(configuration: configuration, when: .date(runDate))
     }
 
     /// The report's run date: the date given, or the service's own (`NOTIFY_TIME` in
     /// `NOTIFY_TIME_ZONE`) at the instant. Each row says its user's own.
-    public var runDate: CalendarDate {
+    package var runDate: CalendarDate {
         switch when {
         case .date(let date): date
         case .instant(let instant): configuration.schedule.latestFire(atOrBefore: instant).date
@@ -41,7 +41,7 @@ public struct DryRun: Sendable {
     }
 
     /// The dry run in words: `2026-01-13`, or the instant with the service's run date.
-    public var described: String {
+    package var described: String {
         switch when {
         case .date(let date): "\(date)"
         case .instant(let instant): "\(ISO8601DateFormatter().string(from: instant)) (\(runDate) in \(configuration.timeZone.identifier))"
@@ -65,7 +65,7 @@ public struct DryRun: Sendable {
     /// merged back into the batch query's order as they stream (each share streams in that
     /// order): the per-user probes of a million users are shared between the server's cores, and
     /// the report holds a few thousand rows at a time, not the users.
-    public func write(into report: any ReportSink) throws -> RunTally {
+    package func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration, \.readDatabaseURL)
         try RowSecurity.verify(db)
         return try db.transaction(readOnly: true) {

@@ -12,7 +12,7 @@ import Values
 /// included), `summary` (every decision, 0 included), `messages_summary` (mails per kind, the
 /// alerts counted per contact), `webhook_summary` (webhook events per kind) and
 /// `future_check_ins_ignored` (users with a check-in dated after `D + 1`).
-public final class JSONReportWriter: ReportSink {
+package final class JSONReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
     private var first = true
@@ -22,12 +22,12 @@ public final class JSONReportWriter: ReportSink {
     private var lifecycleWritten = false
 
     /// Writes to `output`, masking emails unless `fullEmails`.
-    public init(output: TextOutput, fullEmails: Bool) {
+    package init(output: TextOutput, fullEmails: Bool) {
         self.output = output
         self.fullEmails = fullEmails
     }
 
-    public func begin(_ header: ReportHeader) throws {
+    package func begin(_ header: ReportHeader) throws {
         output.write("{\"run_date\":\(Escaping.json(header.runDate.description)),\"time_zone\":\(Escaping.json(header.timeZone)),"
                      + "\"threshold_days\":\(header.thresholdDays),\"catch_up_days\":\(header.catchUpDays),"
                      + "\"dry_run\":\(header.dryRun),"
@@ -35,7 +35,7 @@ public final class JSONReportWriter: ReportSink {
                      + "\"users\":[")
     }
 
-    public func row(_ row: ReportRow) throws {
+    package func row(_ row: ReportRow) throws {
         // One string appended in place (a million-user dry run writes tens of thousands of rows).
         var object = first ? "\n{\"user_id\":" : ",\n{\"user_id\":"
         first = false
@@ -81,7 +81,7 @@ public final class JSONReportWriter: ReportSink {
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook
     /// event about the user —, date, threaded alert) and their counts per kind in
     /// `messages_summary` (mail) and `webhook_summary`, every kind present.
-    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+    package func lifecycle(_ messages: [LifecycleStore.Due]) throws {
         output.write("\n],\"messages\":[")
         output.write(messages.map { due in
             let email = due.contact.isEmpty ? "null" : Escaping.json(fullEmails ? due.contact : EmailMasking.mask(due.contact))
@@ -101,7 +101,7 @@ public final class JSONReportWriter: ReportSink {
         lifecycleWritten = true
     }
 
-    public func end(_ counts: RunTally) throws {
+    package func end(_ counts: RunTally) throws {
         // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
         let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
         if !lifecycleWritten { try lifecycle([]) }

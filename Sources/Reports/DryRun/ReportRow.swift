@@ -2,55 +2,55 @@ import Values
 import Rule
 
 /// One user in a dry-run report, as the rule judged them.
-public struct ReportRow: Sendable, Equatable {
+package struct ReportRow: Sendable, Equatable {
     /// `users.id`.
-    public let userID: String
+    package let userID: String
     /// The name as the mail would show it, or the raw name made printable when it is invalid.
-    public let name: String
+    package let name: String
     /// The contact address as stored (validated and normalised when valid).
-    public let email: String
+    package let email: String
     /// `L`.
-    public let lastCheckIn: CalendarDate
+    package let lastCheckIn: CalendarDate
     /// `m`.
-    public let missedDays: Int
+    package let missedDays: Int
     /// The decision.
-    public let decision: Decision
+    package let decision: Decision
     /// Why the user is skipped, when they are (for `superseded`: the newer account; for `paused`: until when).
-    public let reason: String?
+    package let reason: String?
     /// The ignored check-in dated after `D + 1` (a wrong device clock), when the user has one.
-    public let ignoredFutureCheckIn: CalendarDate?
+    package let ignoredFutureCheckIn: CalendarDate?
     /// `users.paused_until`, when set.
-    public let pausedUntil: CalendarDate?
+    package let pausedUntil: CalendarDate?
     /// The newer account's id (for `superseded`).
-    public let newerAccount: String?
+    package let newerAccount: String?
     /// The newer account's latest check-in (for `superseded`).
-    public let newerCheckIn: CalendarDate?
+    package let newerCheckIn: CalendarDate?
 
     /// The user's run date `D_u` (docs/user-time.md): the report's, or their own at the instant.
-    public let runDate: CalendarDate?
+    package let runDate: CalendarDate?
     /// The zone the user's days are counted in (their own, or `NOTIFY_TIME_ZONE`).
-    public let timeZone: String?
+    package let timeZone: String?
     /// The user's `time_zone` when the zone database does not know it (they are served in
     /// `NOTIFY_TIME_ZONE`).
-    public let unknownTimeZone: String?
+    package let unknownTimeZone: String?
     /// The user's `time_zone` when it is a fixed offset (`UTC+8`, `GMT+05:30`), served at that
     /// offset all year.
-    public let fixedOffsetTimeZone: String?
+    package let fixedOffsetTimeZone: String?
     /// The user's `notify_time` when it is not a time of day (`24:00:00`), and the time they are
     /// served at instead (`NOTIFY_TIME`).
-    public let unknownNotifyTime: OddTime?
+    package let unknownNotifyTime: OddTime?
 
     /// A `notify_time` that is not a time of day, and the time served instead.
-    public struct OddTime: Sendable, Equatable {
+    package struct OddTime: Sendable, Equatable {
         /// As the database wrote it.
-        public let written: String
+        package let written: String
         /// `NOTIFY_TIME`.
-        public let served: String
+        package let served: String
     }
 
     /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`, of
     /// the slot `slot` (what it says of an odd zone or time goes into the row).
-    public init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
+    package init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
                 slot: NotifySlots.Slot? = nil) {
         self.runDate = runDate
         self.timeZone = timeZone
@@ -72,20 +72,20 @@ public struct ReportRow: Sendable, Equatable {
     }
 
     /// A valid contact in force.
-    public struct Contact: Sendable, Equatable {
+    package struct Contact: Sendable, Equatable {
         /// The address.
-        public let address: String
+        package let address: String
         /// Its position.
-        public let position: Int
+        package let position: Int
     }
 
     /// The valid contacts in force: one alert each when the decision is `send`.
-    public let contacts: [Contact]
+    package let contacts: [Contact]
 
     /// What a reader should know besides the decision: the ignored future-dated check-in, and the
     /// end of a pause the missed days are counted from (the `superseded`/`paused` reason is the
     /// decision's own). Nil when there is nothing to say.
-    public var note: String? {
+    package var note: String? {
         var notes: [String] = []
         if let unknownTimeZone { notes.append("unknown time zone \"\(Printable.text(unknownTimeZone))\": served in \(timeZone ?? "the service zone")") }
         if let fixedOffsetTimeZone {
@@ -100,13 +100,13 @@ public struct ReportRow: Sendable, Equatable {
     }
 
     /// The reason and the note in one text (the CSV's `reason` column, the table's note line).
-    public var explanation: String? {
+    package var explanation: String? {
         let parts = [reason, note].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// The address as reports show it: masked (`a***@example.com`) unless `full`.
-    public func displayEmail(full: Bool) -> String {
+    package func displayEmail(full: Bool) -> String {
         full ? Printable.text(email) : EmailMasking.mask(email)
     }
 }

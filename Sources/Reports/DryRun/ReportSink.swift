@@ -2,7 +2,7 @@ import Store
 
 /// Receives a report as it is produced, row by row, so that a large report is streamed rather
 /// than held in memory.
-public protocol ReportSink: AnyObject {
+package protocol ReportSink: AnyObject {
     /// Called once before any row.
     func begin(_ header: ReportHeader) throws
     /// Called for each listed user, in query order.
@@ -16,5 +16,5 @@ public protocol ReportSink: AnyObject {
 
 extension ReportSink {
     /// By default a report lists users only.
-    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {}
+    package func lifecycle(_ messages: [LifecycleStore.Due]) throws {}
 }

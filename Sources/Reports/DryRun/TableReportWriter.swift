@@ -7,7 +7,7 @@ import Values
 /// characters count as two), long values cut with `…`, and the summary counts at the end. A
 /// `superseded` or `paused` row, or one with an ignored future-dated check-in, is followed by an
 /// indented line that says why.
-public final class TableReportWriter: ReportSink {
+package final class TableReportWriter: ReportSink {
     private let output: TextOutput
     private let fullEmails: Bool
     /// Column titles and widths (display columns); separated by two spaces, 80 columns in all.
@@ -17,7 +17,7 @@ public final class TableReportWriter: ReportSink {
     ]
 
     /// Writes to `output`, masking emails unless `fullEmails`.
-    public init(output: TextOutput, fullEmails: Bool) {
+    package init(output: TextOutput, fullEmails: Bool) {
         self.output = output
         self.fullEmails = fullEmails
     }
@@ -25,7 +25,7 @@ public final class TableReportWriter: ReportSink {
     /// The report's run date: a row on another date says so.
     private var reportDate: CalendarDate?
 
-    public func begin(_ header: ReportHeader) throws {
+    package func begin(_ header: ReportHeader) throws {
         reportDate = header.runDate
         output.write("Dry run for \(header.runDate) (\(header.timeZone)), threshold \(header.thresholdDays) days, "
                      + "catch-up \(header.catchUpDays) days\n")
@@ -36,7 +36,7 @@ public final class TableReportWriter: ReportSink {
         output.write(line(Self.columns.map(\.0)) + "\n")
     }
 
-    public func row(_ row: ReportRow) throws {
+    package func row(_ row: ReportRow) throws {
         output.write(line([String(row.userID.prefix(8)), row.name, row.displayEmail(full: fullEmails), row.lastCheckIn.description,
                            String(row.missedDays), row.decision.rawValue]) + "\n")
         // The reason of a guard's decision and any note, on an indented line of its own.
@@ -55,7 +55,7 @@ public final class TableReportWriter: ReportSink {
     }
 
     /// The other messages a run would send now, one line each, after the users.
-    public func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+    package func lifecycle(_ messages: [LifecycleStore.Due]) throws {
         guard !messages.isEmpty else { return }
         output.write("Other messages a run would send now:\n")
         for due in messages {
@@ -66,7 +66,7 @@ public final class TableReportWriter: ReportSink {
         }
     }
 
-    public func end(_ counts: RunTally) throws {
+    package func end(_ counts: RunTally) throws {
         let parts = counts.summarisedDecisions.map { "\($0.rawValue) \(counts.decisionCount($0))" }
         if counts.futureIgnored > 0 {
             output.write("Ignored: check-ins dated after the day after the run date, of \(counts.futureIgnored) user(s)\n")

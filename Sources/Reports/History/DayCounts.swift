@@ -2,48 +2,48 @@ import Values
 
 /// What happened on one day (a run date `D`): the runs and the `notification_logs` rows dated `D`,
 /// counted by delivery state. Also used for the totals of a period.
-public struct DayCounts: Sendable, Equatable {
+package struct DayCounts: Sendable, Equatable {
     /// The day; for totals, the first day of the period.
-    public var date: CalendarDate
+    package var date: CalendarDate
     /// Rows in `notifier_runs` for the day.
-    public var runs = 0
+    package var runs = 0
     /// Of `runs`, the ones that completed.
-    public var completedRuns = 0
+    package var completedRuns = 0
     /// Of `runs`, the ones that failed (or were interrupted).
-    public var failedRuns = 0
+    package var failedRuns = 0
     /// Of `runs`, the ones still marked running (in progress, or their process died).
-    public var runningRuns = 0
+    package var runningRuns = 0
     /// Mails the server accepted: `status = 'sent'`, plus `legacySent`.
-    public var sent = 0
+    package var sent = 0
     /// Permanent failures (`status = 'failed'`, 5xx), with the server's reply.
-    public var failed = 0
+    package var failed = 0
     /// Transient failures waiting for their next attempt (`status = 'retry'`).
-    public var retryPending = 0
+    package var retryPending = 0
     /// Claims not finished (`status = 'sending'`): in flight, or left by a crashed run.
-    public var sending = 0
+    package var sending = 0
     /// Users skipped for bad data (`status = 'skipped'`), with the reason in `last_error`.
-    public var skipped = 0
+    package var skipped = 0
     /// Rows from before the delivery-state migration (`status IS NULL`) whose `email_sent` is true
     /// (included in `sent`).
-    public var legacySent = 0
+    package var legacySent = 0
     /// Rows from before the delivery-state migration whose `email_sent` is false.
-    public var legacyNotSent = 0
+    package var legacyNotSent = 0
 
     /// Zero counts for `date`.
-    public init(date: CalendarDate) { self.date = date }
+    package init(date: CalendarDate) { self.date = date }
 
     /// Mails not delivered: failed, waiting for a retry, stuck in sending, or old rows not sent —
     /// the red part of the HTML report's bars.
-    public var undelivered: Int { failed + retryPending + sending + legacyNotSent }
+    package var undelivered: Int { failed + retryPending + sending + legacyNotSent }
 
     /// Rows written before the delivery-state migration.
-    public var legacy: Int { legacySent + legacyNotSent }
+    package var legacy: Int { legacySent + legacyNotSent }
 
     /// All `notification_logs` rows of the day.
-    public var rows: Int { sent + failed + retryPending + sending + skipped + legacyNotSent }
+    package var rows: Int { sent + failed + retryPending + sending + skipped + legacyNotSent }
 
     /// Adds `other`'s counts to these (the date stays).
-    public mutating func add(_ other: DayCounts) {
+    package mutating func add(_ other: DayCounts) {
         runs += other.runs
         completedRuns += other.completedRuns
         failedRuns += other.failedRuns
@@ -58,7 +58,7 @@ public struct DayCounts: Sendable, Equatable {
     }
 
     /// A note on the day's runs for people: `no run`, `run failed`, `running`, or empty when a run completed.
-    public var runNote: String {
+    package var runNote: String {
         if runs == 0 { return "no run" }
         if completedRuns > 0 { return "" }
         return runningRuns > 0 ? "running" : "run failed"

@@ -18,7 +18,7 @@ import Output
 /// - `intake_gap`: `date`, `reason` (its intake and the usual), `held` (users held over it)
 ///
 /// Values starting with `= + - @` are prefixed with `'` so that no value runs as a formula.
-public final class HistoryCSVWriter: HistorySink {
+package final class HistoryCSVWriter: HistorySink {
     private let output: TextOutput
     private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
     private var overview: HistoryOverview!
@@ -36,9 +36,9 @@ public final class HistoryCSVWriter: HistorySink {
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
     /// Writes to `output`.
-    public init(output: TextOutput) { self.output = output }
+    package init(output: TextOutput) { self.output = output }
 
-    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+    package func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
         time = HistoryTime(zone: header.timeZone)
         self.overview = overview
         perUser = header.user != nil
@@ -66,9 +66,9 @@ public final class HistoryCSVWriter: HistorySink {
         }
     }
 
-    public func beginSection(_ section: HistorySection) throws {}
+    package func beginSection(_ section: HistorySection) throws {}
 
-    public func run(_ run: RunRecord) throws {
+    package func run(_ run: RunRecord) throws {
         let skipped = (run.invalidEmail ?? 0) + (run.invalidName ?? 0)
         line(["record": "run", "date": HistoryTime.day(run.runDate), "run_id": String(run.id), "mode": run.mode,
               "host": run.host, "started_at": run.startedAt.map(time.iso) ?? "",
@@ -81,7 +81,7 @@ public final class HistoryCSVWriter: HistorySink {
               "future_ignored": run.counts["future_ignored"].map(String.init) ?? "", "held": run.counts["held"].map(String.init) ?? ""])
     }
 
-    public func notification(_ record: NotificationRecord) throws {
+    package func notification(_ record: NotificationRecord) throws {
         line(["record": "notification", "date": HistoryTime.day(record.date), "status": record.status ?? "",
               "email_sent": String(record.emailSent), "user_id": record.userID, "name": record.name ?? "",
               "recipient": record.recipient ?? "", "contact_email": record.contactEmail ?? "",
@@ -92,7 +92,7 @@ public final class HistoryCSVWriter: HistorySink {
               "claimed_at": record.claimedAt.map(time.iso) ?? "", "reason": record.detail ?? ""])
     }
 
-    public func streak(_ streak: Streak) throws {
+    package func streak(_ streak: Streak) throws {
         line(["record": "streak", "last_check_in_date": HistoryTime.day(streak.lastCheckIn),
               "next_check_in_date": streak.nextCheckIn.map(HistoryTime.day) ?? "", "missed_days": String(streak.missedDays),
               "outcome": streak.outcome.rawValue, "date": streak.notifiedOn.map(HistoryTime.day) ?? "",
@@ -101,9 +101,9 @@ public final class HistoryCSVWriter: HistorySink {
               "status": streak.lastStatus ?? "", "reason": streak.lastError ?? ""])
     }
 
-    public func endSection(_ section: HistorySection) throws {}
+    package func endSection(_ section: HistorySection) throws {}
 
-    public func end() throws {
+    package func end() throws {
         for bucket in overview.missDays {
             line(["record": "miss_days", "consecutive_miss_days": String(bucket.missedDays), "sent": String(bucket.sent),
                   "not_sent": String(bucket.notSent)])

@@ -2,7 +2,7 @@ import Values
 
 /// Why a history report cannot be made: an invalid request (exit 64), or a database whose schema
 /// is older than the report needs (exit 78). Messages never contain a secret.
-public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `--from` or `--to` is not a real `YYYY-MM-DD` date.
     case invalidDate(option: String, value: String)
     /// `--from` is after `--to`.
@@ -17,14 +17,14 @@ public enum HistoryError: Error, Sendable, Equatable, CustomStringConvertible {
     case schemaNotCurrent(detail: String)
 
     /// The process exit status this error means (docs/interfaces.md).
-    public var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         switch self {
         case .schemaNotCurrent: .configuration
         default: .usage
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidDate(let option, let value):
             "\(option) must be a real date as YYYY-MM-DD (got \"\(Printable.text(String(value.prefix(40))))\")"

@@ -2,7 +2,7 @@ import Output
 
 /// The formats of `sileme-notifier report`: the dry run's three text formats, and a
 /// self-contained HTML page with charts.
-public enum HistoryFormat: String, Sendable, CaseIterable {
+package enum HistoryFormat: String, Sendable, CaseIterable {
     /// A table for an 80-column terminal, ending with the totals.
     case table
     /// One JSON object.
@@ -15,7 +15,7 @@ public enum HistoryFormat: String, Sendable, CaseIterable {
     /// How many failed/retry/sending rows a day lists in this format (nil: all). The formats for
     /// people stop at a readable number and say how many more there are; the ones for programs
     /// list everything.
-    public var problemLimitPerDay: Int? {
+    package var problemLimitPerDay: Int? {
         switch self {
         case .table, .html: 50
         case .json, .csv: nil
@@ -23,7 +23,7 @@ public enum HistoryFormat: String, Sendable, CaseIterable {
     }
 
     /// A writer of this format to `output`.
-    public func writer(output: TextOutput) -> any HistorySink {
+    package func writer(output: TextOutput) -> any HistorySink {
         switch self {
         case .table: HistoryTableWriter(output: output)
         case .json: HistoryJSONWriter(output: output)

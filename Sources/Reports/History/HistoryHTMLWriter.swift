@@ -8,7 +8,7 @@ import Values
 /// and not delivered per day; consecutive missed days at notification), the per-day table, skip
 /// reasons, runs, and failed/retrying/stuck mails with the server's reply. Per user: the user, the
 /// summary, the charts, the streaks and every mail. Every value from the database is escaped.
-public final class HistoryHTMLWriter: HistorySink {
+package final class HistoryHTMLWriter: HistorySink {
     private let output: TextOutput
     private var header: HistoryHeader!
     private var overview: HistoryOverview!
@@ -17,7 +17,7 @@ public final class HistoryHTMLWriter: HistorySink {
     private var listing = ProblemListing()
 
     /// Writes to `output`.
-    public init(output: TextOutput) { self.output = output }
+    package init(output: TextOutput) { self.output = output }
 
     package static let style = """
         :root { color-scheme: light; }
@@ -50,7 +50,7 @@ public final class HistoryHTMLWriter: HistorySink {
         @media print { main { max-width: none; } .scroll { overflow: visible; } }
         """
 
-    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+    package func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
         self.header = header
         self.overview = overview
         time = HistoryTime(zone: header.timeZone)
@@ -125,7 +125,7 @@ public final class HistoryHTMLWriter: HistorySink {
         write("</tbody>\n</table></div>\n</section>\n")
     }
 
-    public func beginSection(_ section: HistorySection) throws {
+    package func beginSection(_ section: HistorySection) throws {
         sectionRows = 0
         listing.reset()
         let heads: [String]
@@ -154,7 +154,7 @@ public final class HistoryHTMLWriter: HistorySink {
               + heads.joined() + "</tr></thead>\n<tbody>\n")
     }
 
-    public func run(_ run: RunRecord) throws {
+    package func run(_ run: RunRecord) throws {
         sectionRows += 1
         let status = run.status == "completed" ? "" : " class=\"warn\""
         let skipped = run.invalidEmail.map { $0 + (run.invalidName ?? 0) }
@@ -164,7 +164,7 @@ public final class HistoryHTMLWriter: HistorySink {
               + td(run.alreadyNotified) + td(run.stale) + td(skipped) + td(run.busyElsewhere) + td(run.guardsText ?? "") + td(run.error ?? "") + "</tr>\n")
     }
 
-    public func notification(_ record: NotificationRecord) throws {
+    package func notification(_ record: NotificationRecord) throws {
         sectionRows += 1
         if header.user != nil {
             let when = record.sentAt.map(time.dayAndSecond)
@@ -195,7 +195,7 @@ public final class HistoryHTMLWriter: HistorySink {
               + "</tr>\n")
     }
 
-    public func streak(_ streak: Streak) throws {
+    package func streak(_ streak: Streak) throws {
         sectionRows += 1
         let warn = streak.outcome == .notSent || streak.outcome == .noRecord
         write("<tr\(warn ? " class=\"warn\"" : "")>" + td(streak.lastCheckIn.description, date: true)
@@ -206,14 +206,14 @@ public final class HistoryHTMLWriter: HistorySink {
               + td(streak.lastError ?? "") + "</tr>\n")
     }
 
-    public func endSection(_ section: HistorySection) throws {
+    package func endSection(_ section: HistorySection) throws {
         let columns = [HistorySection.runs: 14, .problems: 10, .streaks: 10, .notifications: 9][section] ?? 1
         if section == .problems, let cut = listing.close(overview: overview) { sayMore(cut) }
         if sectionRows == 0 { write(none(columns)) }
         write("</tbody>\n</table></div>\n</section>\n")
     }
 
-    public func end() throws {
+    package func end() throws {
         let masking = header.request.fullEmails
             ? "Contact addresses are shown in full (--full-emails)."
             : "Contact addresses are masked; recipients are stored masked. --full-emails shows current contacts in full."

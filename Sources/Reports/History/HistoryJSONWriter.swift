@@ -5,15 +5,15 @@ import Output
 /// report) or `user` (per-user report), `miss_days`, then the listed sections (`runs` and
 /// `problems`, or `streaks` and `notifications`) as arrays. Times are ISO 8601 in the service
 /// zone; a missing value is `null`.
-public final class HistoryJSONWriter: HistorySink {
+package final class HistoryJSONWriter: HistorySink {
     private let output: TextOutput
     private var time = HistoryTime(zone: TimeZone(identifier: "UTC")!)
     private var first = true
 
     /// Writes to `output`.
-    public init(output: TextOutput) { self.output = output }
+    package init(output: TextOutput) { self.output = output }
 
-    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+    package func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
         time = HistoryTime(zone: header.timeZone)
         let request = header.request
         let totals = overview.totals
@@ -70,12 +70,12 @@ public final class HistoryJSONWriter: HistorySink {
         output.write("{" + head.map { "\(Self.string($0.0)):\($0.1)" }.joined(separator: ",\n"))
     }
 
-    public func beginSection(_ section: HistorySection) throws {
+    package func beginSection(_ section: HistorySection) throws {
         output.write(",\n\(Self.string(section.rawValue)):[")
         first = true
     }
 
-    public func run(_ run: RunRecord) throws {
+    package func run(_ run: RunRecord) throws {
         element(Self.object([
             ("id", String(run.id)), ("run_date", Self.string(HistoryTime.day(run.runDate))), ("mode", Self.string(run.mode)),
             ("host", Self.string(run.host)), ("started_at", optional(run.startedAt.map(time.iso))),
@@ -87,7 +87,7 @@ public final class HistoryJSONWriter: HistorySink {
         ]))
     }
 
-    public func notification(_ record: NotificationRecord) throws {
+    package func notification(_ record: NotificationRecord) throws {
         element(Self.object([
             ("date", Self.string(HistoryTime.day(record.date))), ("status", optional(record.status)),
             ("display_status", Self.string(record.displayStatus)), ("email_sent", String(record.emailSent)),
@@ -102,7 +102,7 @@ public final class HistoryJSONWriter: HistorySink {
         ]))
     }
 
-    public func streak(_ streak: Streak) throws {
+    package func streak(_ streak: Streak) throws {
         element(Self.object([
             ("last_check_in_date", Self.string(HistoryTime.day(streak.lastCheckIn))),
             ("next_check_in_date", optional(streak.nextCheckIn.map(HistoryTime.day))), ("missed_days", String(streak.missedDays)),
@@ -114,11 +114,11 @@ public final class HistoryJSONWriter: HistorySink {
         ]))
     }
 
-    public func endSection(_ section: HistorySection) throws {
+    package func endSection(_ section: HistorySection) throws {
         output.write(first ? "]" : "\n]")
     }
 
-    public func end() throws {
+    package func end() throws {
         output.write("}\n")
         output.flush()
     }

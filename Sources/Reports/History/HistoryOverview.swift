@@ -4,98 +4,98 @@ import Values
 /// The aggregates of a period, computed in SQL (GROUP BY) before any row is listed: one entry per
 /// day, per day and skip reason, and per value of `m`. Its size is bounded by the number of days,
 /// never by the number of rows, so a year at a million users fits in a few kilobytes.
-public struct HistoryOverview: Sendable, Equatable {
+package struct HistoryOverview: Sendable, Equatable {
     /// Every day of the period in order, with zero counts for days without rows.
-    public var days: [DayCounts]
+    package var days: [DayCounts]
     /// Skipped users per day and reason, by day, then most frequent first.
-    public var skips: [SkipCount]
+    package var skips: [SkipCount]
     /// The distribution of `m` over the period's rows, by `m`.
-    public var missDays: [MissDaysCount]
+    package var missDays: [MissDaysCount]
     /// The period's messages by kind (`alert`, `all_clear`, `follow_up`, `introduction`,
     /// `reminder`) and channel (`email`, `webhook`): sent, failed for good, and still to retry.
-    public var byKind: [KindCount] = []
+    package var byKind: [KindCount] = []
     /// The same totals per channel (`kind` empty).
-    public var byChannel: [KindCount] = []
+    package var byChannel: [KindCount] = []
     /// Contacts the mail server refused as unknown ("no such user") and not accepted since
     /// (`contact_status`), for the operator to ask the user to fix — of the period's users.
-    public var undeliverable: [UndeliverableContact] = []
+    package var undeliverable: [UndeliverableContact] = []
     /// The period's intake gaps (docs/intake-hold.md): days on which far fewer users checked in
     /// than on the days before, and the users whose alerts were held over each.
-    public var intakeGaps: [IntakeGap] = []
+    package var intakeGaps: [IntakeGap] = []
 
     /// One intake gap.
-    public struct IntakeGap: Sendable, Equatable {
+    package struct IntakeGap: Sendable, Equatable {
         /// The day.
-        public var date: CalendarDate
+        package var date: CalendarDate
         /// Users with a check-in dated that day (as received so far: late check-ins included).
-        public var intake: Int
+        package var intake: Int
         /// The median intake of the 14 days before it.
-        public var median: Double
+        package var median: Double
         /// Users whose alert was held over it.
-        public var held: Int
+        package var held: Int
 
         /// `median` as the reports print it: whole, or with one decimal (the mean of two middle days).
-        public static func number(_ median: Double) -> String {
+        package static func number(_ median: Double) -> String {
             median == median.rounded() ? String(Int(median)) : String(format: "%.1f", median)
         }
 
         /// `2026-01-11: 0 check-ins (usually 200), 200 alerts held`.
-        public var described: String {
+        package var described: String {
             "\(date): \(intake) check-ins (usually \(Self.number(median))), \(held) user(s)' alerts held"
         }
     }
     /// How many times a contact said "I'm on it" (docs/acknowledgement.md) for a streak whose alert is dated in
     /// the period: the rows of `sileme.acknowledgements`.
-    public var acknowledgements = 0
+    package var acknowledgements = 0
 
     /// One kind's messages on one channel in the period.
-    public struct KindCount: Sendable, Equatable {
+    package struct KindCount: Sendable, Equatable {
         /// `notification_logs.kind`.
-        public var kind: String
+        package var kind: String
         /// `notification_logs.channel`.
-        public var channel: String = "email"
+        package var channel: String = "email"
         /// Accepted.
-        public var sent: Int
+        package var sent: Int
         /// Refused for good.
-        public var failed: Int
+        package var failed: Int
         /// Waiting for a retry, or in flight.
-        public var pending: Int
+        package var pending: Int
 
         /// `alert`, or `alert (webhook)` for the webhook's.
-        public var label: String { channel == "email" ? kind : "\(kind) (\(channel))" }
+        package var label: String { channel == "email" ? kind : "\(kind) (\(channel))" }
     }
 
     /// One undeliverable contact.
-    public struct UndeliverableContact: Sendable, Equatable {
+    package struct UndeliverableContact: Sendable, Equatable {
         /// `users.id`.
-        public var userID: String
+        package var userID: String
         /// The address (masked unless the report shows them in full).
-        public var email: String
+        package var email: String
         /// The server's reply (addresses masked likewise).
-        public var lastReply: String
+        package var lastReply: String
         /// When it was marked.
-        public var since: Date
+        package var since: Date
     }
 
     /// Creates an overview.
-    public init(days: [DayCounts], skips: [SkipCount], missDays: [MissDaysCount]) {
+    package init(days: [DayCounts], skips: [SkipCount], missDays: [MissDaysCount]) {
         self.days = days
         self.skips = skips
         self.missDays = missDays
     }
 
     /// The sum over all days (dated on the first day).
-    public var totals: DayCounts {
+    package var totals: DayCounts {
         var sum = DayCounts(date: days.first?.date ?? CalendarDate(dayNumber: 0))
         for day in days { sum.add(day) }
         return sum
     }
 
     /// Days on which no run was recorded.
-    public var daysWithoutRun: Int { days.filter { $0.runs == 0 }.count }
+    package var daysWithoutRun: Int { days.filter { $0.runs == 0 }.count }
 
     /// The counts of `date`, when it is in the period.
-    public func counts(on date: CalendarDate) -> DayCounts? {
+    package func counts(on date: CalendarDate) -> DayCounts? {
         guard let first = days.first else { return nil }
         let index = date.days(since: first.date)
         return days.indices.contains(index) ? days[index] : nil

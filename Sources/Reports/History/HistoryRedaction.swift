@@ -3,25 +3,25 @@ import Values
 /// What a report may show of the database's text: control characters are replaced (a hostile name
 /// cannot move a terminal's cursor), and unless full emails were asked for, addresses are masked —
 /// the contact's, and any address inside a server reply or error (`a***@example.com`).
-public struct HistoryRedaction: Sendable, Equatable {
+package struct HistoryRedaction: Sendable, Equatable {
     /// Show addresses in full (`--full-emails`).
-    public let fullEmails: Bool
+    package let fullEmails: Bool
 
     /// Creates the redaction of a report.
-    public init(fullEmails: Bool) { self.fullEmails = fullEmails }
+    package init(fullEmails: Bool) { self.fullEmails = fullEmails }
 
     /// A contact address as the report shows it.
-    public func email(_ raw: String?) -> String? {
+    package func email(_ raw: String?) -> String? {
         guard let raw else { return nil }
         return fullEmails ? Printable.text(raw) : EmailMasking.mask(raw)
     }
 
     /// An identifier that is not a person's address though it may contain `@` (a `Message-ID`,
     /// `host:pid`, a run mode): printable, never masked.
-    public func plain(_ raw: String?) -> String? { raw.map(Printable.text) }
+    package func plain(_ raw: String?) -> String? { raw.map(Printable.text) }
 
     /// Free text (a name, a reply, an error): printable, with addresses masked unless full emails.
-    public func text(_ raw: String?) -> String? {
+    package func text(_ raw: String?) -> String? {
         guard let raw else { return nil }
         let printable = Printable.text(raw)
         return fullEmails ? printable : Self.maskingAddresses(in: printable)

@@ -6,28 +6,28 @@ import Values
 /// The history report (`sileme-notifier report`): what the notifier did over a period — per day,
 /// or for one user — read in one read-only transaction with a single snapshot (so the totals and
 /// the listed rows agree), and handed to a `HistorySink` as it is read.
-public struct HistoryReport: Sendable {
+package struct HistoryReport: Sendable {
     /// The configuration (database, service zone, rule).
-    public let configuration: NotifierConfiguration
+    package let configuration: NotifierConfiguration
     /// What to report.
-    public let request: HistoryRequest
+    package let request: HistoryRequest
 
     /// Creates the report for `request`.
-    public init(configuration: NotifierConfiguration, request: HistoryRequest) {
+    package init(configuration: NotifierConfiguration, request: HistoryRequest) {
         self.configuration = configuration
         self.request = request
     }
 
     /// Connects to the database and writes the report to `sink`; returns the period's aggregates.
     @discardableResult
-    public func write(into sink: any HistorySink) throws -> HistoryOverview {
+    package func write(into sink: any HistorySink) throws -> HistoryOverview {
         try write(PGConnection(configuration, \.readDatabaseURL), into: sink)
     }
 
     /// Writes the report to `sink` using `db`. Throws `HistoryError.unknownUser` for a `--user`
     /// that does not exist, `HistoryError.schemaNotCurrent` when the schema lacks what it reads.
     @discardableResult
-    public func write(_ db: PGConnection, into sink: any HistorySink) throws -> HistoryOverview {
+    package func write(_ db: PGConnection, into sink: any HistorySink) throws -> HistoryOverview {
         let store = HistoryStore(redaction: HistoryRedaction(fullEmails: request.fullEmails),
                                  claims: ClaimSQL(leaseSeconds: configuration.claimLeaseSeconds))
         do {

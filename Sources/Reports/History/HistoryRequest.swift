@@ -2,27 +2,27 @@ import Foundation
 import Values
 
 /// What a history report covers: a period of days, optionally one user, and how much it shows.
-public struct HistoryRequest: Sendable, Equatable {
+package struct HistoryRequest: Sendable, Equatable {
     /// The longest period a report covers (about ten years), so that a typo cannot ask for millennia.
-    public static let maximumDays = 3660
+    package static let maximumDays = 3660
 
     /// The first day (`--from`), a run date / notification date.
-    public let from: CalendarDate
+    package let from: CalendarDate
     /// The last day (`--to`), inclusive.
-    public let to: CalendarDate
+    package let to: CalendarDate
     /// The user of a per-user report (`--user`), lowercased; nil for the per-day report.
-    public let userID: String?
+    package let userID: String?
     /// Show contact addresses (and addresses inside server replies) in full (`--full-emails`).
-    public let fullEmails: Bool
+    package let fullEmails: Bool
     /// At most this many failed/retry/sending rows are listed per day (the rest are counted);
     /// nil lists them all. The table and HTML formats limit, JSON and CSV do not.
-    public let problemLimitPerDay: Int?
+    package let problemLimitPerDay: Int?
     /// Only the users whose days are counted in this zone, and the runs that served them
     /// (`--zone`); nil: everyone.
-    public var zone: TimeZone?
+    package var zone: TimeZone?
 
     /// A checked request.
-    public init(from: CalendarDate, to: CalendarDate, userID: String? = nil, fullEmails: Bool = false,
+    package init(from: CalendarDate, to: CalendarDate, userID: String? = nil, fullEmails: Bool = false,
                 problemLimitPerDay: Int? = nil) throws(HistoryError) {
         guard from <= to else { throw .emptyPeriod(from: from, to: to) }
         let days = to.days(since: from) + 1
@@ -37,7 +37,7 @@ public struct HistoryRequest: Sendable, Equatable {
 
     /// Parses the command line's values: `to` defaults to `today` (in the service zone), `from` to
     /// six days before `to` (a week).
-    public static func parse(from: String?, to: String?, user: String?, fullEmails: Bool,
+    package static func parse(from: String?, to: String?, user: String?, fullEmails: Bool,
                              problemLimitPerDay: Int?, today: CalendarDate) throws(HistoryError) -> HistoryRequest {
         let last: CalendarDate
         if let to {
@@ -58,7 +58,7 @@ public struct HistoryRequest: Sendable, Equatable {
     }
 
     /// Every day of the period, in order.
-    public var days: [CalendarDate] { (0...to.days(since: from)).map { from.adding(days: $0) } }
+    package var days: [CalendarDate] { (0...to.days(since: from)).map { from.adding(days: $0) } }
 
     /// Whether `text` is a UUID in its usual text form (what `users.id` holds).
     package static func isUUID(_ text: String) -> Bool {

@@ -4,7 +4,7 @@
 ///
 /// Order of calls: `begin`, then for each section of the report `beginSection`, its rows,
 /// `endSection`, then `end`.
-public protocol HistorySink: AnyObject {
+package protocol HistorySink: AnyObject {
     /// Called once, first, with the aggregates of the whole period.
     func begin(_ header: HistoryHeader, overview: HistoryOverview) throws
     /// Called before a section's rows (also when it has none).

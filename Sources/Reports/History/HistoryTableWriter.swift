@@ -6,7 +6,7 @@ import Values
 /// per day, the counts, then the runs, the failed/retrying/stuck mails with the server's reply,
 /// the skip reasons and the distribution of `m`; per user, the streaks and the mails. Ends with
 /// the totals.
-public final class HistoryTableWriter: HistorySink {
+package final class HistoryTableWriter: HistorySink {
     private let output: TextOutput
     private var header: HistoryHeader!
     private var overview: HistoryOverview!
@@ -42,9 +42,9 @@ public final class HistoryTableWriter: HistorySink {
     ])
 
     /// Writes to `output`.
-    public init(output: TextOutput) { self.output = output }
+    package init(output: TextOutput) { self.output = output }
 
-    public func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
+    package func begin(_ header: HistoryHeader, overview: HistoryOverview) throws {
         self.header = header
         self.overview = overview
         time = HistoryTime(zone: header.timeZone)
@@ -88,7 +88,7 @@ public final class HistoryTableWriter: HistorySink {
         }
     }
 
-    public func beginSection(_ section: HistorySection) throws {
+    package func beginSection(_ section: HistorySection) throws {
         sectionRows = 0
         listing.reset()
         write("")
@@ -108,7 +108,7 @@ public final class HistoryTableWriter: HistorySink {
         }
     }
 
-    public func run(_ run: RunRecord) throws {
+    package func run(_ run: RunRecord) throws {
         sectionRows += 1
         write(Self.runColumns.line([
             run.runDate.description, run.startedAt.map(time.dayAndMinute) ?? "",
@@ -119,7 +119,7 @@ public final class HistoryTableWriter: HistorySink {
         if let guards = run.guardsText { detail(guards) }
     }
 
-    public func notification(_ record: NotificationRecord) throws {
+    package func notification(_ record: NotificationRecord) throws {
         sectionRows += 1
         if header.user != nil {
             let when = record.sentAt ?? record.nextAttemptAt ?? record.claimedAt
@@ -154,7 +154,7 @@ public final class HistoryTableWriter: HistorySink {
         if !parts.isEmpty { detail(parts.joined(separator: " · ")) }
     }
 
-    public func streak(_ streak: Streak) throws {
+    package func streak(_ streak: Streak) throws {
         sectionRows += 1
         let outcome: String
         switch streak.outcome {
@@ -179,12 +179,12 @@ public final class HistoryTableWriter: HistorySink {
         if let error = streak.lastError { detail(error) }
     }
 
-    public func endSection(_ section: HistorySection) throws {
+    package func endSection(_ section: HistorySection) throws {
         if section == .problems, let cut = listing.close(overview: overview) { sayMore(cut) }
         if sectionRows == 0 { write("(none)") }
     }
 
-    public func end() throws {
+    package func end() throws {
         let totals = overview.totals
         if header.user == nil {
             write("")

@@ -6,12 +6,12 @@ import Values
 ///
 /// Arithmetic on whole seconds (the zone's offset at the instant, then `CalendarDate`'s day
 /// math) rather than `Calendar` and `String(format:)`: a year's report formats millions of times.
-public struct HistoryTime: Sendable {
+package struct HistoryTime: Sendable {
     /// The zone times are shown in.
-    public let zone: TimeZone
+    package let zone: TimeZone
 
     /// Formats in `zone`.
-    public init(zone: TimeZone) { self.zone = zone }
+    package init(zone: TimeZone) { self.zone = zone }
 
     /// The local date and time of `date`, and the zone's offset then (seconds east of UTC).
     private func local(_ date: Date) -> (day: CalendarDate, second: Int, offset: Int) {
@@ -22,7 +22,7 @@ public struct HistoryTime: Sendable {
     }
 
     /// `2026-01-13T09:00:01+08:00` (whole seconds).
-    public func iso(_ date: Date) -> String {
+    package func iso(_ date: Date) -> String {
         let (day, second, offset) = local(date)
         let minutes = abs(offset) / 60
         return Self.day(day) + "T" + Self.clock(second) + (offset < 0 ? "-" : "+")
@@ -30,22 +30,22 @@ public struct HistoryTime: Sendable {
     }
 
     /// `09:00:01`.
-    public func clock(_ date: Date) -> String { Self.clock(local(date).second) }
+    package func clock(_ date: Date) -> String { Self.clock(local(date).second) }
 
     /// `01-13 09:00`.
-    public func dayAndMinute(_ date: Date) -> String {
+    package func dayAndMinute(_ date: Date) -> String {
         let (day, second, _) = local(date)
         return String(Self.day(day).dropFirst(5)) + " " + Self.two(second / 3600) + ":" + Self.two(second / 60 % 60)
     }
 
     /// `01-13 09:00:01`.
-    public func dayAndSecond(_ date: Date) -> String {
+    package func dayAndSecond(_ date: Date) -> String {
         let (day, second, _) = local(date)
         return String(Self.day(day).dropFirst(5)) + " " + Self.clock(second)
     }
 
     /// `2026-01-13 09:00:01 +08:00`, for people.
-    public func full(_ date: Date) -> String {
+    package func full(_ date: Date) -> String {
         let text = iso(date)
         return String(text.prefix(10)) + " " + String(text.dropFirst(11).prefix(8)) + " " + String(text.suffix(6))
     }

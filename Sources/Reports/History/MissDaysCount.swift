@@ -1,13 +1,13 @@
 /// The notification rows of a period with one value of consecutive missed days `m` at notification
 /// time (`notification_logs.consecutive_miss_days`): one bar of the distribution.
-public struct MissDaysCount: Sendable, Equatable {
+package struct MissDaysCount: Sendable, Equatable {
     /// `m`.
-    public let missedDays: Int
+    package let missedDays: Int
     /// Rows whose mail the server accepted (`email_sent`).
-    public var sent: Int
+    package var sent: Int
     /// Rows whose mail was not (or not yet) accepted: failed, retry, sending, skipped.
-    public var notSent: Int
+    package var notSent: Int
 
     /// All rows with this `m`.
-    public var count: Int { sent + notSent }
+    package var count: Int { sent + notSent }
 }

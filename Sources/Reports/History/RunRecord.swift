@@ -4,39 +4,39 @@ import Values
 
 /// One row of `notifier_runs`: a run of the daemon, a timer or `--run-now`, with its tally as
 /// stored (the counts of `RunTally.fields` that the history report lists).
-public struct RunRecord: Sendable, Equatable {
+package struct RunRecord: Sendable, Equatable {
     /// `notifier_runs.id`.
-    public let id: Int64
+    package let id: Int64
     /// The run date `D`.
-    public let runDate: CalendarDate
+    package let runDate: CalendarDate
     /// `daemon`, `run-now`, …
-    public let mode: String
+    package let mode: String
     /// The host it ran on.
-    public let host: String
+    package let host: String
     /// When it started.
-    public let startedAt: Date?
+    package let startedAt: Date?
     /// When it finished; nil while running (or when its process died).
-    public let finishedAt: Date?
+    package let finishedAt: Date?
     /// `running`, `completed` or `failed`.
-    public let status: String
+    package let status: String
     /// The run's error, when it failed (addresses masked unless full emails were asked for).
-    public let error: String?
+    package let error: String?
     /// The stored counts by `RunTally.Field.name`; a count the row has as NULL (a run still
     /// going, or one whose process died, or a count newer than the run's version) is absent.
-    public let counts: [String: Int]
+    package let counts: [String: Int]
 
     /// The counts the history report lists, in order.
-    public static var listedFields: [RunTally.Field] { RunTally.fields.filter(\.inHistory) }
+    package static var listedFields: [RunTally.Field] { RunTally.fields.filter(\.inHistory) }
 
     /// A run with `counts` by field name.
-    public init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
+    package init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
                 status: String, error: String?, counts: [String: Int]) {
         (self.id, self.runDate, self.mode, self.host) = (id, runDate, mode, host)
         (self.startedAt, self.finishedAt, self.status, self.error, self.counts) = (startedAt, finishedAt, status, error, counts)
     }
 
     /// A run with the counts every version stored (the guards' counts nil: a run before them).
-    public init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
+    package init(id: Int64, runDate: CalendarDate, mode: String, host: String, startedAt: Date?, finishedAt: Date?,
                 status: String, due: Int?, sent: Int?, failed: Int?, alreadyNotified: Int?, stale: Int?,
                 invalidEmail: Int?, invalidName: Int?, busyElsewhere: Int?, error: String?) {
         let given: [(String, Int?)] = [("due", due), ("sent", sent), ("failed", failed), ("already_notified", alreadyNotified),
@@ -47,30 +47,30 @@ public struct RunRecord: Sendable, Equatable {
     }
 
     /// Users due (decided `send`).
-    public var due: Int? { counts["due"] }
+    package var due: Int? { counts["due"] }
     /// Mails accepted.
-    public var sent: Int? { counts["sent"] }
+    package var sent: Int? { counts["sent"] }
     /// Mails failed.
-    public var failed: Int? { counts["failed"] }
+    package var failed: Int? { counts["failed"] }
     /// Users already notified in their streak.
-    public var alreadyNotified: Int? { counts["already_notified"] }
+    package var alreadyNotified: Int? { counts["already_notified"] }
     /// Users past the catch-up window.
-    public var stale: Int? { counts["stale"] }
+    package var stale: Int? { counts["stale"] }
     /// Users skipped for an unusable address.
-    public var invalidEmail: Int? { counts["invalid_email"] }
+    package var invalidEmail: Int? { counts["invalid_email"] }
     /// Users skipped for an empty name.
-    public var invalidName: Int? { counts["invalid_name"] }
+    package var invalidName: Int? { counts["invalid_name"] }
     /// Due users whose row another session held.
-    public var busyElsewhere: Int? { counts["busy_elsewhere"] }
+    package var busyElsewhere: Int? { counts["busy_elsewhere"] }
 
     /// The guards' counts in words (`2 superseded, 1 paused`), only those above zero; nil when none.
-    public var guardsText: String? {
+    package var guardsText: String? {
         RunTally.guardsText(superseded: counts["superseded"], paused: counts["paused"], cancelled: counts["cancelled"],
                             futureIgnored: counts["future_ignored"])
     }
 
     /// Seconds from start to finish, when finished.
-    public var durationSeconds: Double? {
+    package var durationSeconds: Double? {
         guard let startedAt, let finishedAt else { return nil }
         return finishedAt.timeIntervalSince(startedAt)
     }

@@ -5,30 +5,30 @@ import Values
 /// One streak of a user (docs/rule.md): the days from a check-in `L` to the next check-in, and what the
 /// notifier did about it. A mail dated on the day of the next check-in belongs to this streak (it
 /// went out that morning before the check-in).
-public struct Streak: Sendable, Equatable {
+package struct Streak: Sendable, Equatable {
     /// `L`: the check-in that starts the streak.
-    public let lastCheckIn: CalendarDate
+    package let lastCheckIn: CalendarDate
     /// The next check-in, which ends the streak; nil while it lasts.
-    public let nextCheckIn: CalendarDate?
+    package let nextCheckIn: CalendarDate?
     /// Days without a check-in: up to the next check-in, or, while the streak lasts, through the
     /// report's last day.
-    public let missedDays: Int
+    package let missedDays: Int
     /// The date of the accepted mail (`notification_date`), when there is one.
-    public let notifiedOn: CalendarDate?
+    package let notifiedOn: CalendarDate?
     /// When the server accepted it.
-    public let sentAt: Date?
+    package let sentAt: Date?
     /// `m` of the accepted mail.
-    public let notifiedMissedDays: Int?
+    package let notifiedMissedDays: Int?
     /// The `Message-ID` of the accepted mail.
-    public let messageID: String?
+    package let messageID: String?
     /// Notification rows in the streak (any status).
-    public let rows: Int
+    package let rows: Int
     /// The status of the streak's latest row, when no mail was accepted.
-    public let lastStatus: String?
+    package let lastStatus: String?
     /// The error of the streak's latest row, when no mail was accepted.
-    public let lastError: String?
+    package let lastError: String?
     /// The verdict.
-    public let outcome: StreakOutcome
+    package let outcome: StreakOutcome
 
     /// Judges a streak: `notified` with an accepted mail; else `superseded` when its latest row is
     /// a `superseded` skip; else `not_sent` when it has rows; else `not_due` when the rule's `m`

@@ -1,5 +1,5 @@
 /// How a streak of missed days ended up, as the per-user report judges it.
-public enum StreakOutcome: String, Sendable, Equatable, CaseIterable {
+package enum StreakOutcome: String, Sendable, Equatable, CaseIterable {
     /// A mail of the streak was accepted by the mail server.
     case notified
     /// The streak has notification rows, but none was accepted (failed, retry, stuck, skipped).

@@ -31,14 +31,14 @@ import Values
 /// `TimeZone.nextDaylightSavingTimeTransition(after:)` (which reports every UTC-offset change,
 /// not only DST ones) instead of `Calendar.nextDate(after:matching:...)`, whose policy
 /// defaults for skipped and repeated times are not the rules above.
-public struct DailySchedule: Sendable, Equatable {
+package struct DailySchedule: Sendable, Equatable {
     /// The configured wall-clock time of day.
-    public let time: TimeOfDay
+    package let time: TimeOfDay
     /// The zone whose wall clock and calendar dates the schedule follows.
-    public var timeZone: TimeZone { offsets.timeZone }
+    package var timeZone: TimeZone { offsets.timeZone }
     /// The zone's offsets, shared by the schedules of one zone (`NotifySlots`): the zone
     /// database is asked once per zone, not once per time and date.
-    public let offsets: ZoneOffsets
+    package let offsets: ZoneOffsets
 
     /// How far on either side of the wanted wall time to look for UTC-offset changes. Real
     /// offsets stay within about ±16 h, so every instant that can show the wanted wall time,
@@ -49,12 +49,12 @@ public struct DailySchedule: Sendable, Equatable {
     ///
     /// - Precondition: `time.hour` is in `0...23` and `time.minute` in `0...59` (the
     ///   configuration parser is expected to have rejected anything else).
-    public init(time: TimeOfDay, timeZone: TimeZone) {
+    package init(time: TimeOfDay, timeZone: TimeZone) {
         self.init(time: time, offsets: ZoneOffsets(timeZone))
     }
 
     /// Creates a schedule firing daily at `time` in the zone of `offsets`, sharing its lookups.
-    public init(time: TimeOfDay, offsets: ZoneOffsets) {
+    package init(time: TimeOfDay, offsets: ZoneOffsets) {
         precondition((0...23).contains(time.hour) && (0...59).contains(time.minute),
                      "DailySchedule needs a time of day between 00:00 and 23:59, got \(time.description)")
         self.time = time
@@ -62,7 +62,7 @@ public struct DailySchedule: Sendable, Equatable {
     }
 
     /// The same time in the same zone (whatever lookups each has kept).
-    public static func == (lhs: DailySchedule, rhs: DailySchedule) -> Bool {
+    package static func == (lhs: DailySchedule, rhs: DailySchedule) -> Bool {
         lhs.time == rhs.time && lhs.timeZone == rhs.timeZone
     }
 
@@ -71,7 +71,7 @@ public struct DailySchedule: Sendable, Equatable {
     /// Normally the instant the zone's clocks show `time` on `date`; for a time skipped by
     /// a forward transition, a time that occurs twice and a date the zone skipped entirely,
     /// see the rules on `DailySchedule`. Always whole seconds.
-    public func fireInstant(on date: CalendarDate) -> Date {
+    package func fireInstant(on date: CalendarDate) -> Date {
         Date(timeIntervalSince1970: TimeInterval(resolve(date).second))
     }
 
@@ -80,7 +80,7 @@ public struct DailySchedule: Sendable, Equatable {
     /// Use the returned `date` (not `runDate(at:)` at wake-up) as the run's date: in the rare
     /// case of a gap reaching midnight the fire for a date happens on the next local date.
     /// Dates the zone skipped entirely are never returned.
-    public func nextFire(after now: Date) -> (date: CalendarDate, instant: Date) {
+    package func nextFire(after now: Date) -> (date: CalendarDate, instant: Date) {
         let today = runDate(at: now)
         var best: (date: CalendarDate, instant: Date)?
         // Fires are strictly increasing per date, and the fire for `today + 1` is after `now`
@@ -105,7 +105,7 @@ public struct DailySchedule: Sendable, Equatable {
     /// For catch-up at start-up: if this run has not completed yet, run it at once for the
     /// returned date (e.g. started at 10:00 when the time is 09:00 → today's date; started at
     /// 08:00 → yesterday's). Dates the zone skipped entirely are never returned.
-    public func latestFire(atOrBefore now: Date) -> (date: CalendarDate, instant: Date) {
+    package func latestFire(atOrBefore now: Date) -> (date: CalendarDate, instant: Date) {
         let today = runDate(at: now)
         var best: (date: CalendarDate, instant: Date)?
         for dayOffset in stride(from: 1, through: -7, by: -1) {
@@ -124,7 +124,7 @@ public struct DailySchedule: Sendable, Equatable {
     }
 
     /// The calendar date the zone's wall clock shows at `now` ("today").
-    public func runDate(at now: Date) -> CalendarDate {
+    package func runDate(at now: Date) -> CalendarDate {
         CalendarDate(dayNumber: offsets.localDay(at: now))
     }
 

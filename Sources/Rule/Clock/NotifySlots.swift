@@ -7,34 +7,34 @@ import Values
 /// at an instant is the date of their slot's latest notify instant at or before it; a run at that
 /// instant serves each run date with the slots on it. Pure: the store reads the slots, the runs
 /// and the daemon act on what this says.
-public struct NotifySlots: Sendable, Equatable {
+package struct NotifySlots: Sendable, Equatable {
     /// One slot: the users whose `time_zone` and `notify_time` read the same.
-    public struct Slot: Sendable, Equatable {
+    package struct Slot: Sendable, Equatable {
         /// The slot's key as SQL computes it from a user row: `zone|HH:MM:SS`, `''` for NULL
         /// (`SlotSQL.key`). Runs filter their users by it.
-        public let key: String
+        package let key: String
         /// The zone name the app wrote, if any (known or not).
-        public let zoneName: String?
+        package let zoneName: String?
         /// The notify time the app wrote, if any.
-        public let notifyTime: TimeOfDay?
+        package let notifyTime: TimeOfDay?
         /// When the slot's users are served: their zone (or `NOTIFY_TIME_ZONE` when none, or
         /// when the name is unknown) and their time (or `NOTIFY_TIME`).
-        public let schedule: DailySchedule
+        package let schedule: DailySchedule
         /// The zone name is set and the zone database does not know it: the users are served in
         /// `NOTIFY_TIME_ZONE` — never skipped — and the runs say so.
-        public let unknownZone: Bool
+        package let unknownZone: Bool
         /// The zone name is not a zone database name but a fixed offset the zone database reads
         /// (`GMT+05:30`, `UTC+8`: phones report such names): served at that offset all year,
         /// and the dry run says so.
-        public let fixedOffsetZone: Bool
+        package let fixedOffsetZone: Bool
         /// The notify time text as the database wrote it when it is not a time of day
         /// (`24:00:00`, which PostgreSQL accepts): the users are served at `NOTIFY_TIME`, and the
         /// runs say so.
-        public let unknownTime: String?
+        package let unknownTime: String?
 
         /// The slot of key `key` (as `SlotSQL.key` reads it), resolved against the service's own
         /// schedule `service`.
-        public init(key: String, service: DailySchedule) {
+        package init(key: String, service: DailySchedule) {
             var reader = Reader(service: service)
             self = reader.slot(key)
         }
@@ -104,28 +104,28 @@ public struct NotifySlots: Sendable, Equatable {
     }
 
     /// The run dates at one instant, each with the slots whose users it serves.
-    public struct RunDate: Sendable, Equatable {
+    package struct RunDate: Sendable, Equatable {
         /// `D_u` of the slots' users.
-        public let date: CalendarDate
+        package let date: CalendarDate
         /// The slots, in key order.
-        public let slots: [Slot]
+        package let slots: [Slot]
         /// Every slot is on this date: a run need not filter its users by slot.
-        public let everyone: Bool
+        package let everyone: Bool
         /// The keys of the slots, or nil when the run date serves everyone (no filter).
-        public var keys: [String]? { everyone ? nil : slots.map(\.key) }
+        package var keys: [String]? { everyone ? nil : slots.map(\.key) }
     }
 
     /// The slots, in key order.
-    public let slots: [Slot]
+    package let slots: [Slot]
     /// The service's schedule (`NOTIFY_TIME` in `NOTIFY_TIME_ZONE`): of the users with neither set.
-    public let service: DailySchedule
+    package let service: DailySchedule
 
     /// The keys as given (`SlotSQL.keys`' order): `sameAs(keys:service:)` compares them.
     private let given: [String]
 
     /// The slots of `keys` (each once), resolved against `service`. With no users at all, the
     /// service's own slot, so that a run and the daemon still have a date and an instant.
-    public init(keys: [String], service: DailySchedule) {
+    package init(keys: [String], service: DailySchedule) {
         self.service = service
         given = keys
         var reader = Slot.Reader(service: service)
@@ -136,17 +136,17 @@ public struct NotifySlots: Sendable, Equatable {
     /// make them: the daemon, reading the keys again after a change that left them the same (a
     /// user moved to a time others already have), keeps these and the zone lookups they made
     /// instead of resolving thousands of keys again.
-    public func sameAs(keys: [String], service: DailySchedule) -> Bool {
+    package func sameAs(keys: [String], service: DailySchedule) -> Bool {
         given == keys && self.service == service
     }
 
     /// The key of the users with neither a zone nor a time.
-    public static let serviceKey = "|"
+    package static let serviceKey = "|"
 
     /// The run dates at `instant`: each slot's latest notify instant at or before it, grouped by
     /// date, latest date first — of the slots `among` only, when given (the daemon serves the
     /// slots whose instant came).
-    public func runDates(at instant: Date, among keys: Set<String>? = nil) -> [RunDate] {
+    package func runDates(at instant: Date, among keys: Set<String>? = nil) -> [RunDate] {
         var byDate: [CalendarDate: [Slot]] = [:]
         for slot in slots where keys?.contains(slot.key) ?? true {
             byDate[slot.schedule.latestFire(atOrBefore: instant).date, default: []].append(slot)
@@ -155,7 +155,7 @@ public struct NotifySlots: Sendable, Equatable {
     }
 
     /// The slots with their latest notify instant at or before `instant` (the date it is for).
-    public func latestFires(atOrBefore instant: Date) -> [(slot: Slot, date: CalendarDate, instant: Date)] {
+    package func latestFires(atOrBefore instant: Date) -> [(slot: Slot, date: CalendarDate, instant: Date)] {
         slots.map { slot in
             let fire = slot.schedule.latestFire(atOrBefore: instant)
             return (slot, fire.date, fire.instant)
@@ -163,7 +163,7 @@ public struct NotifySlots: Sendable, Equatable {
     }
 
     /// The first notify instant of any slot strictly after `instant`, and the slots whose instant it is.
-    public func nextFire(after instant: Date) -> (instant: Date, slots: [Slot]) {
+    package func nextFire(after instant: Date) -> (instant: Date, slots: [Slot]) {
         let fires = slots.map { ($0, $0.schedule.nextFire(after: instant).instant) }
         let first = fires.map(\.1).min()!
         return (first, fires.filter { $0.1 == first }.map(\.0))
@@ -171,13 +171,13 @@ public struct NotifySlots: Sendable, Equatable {
 
     /// The keys of the slots whose users' days are counted in `zone` (an unknown name's users are
     /// counted in the service's zone): what `--zone` keeps.
-    public func keys(countedIn zone: TimeZone) -> [String] {
+    package func keys(countedIn zone: TimeZone) -> [String] {
         slots.filter { $0.schedule.timeZone.identifier == zone.identifier }.map(\.key)
     }
 
     /// The slots whose zone name is unknown (their users are served in the service's zone).
-    public var unknownZones: [Slot] { slots.filter(\.unknownZone) }
+    package var unknownZones: [Slot] { slots.filter(\.unknownZone) }
 
     /// The slots whose notify time is not a time of day (their users are served at `NOTIFY_TIME`).
-    public var unknownTimes: [Slot] { slots.filter { $0.unknownTime != nil } }
+    package var unknownTimes: [Slot] { slots.filter { $0.unknownTime != nil } }
 }

@@ -16,9 +16,9 @@ import Values
 /// offset, not only DST ones) and `TimeZone.secondsFromGMT(for:)`. An offset read from the
 /// segments is what `secondsFromGMT` says at that second (a unit test compares them hour by hour
 /// over two years in every zone the database knows, and at each transition).
-public final class ZoneOffsets: Sendable, CustomStringConvertible {
+package final class ZoneOffsets: Sendable, CustomStringConvertible {
     /// The zone.
-    public let timeZone: TimeZone
+    package let timeZone: TimeZone
     /// The stretches read so far with their numbers (`second` ÷ `stretchSeconds`, rounded down),
     /// the latest read first: a daemon uses one or two at a time, so a short scan finds them
     /// sooner than a hash.
@@ -37,10 +37,10 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
     private static var stretchSeconds: Int { stretchDays * 86_400 }
 
     /// The offsets of `timeZone`, read when first needed.
-    public init(_ timeZone: TimeZone) { self.timeZone = timeZone }
+    package init(_ timeZone: TimeZone) { self.timeZone = timeZone }
 
     /// The zone's name (what a schedule prints).
-    public var description: String { timeZone.identifier }
+    package var description: String { timeZone.identifier }
 
     /// A span of instants, from `start` up to the next segment's `start`, during which the
     /// zone's UTC offset is `offset`.
@@ -63,7 +63,7 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
     }
 
     /// The zone's UTC offset in seconds at instant `second` (whole seconds since 1970).
-    public func offset(at second: Int) -> Int {
+    package func offset(at second: Int) -> Int {
         stretch(containing: second).offset(at: second)
     }
 
@@ -71,7 +71,7 @@ public final class ZoneOffsets: Sendable, CustomStringConvertible {
     func stretch(around second: Int) -> Stretch { stretch(containing: second) }
 
     /// The local day number (days since 1970-01-01 on the zone's wall clock) at `instant`.
-    public func localDay(at instant: Date) -> Int {
+    package func localDay(at instant: Date) -> Int {
         let second = Int(instant.timeIntervalSince1970.rounded(.down))
         let local = second + offset(at: second)
         return local >= 0 ? local / 86_400 : -((-local + 86_399) / 86_400)

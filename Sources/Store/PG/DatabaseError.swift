@@ -2,23 +2,23 @@
 ///
 /// The description carries libpq's message and SQLSTATE, never the connection string (which may
 /// hold a password); libpq's own messages name host, port and user but not the password.
-public struct DatabaseError: Error, CustomStringConvertible, Sendable {
+package struct DatabaseError: Error, CustomStringConvertible, Sendable {
     /// Whether the server could not be reached or the connection broke, or a statement failed.
-    public enum Kind: Sendable { case unreachable, statement }
+    package enum Kind: Sendable { case unreachable, statement }
 
     /// What failed.
-    public let kind: Kind
+    package let kind: Kind
     /// The five-character SQLSTATE, when the server sent one.
-    public let sqlState: String?
+    package let sqlState: String?
     /// libpq's message, trimmed.
-    public let message: String
+    package let message: String
     /// True when a new session got no answer within `PGConnection.sessionWaitSeconds`: the server,
     /// or a connection pooler with every session of its pool taken (PgBouncer in session mode
     /// queues the client without a word), kept it waiting. Of kind `unreachable`.
-    public let sessionWait: Bool
+    package let sessionWait: Bool
 
     /// Creates an error.
-    public init(kind: Kind, sqlState: String?, message: String, sessionWait: Bool = false) {
+    package init(kind: Kind, sqlState: String?, message: String, sessionWait: Bool = false) {
         self.kind = kind
         self.sqlState = sqlState
         self.message = message
@@ -26,16 +26,16 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     }
 
     /// True for a unique-key violation (`23505`).
-    public var isUniqueViolation: Bool { sqlState == "23505" }
+    package var isUniqueViolation: Bool { sqlState == "23505" }
 
     /// True when a statement failed for the data it was given — SQLSTATE class 22 (data exception)
     /// or 23 (integrity constraint violation) — rather than for the connection, a timeout, a
     /// missing right or a bug: the error one user's row can cause without the others failing too.
-    public var isDataError: Bool {
+    package var isDataError: Bool {
         kind == .statement && (sqlState?.hasPrefix("22") == true || sqlState?.hasPrefix("23") == true)
     }
 
-    public var description: String {
+    package var description: String {
         let prefix = kind == .unreachable ? "database unreachable" : "database error"
         return sqlState.map { "\(prefix) [\($0)]: \(message)" } ?? "\(prefix): \(message)"
     }

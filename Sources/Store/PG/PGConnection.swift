@@ -7,7 +7,7 @@ import Values
 ///
 /// Blocking by design: every call waits for the server. Use one connection per thread; the run
 /// gives each worker its own. Not `Sendable`: it must not be shared between threads.
-public final class PGConnection {
+package final class PGConnection {
     private let handle: OpaquePointer
     private var direct: Bool?
     /// The statements `executePrepared` has prepared in this session: SQL text → name.
@@ -15,10 +15,10 @@ public final class PGConnection {
 
     /// The schema of the notifier's own objects (`DATABASE_SCHEMA`): SQL run here that names them
     /// `sileme.<name>` reaches them there (`OwnSchema.qualified`).
-    public let schema: DatabaseSchema
+    package let schema: DatabaseSchema
 
     /// Connects with a libpq connection string or URI (`""` uses the `PG*` variables and defaults).
-    public init(_ conninfo: Secret, schema: DatabaseSchema,
+    package init(_ conninfo: Secret, schema: DatabaseSchema,
                 applicationName: String = "sileme-notifier") throws(DatabaseError) {
         // Validate into a local first: a throwing class init still runs deinit once self is set.
         // libpq takes the last value of a repeated key word, and the connection string counts where
@@ -65,7 +65,7 @@ public final class PGConnection {
     /// until a server session of its pool is free — for minutes (`query_wait_timeout`), or for
     /// ever when this process holds the rest of the pool. Past the bound the connection is closed
     /// and `DatabaseError.sessionWait` names the settings (docs/operating.md).
-    public static let sessionWaitSeconds: TimeInterval = 10
+    package static let sessionWaitSeconds: TimeInterval = 10
 
     /// What a session that waited in vain says.
     static func sessionWaitMessage(_ seconds: TimeInterval) -> String {
@@ -135,14 +135,14 @@ public final class PGConnection {
     }
 
     /// The server process id of this session (`pg_backend_pid()`).
-    public var backendPID: Int32 { PQbackendPID(handle) }
+    package var backendPID: Int32 { PQbackendPID(handle) }
 
     /// Whether this is a session of PostgreSQL itself rather than a connection pooler's client
     /// (PgBouncer, Supabase's pooler): only then does the server's `pg_backend_pid()` equal the
     /// process id libpq was given at start-up, since a pooler answers the start-up with a key of its
     /// own. Session state — a backend pid that dies with the process, advisory locks — is relied on
     /// only on a direct session. Asked once per connection, as its first statement.
-    public var isDirect: Bool {
+    package var isDirect: Bool {
         get throws(DatabaseError) {
             if let direct { return direct }
             let server = try execute("SELECT pg_backend_pid() AS pid")[0].int("pid")
@@ -161,7 +161,7 @@ public final class PGConnection {
     /// ends with its use. A pooler's session, or one the daemon keeps between runs
     /// (`SessionKeeper`), holds its claims by a lease (`CLAIM_LEASE_SECONDS`) instead: its
     /// process lives on after a use that left a claim unfinished.
-    public var claimsByBackend: Bool {
+    package var claimsByBackend: Bool {
         get throws(DatabaseError) { try isDirect && !isKept }
     }
 
@@ -210,7 +210,7 @@ public final class PGConnection {
     }
 
     /// Runs a statement of several commands with no parameters (used for migrations).
-    public func executeScript(_ sql: String) throws(DatabaseError) {
+    package func executeScript(_ sql: String) throws(DatabaseError) {
         _ = try check(PQexec(handle, OwnSchema.qualified(sql, into: schema)))
     }
 
@@ -234,12 +234,12 @@ public final class PGConnection {
     }
 
     /// Whether a transaction block is open on this connection (its statements share its isolation).
-    public var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
+    package var inTransaction: Bool { PQtransactionStatus(handle) != PQTRANS_IDLE }
 
     /// Runs `body` with `settings` in force for the rest of the transaction (`set_config(…, true)`,
     /// so a pooler in transaction mode never hands them to another client), in a transaction of
     /// its own when none is open: committed when `body` returns, rolled back when it throws.
-    public func withLocalSettings<T>(_ settings: [(name: String, value: String)], _ body: () throws -> T) throws -> T {
+    package func withLocalSettings<T>(_ settings: [(name: String, value: String)], _ body: () throws -> T) throws -> T {
         let own = PQtransactionStatus(handle) == PQTRANS_IDLE
         if own { try execute("BEGIN") }
         do {
@@ -260,7 +260,7 @@ public final class PGConnection {
     /// server between two statements (or before the first: a stop raised before `body` began)
     /// cancels nothing, so after a stop the request is repeated every 100 ms until `body` ends:
     /// a statement that starts waiting on a lock after the stop is cancelled too.
-    public func cancellable<T>(on stop: StopSignal, _ body: () throws -> T) throws -> T {
+    package func cancellable<T>(on stop: StopSignal, _ body: () throws -> T) throws -> T {
         guard let cancel = PQgetCancel(handle) else { return try body() }
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
@@ -298,7 +298,7 @@ public final class PGConnection {
     /// Waits up to `timeout` seconds for `NOTIFY`s on the channels this session `LISTEN`s to, and
     /// returns their payloads (empty after the timeout, or at once when `stop` is raised). Throws
     /// when the connection is lost.
-    public func waitForNotifications(timeout: TimeInterval, stop: StopSignal) throws(DatabaseError) -> [String] {
+    package func waitForNotifications(timeout: TimeInterval, stop: StopSignal) throws(DatabaseError) -> [String] {
         var payloads = drainNotifications()
         guard payloads.isEmpty else { return payloads }
         var fds = [pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0),
@@ -327,7 +327,7 @@ public final class PGConnection {
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws. With
     /// `oneSnapshot`, `REPEATABLE READ`: every statement of `body` reads the database as of its
     /// first (a read-only one never fails for a concurrent write).
-    public func transaction<T>(readOnly: Bool = false, oneSnapshot: Bool = false, _ body: () throws -> T) throws -> T {
+    package func transaction<T>(readOnly: Bool = false, oneSnapshot: Bool = false, _ body: () throws -> T) throws -> T {
         try execute("BEGIN" + (oneSnapshot ? " ISOLATION LEVEL REPEATABLE READ" : "") + (readOnly ? " READ ONLY" : ""))
         do {
             let value = try body()
@@ -386,7 +386,7 @@ extension PGConnection {
     /// Connects to the configuration's database (`url`: `DATABASE_URL` unless another is named,
     /// such as `\.readDatabaseURL`) in its schema (`DATABASE_SCHEMA`): the one place that pairs the
     /// two, so that no connection reaches the notifier's objects in a schema other than the one set.
-    public convenience init(_ configuration: NotifierConfiguration, _ url: KeyPath<NotifierConfiguration, Secret> = \.databaseURL,
+    package convenience init(_ configuration: NotifierConfiguration, _ url: KeyPath<NotifierConfiguration, Secret> = \.databaseURL,
                             applicationName: String = "sileme-notifier") throws(DatabaseError) {
         try self.init(configuration[keyPath: url], schema: configuration.databaseSchema, applicationName: applicationName)
     }

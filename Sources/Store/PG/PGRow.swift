@@ -5,7 +5,7 @@ import Values
 /// its columns). Reading by position is the package's own (the test database's generic rows). A
 /// row taken from a `PGResult` keeps that result alive; a row handed to a streaming callback is
 /// valid only during the callback.
-public struct PGRow {
+package struct PGRow {
     package let result: OpaquePointer
     package let index: Int32
     /// The owning result, retained so that the row outlives the expression that produced it.
@@ -41,17 +41,17 @@ public struct PGRow {
     }
 
     /// The text value of the column named `name`, nil for SQL NULL.
-    public func string(_ name: String) -> String? { string(column(name)) }
+    package func string(_ name: String) -> String? { string(column(name)) }
 
     /// The column named `name` as an integer, nil for NULL or non-numeric text.
-    public func int(_ name: String) -> Int? { int(column(name)) }
+    package func int(_ name: String) -> Int? { int(column(name)) }
 
     /// The column named `name` as a boolean (`t`/`f`), false for NULL.
-    public func bool(_ name: String) -> Bool { bool(column(name)) }
+    package func bool(_ name: String) -> Bool { bool(column(name)) }
 
     /// The column named `name` as a date, nil for NULL.
-    public func date(_ name: String) -> CalendarDate? { date(column(name)) }
+    package func date(_ name: String) -> CalendarDate? { date(column(name)) }
 
     /// Whether the result has a column named `name`.
-    public func hasColumn(_ name: String) -> Bool { (owner?.position(of: name) ?? Int(PQfnumber(result, name))) >= 0 }
+    package func hasColumn(_ name: String) -> Bool { (owner?.position(of: name) ?? Int(PQfnumber(result, name))) >= 0 }
 }

@@ -5,14 +5,14 @@
 /// and a `$` inside a word (`a$b` is one identifier to PostgreSQL: a table name interpolated into a statement).
 /// Binding a name the statement lacks, or leaving one of its names unbound, is a programming
 /// error and stops the process: the statement and its caller disagree.
-public struct SQLStatement: Sendable, CustomStringConvertible {
+package struct SQLStatement: Sendable, CustomStringConvertible {
     /// The SQL as libpq takes it (`$1`, `$2`, …).
-    public let text: String
+    package let text: String
     /// The parameter names, `$1`'s first.
-    public let names: [String]
+    package let names: [String]
 
     /// Parses `sql`'s named parameters (`$` then a letter or `_`, then letters, digits or `_`).
-    public init(_ sql: String) {
+    package init(_ sql: String) {
         var text = ""
         var names: [String] = []
         var quote: Character?
@@ -55,7 +55,7 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
     }
 
     /// The values in `$1`, `$2`, … order (nil is SQL NULL).
-    public func parameters(_ binds: [String: String?]) -> [String?] {
+    package func parameters(_ binds: [String: String?]) -> [String?] {
         let unknown = Set(binds.keys).subtracting(names)
         precondition(unknown.isEmpty, "SQLStatement: no parameter named \(unknown.sorted()) in the statement")
         return names.map { name in
@@ -64,24 +64,24 @@ public struct SQLStatement: Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { text }
+    package var description: String { text }
 }
 
 extension PGConnection {
     /// Runs `statement` with its named parameters bound (see `execute(_:_:)`).
     @discardableResult
-    public func execute(_ statement: SQLStatement, _ binds: [String: String?] = [:]) throws(DatabaseError) -> PGResult {
+    package func execute(_ statement: SQLStatement, _ binds: [String: String?] = [:]) throws(DatabaseError) -> PGResult {
         try execute(statement.text, statement.parameters(binds))
     }
 
     /// Runs `statement` prepared once per session (see `executePrepared(_:_:)`).
     @discardableResult
-    public func executePrepared(_ statement: SQLStatement, _ binds: [String: String?]) throws(DatabaseError) -> PGResult {
+    package func executePrepared(_ statement: SQLStatement, _ binds: [String: String?]) throws(DatabaseError) -> PGResult {
         try executePrepared(statement.text, statement.parameters(binds))
     }
 
     /// Streams `statement`'s rows (see `stream(_:_:batch:localSettings:row:)`).
-    public func stream(_ statement: SQLStatement, _ binds: [String: String?] = [:], batch: Int = 2000,
+    package func stream(_ statement: SQLStatement, _ binds: [String: String?] = [:], batch: Int = 2000,
                        localSettings: [(name: String, value: String)] = [], row body: (PGRow) throws -> Void) throws {
         try stream(statement.text, statement.parameters(binds), batch: batch, localSettings: localSettings, row: body)
     }

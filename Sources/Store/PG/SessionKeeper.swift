@@ -21,7 +21,7 @@ import Values
 ///
 /// Shared by the daemon's threads (the scheduler, the all-clear pass, a run's senders): every
 /// call is under one lock; a session taken is one thread's until it is given back.
-public final class SessionKeeper: @unchecked Sendable {
+package final class SessionKeeper: @unchecked Sendable {
     private let conninfo: Secret
     private let schema: DatabaseSchema
     private let limit: Int
@@ -31,7 +31,7 @@ public final class SessionKeeper: @unchecked Sendable {
     private var idle: [(session: PGConnection, since: Date)] = []
 
     /// Keeps at most `limit` idle sessions of `conninfo`, each for at most `idleSeconds`.
-    public init(_ conninfo: Secret, schema: DatabaseSchema, limit: Int, idleSeconds: TimeInterval = 600) {
+    package init(_ conninfo: Secret, schema: DatabaseSchema, limit: Int, idleSeconds: TimeInterval = 600) {
         self.conninfo = conninfo
         self.schema = schema
         self.limit = limit
@@ -41,15 +41,15 @@ public final class SessionKeeper: @unchecked Sendable {
     /// The daemon's keeper for `configuration`'s database: enough idle sessions for a run (its
     /// senders, its recorder, the run's own, the run lock's, the slots' reader's) and the daemon's
     /// scheduler and all-clear pass beside it.
-    public convenience init(_ configuration: NotifierConfiguration) {
+    package convenience init(_ configuration: NotifierConfiguration) {
         self.init(configuration.databaseURL, schema: configuration.databaseSchema, limit: configuration.smtp.connections + 6)
     }
 
     /// The `application_name` of the kept sessions.
-    public static let applicationName = "sileme-notifier (daemon)"
+    package static let applicationName = "sileme-notifier (daemon)"
 
     /// A session: the most recently kept idle one that still answers, or a new one. Give it back with `keep`.
-    public func take() throws(DatabaseError) -> PGConnection {
+    package func take() throws(DatabaseError) -> PGConnection {
         while let kept = lock.withLock({ idle.popLast()?.session }) {
             if (try? kept.execute("SELECT 1")) != nil { return kept }
         }
@@ -60,7 +60,7 @@ public final class SessionKeeper: @unchecked Sendable {
 
     /// Gives `session` (from `take`) back: kept for the next `take` when it is sound, no
     /// transaction is open and fewer than `limit` are idle; closed otherwise.
-    public func keep(_ session: PGConnection) {
+    package func keep(_ session: PGConnection) {
         guard session.isKept, session.isReusable else { return }
         lock.withLock {
             if idle.count < limit { idle.append((session, Date())) }
@@ -69,14 +69,14 @@ public final class SessionKeeper: @unchecked Sendable {
 
     /// Runs `body` on a session taken now and given back after (also when `body` throws: a
     /// broken or mid-transaction session is not kept).
-    public func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
+    package func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
         let session = try take()
         defer { keep(session) }
         return try body(session)
     }
 
     /// Closes the sessions idle since before `now − idleSeconds`.
-    public func closeIdle(now: Date = Date()) {
+    package func closeIdle(now: Date = Date()) {
         var closing: [PGConnection] = []
         lock.withLock {
             closing = idle.filter { now.timeIntervalSince($0.since) > idleSeconds }.map(\.session)
@@ -86,5 +86,5 @@ public final class SessionKeeper: @unchecked Sendable {
     }
 
     /// How many sessions are idle now.
-    public var idleCount: Int { lock.withLock { idle.count } }
+    package var idleCount: Int { lock.withLock { idle.count } }
 }

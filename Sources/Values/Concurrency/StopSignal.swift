@@ -11,13 +11,13 @@ import Glibc
 ///
 /// Threads wait on it with `sleep`, `poll`-based waits on `descriptor`, and libcurl's progress
 /// callback reads `isStopped`. Safe to use from any thread.
-public final class StopSignal: @unchecked Sendable {
+package final class StopSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var stoppedAt: Date?
     private var pipe: (read: Int32, write: Int32)?
 
     /// A signal that has not been raised.
-    public init() {}
+    package init() {}
 
     deinit {
         if let pipe {
@@ -27,7 +27,7 @@ public final class StopSignal: @unchecked Sendable {
     }
 
     /// Raises the signal (idempotent): wakes every `sleep` and makes `descriptor` readable.
-    public func stop() {
+    package func stop() {
         condition.lock()
         defer { condition.unlock() }
         guard stoppedAt == nil else { return }
@@ -40,14 +40,14 @@ public final class StopSignal: @unchecked Sendable {
     }
 
     /// Whether the signal was raised.
-    public var isStopped: Bool {
+    package var isStopped: Bool {
         condition.lock()
         defer { condition.unlock() }
         return stoppedAt != nil
     }
 
     /// Seconds since the signal was raised; nil while it was not.
-    public var secondsSinceStop: TimeInterval? {
+    package var secondsSinceStop: TimeInterval? {
         condition.lock()
         defer { condition.unlock() }
         return stoppedAt.map { Date().timeIntervalSince($0) }
@@ -55,7 +55,7 @@ public final class StopSignal: @unchecked Sendable {
 
     /// A file descriptor that becomes readable (and stays so) once the signal is raised, for
     /// waits that `poll` other descriptors too. Owned by the signal; never read it.
-    public var descriptor: Int32 {
+    package var descriptor: Int32 {
         condition.lock()
         defer { condition.unlock() }
         if let pipe { return pipe.read }
@@ -76,7 +76,7 @@ public final class StopSignal: @unchecked Sendable {
     /// Sleeps `seconds`, or less when the signal is raised. Returns true when the whole time
     /// passed, false when the stop came first (or had come already).
     @discardableResult
-    public func sleep(_ seconds: TimeInterval) -> Bool {
+    package func sleep(_ seconds: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(max(0, seconds))
         condition.lock()
         defer { condition.unlock() }
@@ -90,7 +90,7 @@ public final class StopSignal: @unchecked Sendable {
     /// `sleep(seconds)` in slices of at most one second, calling `alive` after each slice, so that
     /// a long wait (a retry backoff, a reconnect delay) keeps the daemon's watchdog fed from the
     /// real work loop. Returns false as soon as the signal is raised.
-    public func sleep(_ seconds: TimeInterval, alive: () -> Void) -> Bool {
+    package func sleep(_ seconds: TimeInterval, alive: () -> Void) -> Bool {
         var left = seconds
         while left > 0 {
             guard sleep(min(1, left)) else { return false }
