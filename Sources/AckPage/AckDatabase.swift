@@ -33,7 +33,7 @@ final class AckDatabase: @unchecked Sendable {
 
     private func open() throws -> PGConnection {
         if let connection { return connection }
-        let made = try PGConnection(configuration, applicationName: "sileme-notifier (ack page)")
+        let made = try PGConnection(configuration.database, applicationName: "sileme-notifier (ack page)")
         connection = made
         return made
     }

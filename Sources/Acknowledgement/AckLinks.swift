@@ -9,9 +9,10 @@ package struct AckLinks: Sendable {
     private let settings: AckSettings
     private let key: AckKey
 
-    /// The links of `configuration`; nil when it makes none (no `ACK_BASE_URL`).
-    package init?(_ configuration: NotifierConfiguration) {
-        guard let ack = configuration.ack, ack.baseURL != nil else { return nil }
+    /// The links of the page's settings; nil when they make none (no `ACK_*` settings, or no
+    /// `ACK_BASE_URL`).
+    package init?(_ ack: AckSettings?) {
+        guard let ack, ack.baseURL != nil else { return nil }
         settings = ack
         key = AckKey(secret: ack.secret)
     }

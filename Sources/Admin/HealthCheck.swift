@@ -66,7 +66,7 @@ package struct HealthCheck: Sendable {
             note("templates", false, error.description, failure: .configuration)
         }
         do {
-            let db = try PGConnection(configuration)
+            let db = try PGConnection(configuration.database)
             let version = try db.execute(SQLStatement("SHOW server_version"))[0].string("server_version") ?? "?"
             let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
             note("database", pending.isEmpty,
@@ -121,7 +121,7 @@ package struct HealthCheck: Sendable {
         }
         if configuration.databaseReadURL != nil {
             do {
-                let standby = try PGConnection(configuration, \.readDatabaseURL)
+                let standby = try PGConnection(configuration.database, \.readURL)
                 let recovering = try standby.execute(SQLStatement("SELECT pg_is_in_recovery() AS recovering"))[0].bool("recovering")
                 note("read database", true, recovering ? "a hot standby answers (DATABASE_READ_URL)" : "answers (DATABASE_READ_URL; not a standby)",
                      failure: .unavailable)

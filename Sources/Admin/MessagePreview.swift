@@ -18,7 +18,7 @@ package struct MessagePreview: Sendable {
     /// Builds the preview for `userID` on `runDate`; throws `PreviewError` for an unknown user.
     package static func make(configuration: NotifierConfiguration, userID: String, runDate: CalendarDate,
                             kind: DeliveryJob.Kind = .alert, contact: Int = 1) throws -> MessagePreview {
-        let db = try PGConnection(configuration, \.readDatabaseURL)
+        let db = try PGConnection(configuration.database, \.readURL)
         let rule = configuration.rule
         let found = try db.transaction(readOnly: true) {
             try NotificationStore(owner: "preview", claimLeaseSeconds: configuration.claimLeaseSeconds).user(db, id: userID, runDate: runDate, rule: rule)

@@ -29,7 +29,7 @@ package struct RetryPlan: Sendable {
     /// an all-clear, a follow-up or an introduction whenever it is still owed.
     package static func make(configuration: NotifierConfiguration, runDate: CalendarDate, userID: String?, logger: Logger,
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
-        let db = try PGConnection(configuration)
+        let db = try PGConnection(configuration.database)
         try RowSecurity.verify(db)
         return try db.transaction(readOnly: true, oneSnapshot: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)

@@ -97,15 +97,3 @@ package struct NotifierConfiguration: Sendable {
     /// Creates a configuration with every documented default.
     package init() {}
 }
-
-extension NotifierConfiguration {
-    /// Whether messages of `kind` also go out as webhook events: `WEBHOOK_URL` is set and
-    /// `WEBHOOK_EVENTS` lists the kind's event type.
-    package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhook?.sends(kind.webhookEventType) ?? false }
-
-    /// The channels messages of `kind` travel on: e-mail (every kind but the reminder), and the
-    /// webhook when it sends the kind.
-    package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
-        (kind == .reminder ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
-    }
-}

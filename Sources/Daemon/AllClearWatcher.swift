@@ -115,7 +115,7 @@ final class AllClearWatcher: @unchecked Sendable {
     /// fails); returns the users the fold queued for an all-clear.
     private func fold(_ config: NotifierConfiguration, on connection: inout PGConnection?) -> Set<String> {
         do {
-            let db = try connection ?? PGConnection(config, applicationName: "sileme-notifier (fold)")
+            let db = try connection ?? PGConnection(config.database, applicationName: "sileme-notifier (fold)")
             connection = db
             // A stop cancels it (after downtime the queue holds every check-in since).
             let cleared = try db.cancellable(on: stop) { try CheckInQueue.fold(db) }

@@ -57,7 +57,7 @@ package final class Daemon: @unchecked Sendable {
         self.stop = stop
         self.configuration = configuration
         shared = Locked(configuration)
-        keeper = Locked(SessionKeeper(configuration))
+        keeper = Locked(SessionKeeper(configuration.database, senders: configuration.smtp.connections))
         self.reloadConfiguration = reloadConfiguration
         self.logger = logger
         self.systemd = systemd
@@ -89,7 +89,7 @@ package final class Daemon: @unchecked Sendable {
             return .configuration
         }
         defer { page?.join() }
-        if configuration.metricsFile != nil, let db = try? PGConnection(configuration) {
+        if configuration.metricsFile != nil, let db = try? PGConnection(configuration.database) {
             MetricsFile.update(configuration, db, logger: logger)
         }
         // All-clears within seconds of the check-in, beside the daily schedule.
@@ -188,7 +188,7 @@ package final class Daemon: @unchecked Sendable {
     private func performRun(at instant: Date, slots: Set<String>?, known: NotifySlots, reason: NextAction.Reason) {
         let lock: RunLock
         do {
-            guard let acquired = try RunLock.take(for: configuration, waiting: .no, keeper: sessions) else {
+            guard let acquired = try RunLock.take(for: configuration.database, leaseSeconds: configuration.claimLeaseSeconds, waiting: .no, keeper: sessions) else {
                 logger.notice("another run holds the run lock; checking again in 30 s")
                 systemd.status("another run is in progress on this database; last run: \(lastRun)")
                 wait(until: clock.now().addingTimeInterval(30))
@@ -333,7 +333,7 @@ package final class Daemon: @unchecked Sendable {
             let fresh = try reloadConfiguration()
             try Self.validate(fresh)
             configuration = fresh
-            keeper.withLock { $0 = SessionKeeper(fresh) }
+            keeper.withLock { $0 = SessionKeeper(fresh.database, senders: fresh.smtp.connections) }
             notBefore = .distantPast
             logger.notice("configuration reloaded", metadata: NotifierEvent.configurationReloaded.metadata)
         } catch {
@@ -354,7 +354,7 @@ package final class Daemon: @unchecked Sendable {
         var delay: TimeInterval = 1
         while true {
             do {
-                let db = try PGConnection(configuration)
+                let db = try PGConnection(configuration.database)
                 let pending = try Migrator(directory: configuration.migrationsDirectory).pending(db)
                 guard pending.isEmpty else {
                     logger.critical("the database schema is not current (pending: \(pending.joined(separator: ", "))); run `sileme-notifier migrate`")

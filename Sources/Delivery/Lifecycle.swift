@@ -23,7 +23,7 @@ package struct Lifecycle: Sendable {
     package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil,
                       slots: [String]? = nil) throws -> [LifecycleStore.Due] {
         try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-            .due(db, configuration: configuration, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) }, slots: slots)
+            .due(db, messages: configuration.messages, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) }, slots: slots)
     }
 
     /// The owed messages `due` as jobs, each validated: a row whose name or address is no longer

@@ -90,7 +90,7 @@ package struct NotificationRun: Sendable {
     /// Returns what it did; logs only when there was something to send.
     package func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
-        let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (all-clear)")
+        let db = try sessions?.take() ?? PGConnection(configuration.database, applicationName: "sileme-notifier (all-clear)")
         defer { sessions?.keep(db) }
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let plan = try db.cancellable(on: control.stop) {

@@ -98,7 +98,7 @@ package enum SlotRuns {
         switch when {
         case .date(let date): return date
         case .instant(let instant):
-            let db = try PGConnection(configuration, \.readDatabaseURL)
+            let db = try PGConnection(configuration.database, \.readURL)
             let key = try SlotSQL.key(db, userID: userID.lowercased()) ?? NotifySlots.serviceKey
             return NotifySlots.Slot(key: key, service: configuration.schedule).schedule.latestFire(atOrBefore: instant).date
         }
@@ -111,7 +111,7 @@ package enum SlotRuns {
     package static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
                             known: NotifySlots? = nil, logger: Logger, host: String = ProcessInfo.processInfo.hostName,
                             sessions: SessionKeeper? = nil) throws -> [NotificationRun] {
-        let db = try sessions?.take() ?? PGConnection(configuration, applicationName: "sileme-notifier (slots)")
+        let db = try sessions?.take() ?? PGConnection(configuration.database, applicationName: "sileme-notifier (slots)")
         defer { sessions?.keep(db) }
         return try runDates(when, db, configuration: configuration, among: among, known: known, logger: logger).dates.map {
             var run = NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
@@ -134,7 +134,7 @@ package enum SlotRuns {
             clean = clean && result.errors.isEmpty
         }
         if clean && !stop.isStopped {
-            try HoldStore.endHolds(try PGConnection(configuration, applicationName: "sileme-notifier (holds)"), over: started)
+            try HoldStore.endHolds(try PGConnection(configuration.database, applicationName: "sileme-notifier (holds)"), over: started)
         }
         return status
     }

@@ -42,7 +42,7 @@ package struct MailComposer: Sendable {
         appName = configuration.appName
         timeZone = configuration.timeZone
         thresholdDays = configuration.rule.thresholdDays
-        ackLinks = AckLinks(configuration)
+        ackLinks = AckLinks(configuration.ack)
     }
 
     /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.

@@ -451,17 +451,17 @@ package struct LifecycleStore: Sendable {
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
-    package func due(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
+    package func due(_ db: PGConnection, messages: MessageSettings, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
-        let rule = configuration.rule
-        let hooked = kinds.filter { configuration.webhookSends($0) }
+        let rule = messages.rule
+        let hooked = kinds.filter { messages.webhookSends($0) }
         // JIT compilation off, as for the due set: at a large service these statements' estimates
         // pass the server's jit_above_cost while each is a few index probes per row (the
         // all-clears' read of 16,000 recent alerts spent 45 ms of its 150 ms compiling).
         return try db.withLocalSettings([("jit", "off")]) {
             var due: [Due] = []
             let oldest = runDate.adding(days: -rule.catchUpDays)
-            let introduce = kinds.contains(.introduction) && configuration.introduceContacts
+            let introduce = kinds.contains(.introduction) && messages.introduceContacts
             let open = introduce || kinds.contains(.alert)
                 ? try openWork(db, oldest: oldest, runDate: runDate) : (introductions: false, unfinishedAlerts: false)
             if introduce && open.introductions {
@@ -472,13 +472,13 @@ package struct LifecycleStore: Sendable {
             }
             if kinds.contains(.allClear) {
                 due += try dueAllClears(db, windowStart: Self.sweepStart(runDate: runDate), latestTrusted: runDate.adding(days: 1),
-                                        channels: configuration.channels(for: .allClear), onlyUsers: onlyUsers)
+                                        channels: messages.channels(for: .allClear), onlyUsers: onlyUsers)
             }
             if kinds.contains(.followUp) {
-                due += try dueFollowUps(db, runDate: runDate, days: configuration.followUpDays, catchUpDays: rule.catchUpDays,
-                                        channels: configuration.channels(for: .followUp), onlyUsers: onlyUsers, slots: slots)
+                due += try dueFollowUps(db, runDate: runDate, days: messages.followUpDays, catchUpDays: rule.catchUpDays,
+                                        channels: messages.channels(for: .followUp), onlyUsers: onlyUsers, slots: slots)
             }
-            if hooked.contains(.reminder) && configuration.userReminder && rule.thresholdDays >= 2 {
+            if hooked.contains(.reminder) && messages.userReminder && rule.thresholdDays >= 2 {
                 due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers, slots: slots)
             }
             if kinds.contains(.acknowledged) {

@@ -51,14 +51,14 @@ package final class RunLock: @unchecked Sendable {
         case untilStopped(StopSignal, onBusy: @Sendable () -> Void = {})
     }
 
-    /// Takes the lock for a run with `configuration`'s database, schema and lease; nil when
+    /// Takes the lock for a run on `database` (its URL and schema) with `leaseSeconds`; nil when
     /// another run holds it and `waiting` gave up (or its stop was raised). The one way every
     /// run — the daemon's, `--run-now`, `retry` — takes it. With `keeper` (the daemon's), the
     /// lock's session comes from it and goes back to it once the lock row is deleted: a kept
     /// session never holds the row, so its `holder_backend_pid` still tells a live holder.
-    package static func take(for configuration: NotifierConfiguration, waiting: Waiting, keeper: SessionKeeper? = nil) throws -> RunLock? {
-        try take(configuration.databaseURL, schema: configuration.databaseSchema,
-                 leaseSeconds: configuration.claimLeaseSeconds, waiting: waiting, keeper: keeper)
+    package static func take(for database: DatabaseSettings, leaseSeconds: Double, waiting: Waiting,
+                            keeper: SessionKeeper? = nil) throws -> RunLock? {
+        try take(database.url, schema: database.schema, leaseSeconds: leaseSeconds, waiting: waiting, keeper: keeper)
     }
 
     /// `take(for:waiting:)` with the connection spelled out.

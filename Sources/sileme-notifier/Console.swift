@@ -36,7 +36,7 @@ enum Console {
     /// when SIGTERM or SIGINT came while it waited.
     static func takeRunLock(_ configuration: NotifierConfiguration, stop: StopSignal, logger: Logger,
                             otherwise nothing: String) throws -> RunLock? {
-        guard let lock = try RunLock.take(for: configuration, waiting: .untilStopped(stop, onBusy: {
+        guard let lock = try RunLock.take(for: configuration.database, leaseSeconds: configuration.claimLeaseSeconds, waiting: .untilStopped(stop, onBusy: {
             logger.notice("another run is in progress on this database; waiting for it to finish")
         })) else {
             error("stopped while waiting for another run to finish; \(nothing)")

@@ -26,7 +26,7 @@ struct IntroduceCommand: ParsableCommand {
     func run() throws {
         let configuration = try common.loadConfiguration()
         try Console.exitOnFailure {
-            let db = try PGConnection(configuration)
+            let db = try PGConnection(configuration.database)
             let marked = try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .introduceExisting(db, includeSkipped: includeSkipped)
             Console.error("\(marked) contact(s) will be introduced by the next run"

@@ -13,7 +13,7 @@ struct MigrateCommand: ParsableCommand {
         let configuration = try common.loadConfiguration()
         try Console.exitOnFailure {
             let migrator = try Migrator(directory: configuration.migrationsDirectory)
-            let db = try PGConnection(configuration)
+            let db = try PGConnection(configuration.database)
             let outcome = try migrator.migrate(db)
             Console.error(outcome.applied.isEmpty ? "schema is current" : "applied: " + outcome.applied.joined(separator: ", "))
             if !outcome.moved.isEmpty {

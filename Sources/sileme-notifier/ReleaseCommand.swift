@@ -34,7 +34,7 @@ struct ReleaseCommand: ParsableCommand {
             guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was released") else { return .tempFailure }
             defer { lock.release() }
             let who = "release by \(ProcessInfo.processInfo.userName)@\(ProcessInfo.processInfo.hostName)"
-            let released = try HoldStore.release(PGConnection(configuration), runDate: date.flatMap { CalendarDate(parsing: $0) }, by: who)
+            let released = try HoldStore.release(PGConnection(configuration.database), runDate: date.flatMap { CalendarDate(parsing: $0) }, by: who)
             guard released > 0 else {
                 Console.error("no alert is held" + (date.map { " from \($0)" } ?? "") + "; nothing to release")
                 return .success

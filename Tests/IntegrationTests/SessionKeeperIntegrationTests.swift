@@ -68,7 +68,7 @@ struct SessionKeeperIntegrationTests {
         try db.addUsers(count: 30, domain: first.domain, lastCheckIn: "2026-01-10")
         try db.addUsers(count: 30, domain: second.domain, lastCheckIn: "2026-01-11")
         let configuration = try NotifierConfiguration.sendingToTestServer(database: db, connections: 2)
-        let keeper = SessionKeeper(configuration)
+        let keeper = SessionKeeper(configuration.database, senders: configuration.smtp.connections)
         let sessions = {
             Set(try db.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
                 .compactMap { $0[0] })

@@ -66,7 +66,7 @@ package struct DryRun: Sendable {
     /// order): the per-user probes of a million users are shared between the server's cores, and
     /// the report holds a few thousand rows at a time, not the users.
     package func write(into report: any ReportSink) throws -> RunTally {
-        let db = try PGConnection(configuration, \.readDatabaseURL)
+        let db = try PGConnection(configuration.database, \.readURL)
         try RowSecurity.verify(db)
         return try db.transaction(readOnly: true) {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
@@ -91,7 +91,7 @@ package struct DryRun: Sendable {
                     let rows = Handoff<Row>(capacity: Self.readAhead)
                     let plan = Background("sileme-plan-\(date)-\(index)") { [self] in
                         do {
-                            let other = try PGConnection(configuration, \.readDatabaseURL)
+                            let other = try PGConnection(configuration.database, \.readURL)
                             let plan = try other.transaction(readOnly: true, oneSnapshot: true) {
                                 try self.plan(other, date: date, scope: share, zones: zones, into: rows)
                             }
@@ -175,7 +175,7 @@ package struct DryRun: Sendable {
         // The rows end with the batch query, before the first share waits for the owed messages:
         // the report takes the other share's rows meanwhile, and that reader's session is freed.
         return try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true, keepsJobs: false,
-                                alongside: { [configuration] in try PGConnection(configuration, \.readDatabaseURL) },
+                                alongside: { [configuration] in try PGConnection(configuration.database, \.readURL) },
                                 afterEach: { rows.finish() }) { candidate, evaluation in
             let slot = candidate.slot.flatMap { zones[$0] }
             let since = max(candidate.lastCheckIn, candidate.pausedUntil ?? candidate.lastCheckIn)

@@ -21,7 +21,7 @@ package struct HistoryReport: Sendable {
     /// Connects to the database and writes the report to `sink`; returns the period's aggregates.
     @discardableResult
     package func write(into sink: any HistorySink) throws -> HistoryOverview {
-        try write(PGConnection(configuration, \.readDatabaseURL), into: sink)
+        try write(PGConnection(configuration.database, \.readURL), into: sink)
     }
 
     /// Writes the report to `sink` using `db`. Throws `HistoryError.unknownUser` for a `--user`

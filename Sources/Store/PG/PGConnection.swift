@@ -383,11 +383,11 @@ package final class PGConnection {
 }
 
 extension PGConnection {
-    /// Connects to the configuration's database (`url`: `DATABASE_URL` unless another is named,
-    /// such as `\.readDatabaseURL`) in its schema (`DATABASE_SCHEMA`): the one place that pairs the
-    /// two, so that no connection reaches the notifier's objects in a schema other than the one set.
-    package convenience init(_ configuration: NotifierConfiguration, _ url: KeyPath<NotifierConfiguration, Secret> = \.databaseURL,
+    /// Connects to the configured database (`url`: `DATABASE_URL` unless another is named, such
+    /// as `\.readURL`) in its schema (`DATABASE_SCHEMA`): the one place that pairs the two, so
+    /// that no connection reaches the notifier's objects in a schema other than the one set.
+    package convenience init(_ database: DatabaseSettings, _ url: KeyPath<DatabaseSettings, Secret> = \.url,
                             applicationName: String = "sileme-notifier") throws(DatabaseError) {
-        try self.init(configuration[keyPath: url], schema: configuration.databaseSchema, applicationName: applicationName)
+        try self.init(database[keyPath: url], schema: database.schema, applicationName: applicationName)
     }
 }

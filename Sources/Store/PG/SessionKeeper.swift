@@ -38,11 +38,11 @@ package final class SessionKeeper: @unchecked Sendable {
         self.idleSeconds = idleSeconds
     }
 
-    /// The daemon's keeper for `configuration`'s database: enough idle sessions for a run (its
-    /// senders, its recorder, the run's own, the run lock's, the slots' reader's) and the daemon's
-    /// scheduler and all-clear pass beside it.
-    package convenience init(_ configuration: NotifierConfiguration) {
-        self.init(configuration.databaseURL, schema: configuration.databaseSchema, limit: configuration.smtp.connections + 6)
+    /// The daemon's keeper for `database`: enough idle sessions for a run with `senders` senders
+    /// (its senders, its recorder, the run's own, the run lock's, the slots' reader's) and the
+    /// daemon's scheduler and all-clear pass beside it.
+    package convenience init(_ database: DatabaseSettings, senders: Int) {
+        self.init(database.url, schema: database.schema, limit: senders + 6)
     }
 
     /// The `application_name` of the kept sessions.

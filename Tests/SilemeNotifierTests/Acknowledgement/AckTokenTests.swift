@@ -61,9 +61,9 @@ struct AckTokenTests {
     @Test("links: none without ACK_BASE_URL; with it, the base, a slash and the token")
     func links() throws {
         var configuration = NotifierConfiguration()
-        #expect(AckLinks(configuration) == nil)
+        #expect(AckLinks(configuration.ack) == nil)
         configuration.ack = AckSettings(baseURL: "https://ack.example.com/i/", secret: Secret("k-0123456789abcdef0123456789abcdef"), listen: nil)
-        let link = try #require(AckLinks(configuration)?.link(userID: Self.user, alertDate: Self.alert, contact: "daughter@example.com",
+        let link = try #require(AckLinks(configuration.ack)?.link(userID: Self.user, alertDate: Self.alert, contact: "daughter@example.com",
                                                              runDate: Self.alert, missedDays: 2))
         #expect(link.hasPrefix("https://ack.example.com/i/") && !link.contains("daughter"))
         let token = String(link.split(separator: "/").last!)

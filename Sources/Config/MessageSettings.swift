@@ -1,0 +1,47 @@
+import Rule
+
+/// The slice of the configuration that says which messages a run owes and on which channels: the
+/// rule, the lifecycle's optional messages (`INTRODUCE_CONTACTS`, `FOLLOW_UP_DAYS`,
+/// `USER_REMINDER`) and the kinds the webhook sends (`WEBHOOK_EVENTS`). The Store's selection of
+/// what is due takes this and nothing else of the settings.
+package struct MessageSettings: Sendable {
+    package var rule: MissRule
+    package var introduceContacts: Bool
+    package var followUpDays: Int
+    package var userReminder: Bool
+    /// The kinds that also go out as webhook events (empty without `WEBHOOK_URL`).
+    package var webhookKinds: Set<DeliveryJob.Kind>
+
+    package init(rule: MissRule, introduceContacts: Bool = true, followUpDays: Int = 0, userReminder: Bool = false,
+                 webhookKinds: Set<DeliveryJob.Kind> = []) {
+        self.rule = rule
+        self.introduceContacts = introduceContacts
+        self.followUpDays = followUpDays
+        self.userReminder = userReminder
+        self.webhookKinds = webhookKinds
+    }
+
+    /// Whether messages of `kind` also go out as webhook events.
+    package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhookKinds.contains(kind) }
+
+    /// The channels messages of `kind` travel on: e-mail (every kind but the reminder, which is
+    /// for the app alone), and the webhook when it sends the kind.
+    package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
+        (kind == .reminder ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
+    }
+}
+
+extension NotifierConfiguration {
+    /// The messages' slice, for the Store's selection of what is due.
+    package var messages: MessageSettings {
+        MessageSettings(rule: rule, introduceContacts: introduceContacts, followUpDays: followUpDays, userReminder: userReminder,
+                        webhookKinds: Set(DeliveryJob.Kind.allCases.filter { webhook?.sends($0.webhookEventType) ?? false }))
+    }
+
+    /// Whether messages of `kind` also go out as webhook events: `WEBHOOK_URL` is set and
+    /// `WEBHOOK_EVENTS` lists the kind's event type.
+    package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhook?.sends(kind.webhookEventType) ?? false }
+
+    /// The channels messages of `kind` travel on (`MessageSettings.channels(for:)`).
+    package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] { messages.channels(for: kind) }
+}
