@@ -97,8 +97,7 @@ final class WorkerTransports {
         if let madeWebhook { return madeWebhook }
         guard let settings else { return nil }
         let transport = try WebhookTransport(settings: settings)
-        transport.onWait = { [control] in control.alive() }
-        transport.stop = control.stop
+        transport.hear(control.stop, onWait: { [control] in control.alive() })
         madeWebhook = transport
         return transport
     }

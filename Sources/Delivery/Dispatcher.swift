@@ -118,10 +118,7 @@ package struct Dispatcher {
                     return
                 }
                 let transport = try makeTransport()
-                if let smtp = transport as? SMTPTransport {
-                    smtp.onWait = { control.alive() }
-                    smtp.stop = control.stop
-                }
+                transport.hear(control.stop, onWait: { control.alive() })
                 let transports = WorkerTransports(mail: transport, webhook: configuration.webhook, control: control)
                 var pace = ClaimPace()
                 while !control.stopRequested && recorder.isWritable {
