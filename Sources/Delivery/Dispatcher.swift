@@ -106,12 +106,10 @@ package struct Dispatcher {
         var seen = Set<String>()
         let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
         guard !jobs.isEmpty else { return DeliveryResult(tally: tally) }
-        let queue = Locked(jobs[...])
-        let result = Locked(DeliveryResult(tally: tally))
         let recorder: ResultRecorder
-        let patience = configuration.databaseReconnectSeconds
         do {
-            recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate, patience: patience,
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate,
+                                          patience: configuration.databaseReconnectSeconds,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop, keeper: sessions)
         } catch {
@@ -121,8 +119,7 @@ package struct Dispatcher {
             return failed
         }
         let workers = max(1, min(configuration.smtp.connections, jobs.count))
-        // Small runs spread over every connection; large ones claim at each worker's pace.
-        let runShare = max(1, jobs.count / workers)
+        let shared = Shared(jobs: jobs, tally: tally, recorder: recorder, workers: workers)
         // Senders that get no database session within `PGConnection.sessionWaitSeconds` (a pooler's
         // pool smaller than the run's sessions) drop out: the run goes on with the others.
         let refused = Locked<[DatabaseError]>([])
@@ -130,7 +127,8 @@ package struct Dispatcher {
             do {
                 let db: ReconnectingConnection
                 do {
-                    db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
+                    db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema,
+                                                    patience: configuration.databaseReconnectSeconds,
                                                     onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
                                                     stop: control.stop, keeper: sessions)
                 } catch let error as DatabaseError where error.sessionWait {
@@ -139,78 +137,19 @@ package struct Dispatcher {
                                    metadata: ["run_date": "\(runDate)"])
                     return
                 }
-                let channels = try self.channels.forWorker(control)
-                var pace = ClaimPace()
-                while !control.stopRequested && recorder.isWritable {
-                    let batchSize = min(runShare, pace.batch)
-                    let started = DispatchTime.now().uptimeNanoseconds
-                    let batch = queue.withLock { queue -> [DeliveryJob] in
-                        let taken = Array(queue.prefix(batchSize))
-                        queue.removeFirst(taken.count)
-                        return taken
-                    }
-                    if batch.isEmpty { break }
-                    // A claim retried after a broken connection may have committed the first time:
-                    // then it takes its own rows over again, with the same Message-IDs.
-                    let messageIDs = batch.map { channels[$0.channel].newMessageID(for: $0) }
-                    let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
-                    for (index, job) in batch.enumerated() {
-                        if claimed.gone.contains(index) || refused[index] != nil {
-                            let handled = result.withLock { result in
-                                if claimed.gone.contains(index) { result.tally.gone += 1 } else { result.tally.claimErrors += 1 }
-                                return result.handled
-                            }
-                            control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
-                            continue
-                        }
-                        // No mail is sent that could not be recorded: wait while the recorder
-                        // reconnects; stop if it gave up (these claims are taken over next run).
-                        guard recorder.waitUntilWritable(alive: { control.alive() }) else {
-                            result.withLock { $0.notStarted += 1 }
-                            continue
-                        }
-                        let outcome: JobOutcome
-                        if let claim = claimed.claims[index] {
-                            let channel = channels[job.channel]
-                            // Stopped (before this message, or while it waited for the channel's
-                            // turn): it stays due for the next run.
-                            if control.stopRequested || !channel.awaitTurn(stop: control.stop) {
-                                recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
-                                                                text: "not attempted: the run was stopped",
-                                                                nextAttempt: Date(), at: Date()))
-                                result.withLock { $0.notStarted += 1 }
-                                continue
-                            }
-                            outcome = send(job, claim: claim, through: channel, recorder: recorder, result: result)
-                        } else if let reason = claimed.cancelled[index] {
-                            outcome = .cancelled
-                            logger.notice("\(job.kind == .alert ? "notification" : job.kind.rawValue) cancelled for user \(job.userID): no longer due (\(reason))",
-                                          metadata: NotifierEvent.notificationCancelled.metadata.merging([
-                                            "run_date": "\(runDate)", "user_id": "\(job.userID)",
-                                            "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
-                                            "notification_kind": "\(job.kind.rawValue)", "recipient": "\(job.recipientMasked)",
-                                            "notification_channel": "\(job.channel.rawValue)",
-                                          ]) { $1 })
-                        } else {
-                            outcome = .busyElsewhere
-                        }
-                        let handled = result.withLock { $0.add(outcome, kind: job.kind, channel: job.channel); return $0.handled }
-                        control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
-                    }
-                    pace.record(jobs: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-                }
+                try work(db: db, channels: try channels.forWorker(control), shared: shared)
                 // This worker's claims are held by its session: keep it open until their outcomes
                 // are written, or a racing process would take them for abandoned and send again.
                 recorder.waitUntilRecorded()
             } catch {
-                result.withLock { $0.errors.append(error) }
+                shared.result.withLock { $0.errors.append(error) }
             }
         }
-        if let failure = recorder.finish() { result.withLock { $0.errors.append(failure) } }
+        if let failure = recorder.finish() { shared.result.withLock { $0.errors.append(failure) } }
         // Not one sender had a session: the run could send nothing.
-        if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { result.withLock { $0.errors.append(first) } }
-        var final = result.withLock { $0 }
-        final.notStarted += queue.withLock { $0.count }
+        if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { shared.result.withLock { $0.errors.append(first) } }
+        var final = shared.result.withLock { $0 }
+        final.notStarted += shared.queue.withLock { $0.count }
         return final
     }
 
@@ -219,7 +158,7 @@ package struct Dispatcher {
     /// claimed on its own, and a job whose own statement fails too is left out with the reason
     /// (logged as `notification_skipped`; the user is due again at the next run): one user never
     /// stops the run. Users deleted since the evaluation come back in `gone`.
-    private func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
+    func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
         throws -> (ClaimBatch, refused: [Int: String]) {
         let supersede = configuration.rule.supersede
         do {
