@@ -68,7 +68,9 @@ package struct ChannelFailure: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Whether the server was unusable (counts toward the channel's give-up limit for the run).
-    package var serverUnusable: Bool { kind == .transient(.serverUnusable, retryAfter: retryAfter) }
+    package var serverUnusable: Bool {
+        if case .transient(.serverUnusable, _) = kind { true } else { false }
+    }
 
     /// Whether it was refused for good.
     package var isPermanent: Bool {
