@@ -6,10 +6,10 @@ import Rule
 import Store
 import Systemd
 import Values
-import Webhook
 
-/// Sends the due mails of one run with the claim → send → record protocol of docs/delivery.md, over
-/// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and SMTP connection.
+/// Sends the due messages of one run with the claim → send → record protocol of docs/delivery.md, over
+/// `SMTP_CONNECTIONS` parallel workers, each with its own database connection and its own set of
+/// channels (`DeliveryChannel`: mail, webhook events), each channel with its own connection.
 ///
 /// Each worker claims a batch of jobs in one statement (only the winner of a row sends it), sends
 /// them one by one — retrying transient failures with exponential backoff within the run, never a
@@ -18,19 +18,44 @@ import Webhook
 /// micro-batches on its own connection. A crash leaves `sending` rows whose session is gone; the
 /// next run takes them over and sends with the same `Message-ID` (a resend only for a mail the
 /// server had accepted in the last moment before the crash).
+///
+/// It knows no channel by name: a job goes to the worker's channel for `job.channel`, and what
+/// the channel's attempt throws (`ChannelFailure`) is all the retries, records and tally read.
 package struct Dispatcher {
     package let configuration: NotifierConfiguration
-    package let composer: MailComposer
     package let store: NotificationStore
     package let runDate: CalendarDate
     package let runID: Int64?
     package let logger: Logger
-    /// Makes one transport per worker (SMTP through libcurl in production).
-    package let makeTransport: @Sendable () throws -> any MailTransport
+    /// Makes each worker's channels.
+    package let channels: DeliveryChannels
     /// The stop signal and the progress hooks.
     package let control: RunControl
     /// Where the senders' and the recorder's sessions come from (the daemon's); nil: their own.
     package var sessions: SessionKeeper? = nil
+
+    /// A dispatcher sending through `channels`.
+    package init(configuration: NotifierConfiguration, store: NotificationStore, runDate: CalendarDate, runID: Int64?,
+                 logger: Logger, channels: DeliveryChannels, control: RunControl, sessions: SessionKeeper? = nil) {
+        self.configuration = configuration
+        self.store = store
+        self.runDate = runDate
+        self.runID = runID
+        self.logger = logger
+        self.channels = channels
+        self.control = control
+        self.sessions = sessions
+    }
+
+    /// A dispatcher sending through the notifier's channels (`DeliveryChannels.standard`), mail
+    /// over the transports `makeTransport` makes (SMTP through libcurl in production).
+    package init(configuration: NotifierConfiguration, composer: MailComposer, store: NotificationStore, runDate: CalendarDate,
+                 runID: Int64?, logger: Logger, makeTransport: @escaping @Sendable () throws -> any MailTransport,
+                 control: RunControl, sessions: SessionKeeper? = nil) {
+        self.init(configuration: configuration, store: store, runDate: runDate, runID: runID, logger: logger,
+                  channels: .standard(configuration: configuration, composer: composer, runDate: runDate, makeTransport: makeTransport),
+                  control: control, sessions: sessions)
+    }
 
     /// After this many messages in a row failed because the server was unusable, the remaining
     /// ones are recorded for a later retry without trying again now.
@@ -81,12 +106,10 @@ package struct Dispatcher {
         var seen = Set<String>()
         let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
         guard !jobs.isEmpty else { return DeliveryResult(tally: tally) }
-        let queue = Locked(jobs[...])
-        let result = Locked(DeliveryResult(tally: tally))
         let recorder: ResultRecorder
-        let patience = configuration.databaseReconnectSeconds
         do {
-            recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate, patience: patience,
+            recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate,
+                                          patience: configuration.databaseReconnectSeconds,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop, keeper: sessions)
         } catch {
@@ -95,12 +118,8 @@ package struct Dispatcher {
             failed.notStarted = jobs.count
             return failed
         }
-        let limiter = configuration.smtp.rateLimit.map { RateLimiter(perSecond: $0) }
-        // Checked at start (exit 78): it renders here as it did then.
-        let template = configuration.webhook?.bodyTemplate.flatMap { try? WebhookBodyTemplate($0, appName: configuration.appName) }
         let workers = max(1, min(configuration.smtp.connections, jobs.count))
-        // Small runs spread over every connection; large ones claim at each worker's pace.
-        let runShare = max(1, jobs.count / workers)
+        let shared = Shared(jobs: jobs, tally: tally, recorder: recorder, workers: workers)
         // Senders that get no database session within `PGConnection.sessionWaitSeconds` (a pooler's
         // pool smaller than the run's sessions) drop out: the run goes on with the others.
         let refused = Locked<[DatabaseError]>([])
@@ -108,7 +127,8 @@ package struct Dispatcher {
             do {
                 let db: ReconnectingConnection
                 do {
-                    db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema, patience: patience,
+                    db = try ReconnectingConnection(configuration.databaseURL, schema: configuration.databaseSchema,
+                                                    patience: configuration.databaseReconnectSeconds,
                                                     onRetry: Self.reconnectNotice(logger), onWait: { control.alive() },
                                                     stop: control.stop, keeper: sessions)
                 } catch let error as DatabaseError where error.sessionWait {
@@ -117,86 +137,19 @@ package struct Dispatcher {
                                    metadata: ["run_date": "\(runDate)"])
                     return
                 }
-                let transport = try makeTransport()
-                if let smtp = transport as? SMTPTransport {
-                    smtp.onWait = { control.alive() }
-                    smtp.stop = control.stop
-                }
-                let transports = WorkerTransports(mail: transport, webhook: configuration.webhook, control: control)
-                var pace = ClaimPace()
-                while !control.stopRequested && recorder.isWritable {
-                    let batchSize = min(runShare, pace.batch)
-                    let started = DispatchTime.now().uptimeNanoseconds
-                    let batch = queue.withLock { queue -> [DeliveryJob] in
-                        let taken = Array(queue.prefix(batchSize))
-                        queue.removeFirst(taken.count)
-                        return taken
-                    }
-                    if batch.isEmpty { break }
-                    // A claim retried after a broken connection may have committed the first time:
-                    // then it takes its own rows over again, with the same Message-IDs.
-                    let messageIDs = batch.map {
-                        $0.channel == .email ? composer.newMessageID(for: $0, runDate: runDate) : Self.newWebhookID(for: $0, runDate: runDate)
-                    }
-                    let (claimed, refused) = try claim(batch, messageIDs: messageIDs, db: db)
-                    for (index, job) in batch.enumerated() {
-                        if claimed.gone.contains(index) || refused[index] != nil {
-                            let handled = result.withLock { result in
-                                if claimed.gone.contains(index) { result.tally.gone += 1 } else { result.tally.claimErrors += 1 }
-                                return result.handled
-                            }
-                            control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
-                            continue
-                        }
-                        // No mail is sent that could not be recorded: wait while the recorder
-                        // reconnects; stop if it gave up (these claims are taken over next run).
-                        guard recorder.waitUntilWritable(alive: { control.alive() }) else {
-                            result.withLock { $0.notStarted += 1 }
-                            continue
-                        }
-                        let outcome: JobOutcome
-                        if let claim = claimed.claims[index] {
-                            // Stopped (before this mail, or while it waited for a rate-limit slot):
-                            // it stays due for the next run.
-                            if control.stopRequested
-                                || (job.channel == .email && limiter.map({ !$0.acquire(stop: control.stop) }) == true) {
-                                recorder.record(RecordedOutcome(logID: claim.logID, status: .retry, attempts: 0,
-                                                                text: "not attempted: the run was stopped",
-                                                                nextAttempt: Date(), at: Date()))
-                                result.withLock { $0.notStarted += 1 }
-                                continue
-                            }
-                            outcome = deliver(job, claim: claim, transports: transports, template: template, recorder: recorder,
-                                              result: result)
-                        } else if let reason = claimed.cancelled[index] {
-                            outcome = .cancelled
-                            logger.notice("\(job.kind == .alert ? "notification" : job.kind.rawValue) cancelled for user \(job.userID): no longer due (\(reason))",
-                                          metadata: NotifierEvent.notificationCancelled.metadata.merging([
-                                            "run_date": "\(runDate)", "user_id": "\(job.userID)",
-                                            "miss_days": "\(job.missedDays)", "cancel_reason": "\(reason)",
-                                            "notification_kind": "\(job.kind.rawValue)", "recipient": "\(job.recipientMasked)",
-                                            "notification_channel": "\(job.channel.rawValue)",
-                                          ]) { $1 })
-                        } else {
-                            outcome = .busyElsewhere
-                        }
-                        let handled = result.withLock { $0.add(outcome, kind: job.kind, channel: job.channel); return $0.handled }
-                        control.progress(RunProgress(evaluated: 0, handled: handled, due: jobs.count))
-                    }
-                    pace.record(jobs: batch.count, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-                }
+                try work(db: db, channels: try channels.forWorker(control), shared: shared)
                 // This worker's claims are held by its session: keep it open until their outcomes
                 // are written, or a racing process would take them for abandoned and send again.
                 recorder.waitUntilRecorded()
             } catch {
-                result.withLock { $0.errors.append(error) }
+                shared.result.withLock { $0.errors.append(error) }
             }
         }
-        if let failure = recorder.finish() { result.withLock { $0.errors.append(failure) } }
+        if let failure = recorder.finish() { shared.result.withLock { $0.errors.append(failure) } }
         // Not one sender had a session: the run could send nothing.
-        if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { result.withLock { $0.errors.append(first) } }
-        var final = result.withLock { $0 }
-        final.notStarted += queue.withLock { $0.count }
+        if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { shared.result.withLock { $0.errors.append(first) } }
+        var final = shared.result.withLock { $0 }
+        final.notStarted += shared.queue.withLock { $0.count }
         return final
     }
 
@@ -205,7 +158,7 @@ package struct Dispatcher {
     /// claimed on its own, and a job whose own statement fails too is left out with the reason
     /// (logged as `notification_skipped`; the user is due again at the next run): one user never
     /// stops the run. Users deleted since the evaluation come back in `gone`.
-    private func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
+    func claim(_ batch: [DeliveryJob], messageIDs: [String], db: ReconnectingConnection)
         throws -> (ClaimBatch, refused: [Int: String]) {
         let supersede = configuration.rule.supersede
         do {
@@ -246,118 +199,9 @@ package struct Dispatcher {
         }
     }
 
-    /// Sends one claimed job (with retries) and queues its outcome for recording: a mail over the
-    /// mail transport, a webhook event over the webhook's.
-    private func deliver(_ job: DeliveryJob, claim: Claim, transports: WorkerTransports, template: WebhookBodyTemplate?,
-                         recorder: ResultRecorder, result: Locked<DeliveryResult>) -> JobOutcome {
-        var attempts = 0
-        var outcome: SendOutcome
-        var retryAfter: TimeInterval?
-        if result.withLock({ $0.consecutiveUnavailable[job.channel, default: 0] >= Self.unavailableLimit }) {
-            let what = job.channel == .email ? "the mail server (or outbox)" : "the webhook endpoint"
-            outcome = .transient(reason: "not attempted: \(what) was unavailable for the previous messages", serverUnavailable: true)
-        } else {
-            let send = sender(for: job, claim: claim, transports: transports, template: template)
-            while true {
-                attempts += 1
-                (outcome, retryAfter) = send()
-                guard attempts < configuration.smtp.retryAttempts, case .transient = outcome else { break }
-                // Stopped during the backoff: the last (transient) outcome is recorded for a later
-                // retry. An endpoint's `Retry-After` is waited for if it is short, else it is the
-                // next pass's time.
-                let wait = max(configuration.smtp.retryBackoffSeconds * pow(2, Double(attempts - 1)), retryAfter ?? 0)
-                guard wait <= Self.longestWaitInRun, control.stop.sleep(wait, alive: { control.alive() }) else { break }
-            }
-        }
-        var fields: Logger.Metadata = [
-            "run_date": "\(runDate)", "user_id": "\(job.userID)",
-            "miss_days": "\(job.missedDays)", "recipient": "\(job.recipientMasked)",
-            job.channel == .email ? "smtp_message_id" : "webhook_id": job.channel == .email ? "<\(claim.messageID)>" : "\(claim.messageID)",
-            "attempts": "\(attempts)", "resend": "\(claim.tookOver)", "notification_kind": "\(job.kind.rawValue)",
-            "notification_channel": "\(job.channel.rawValue)", "contact_position": "\(job.position)",
-        ]
-        if let alert = job.inReplyTo { fields["in_reply_to"] = job.channel == .email ? "<\(alert)>" : "\(alert)" }
-        if let date = job.notificationDate { fields["notification_date"] = "\(date)" }
-        // A reply that names the address names it masked (only a reply with an `@` can).
-        let reply = outcome.text.utf8.contains(UInt8(ascii: "@"))
-            ? outcome.text.replacingOccurrences(of: job.email.address, with: job.email.masked, options: .caseInsensitive)
-            : outcome.text
-        switch outcome {
-        case .accepted:
-            recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
-                                            nextAttempt: nil, at: Date()))
-            result.withLock { $0.consecutiveUnavailable[job.channel] = 0; $0.acceptedLogIDs.append(claim.logID) }
-            logger.info("\(Self.describe(job)) sent for user \(job.userID) to \(job.recipientMasked)",
-                        metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
-                            job.channel == .email ? "smtp_reply" : "webhook_reply": "\(reply)"]) { $1 })
-            return .sent
-        case .transient(_, let serverDown):
-            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: serverDown,
-                                 reply: reply, fields: fields, recorder: recorder, result: result, retryAfter: retryAfter)
-        case .permanent:
-            return recordFailure(job, claim: claim, attempts: attempts, permanent: true, serverDown: false,
-                                 reply: reply, fields: fields, recorder: recorder, result: result,
-                                 undeliverable: job.channel == .email && outcome.saysNoSuchUser)
-        case .unknown:
-            return recordFailure(job, claim: claim, attempts: attempts, permanent: false, serverDown: false,
-                                 reply: reply, fields: fields, recorder: recorder, result: result)
-        }
-    }
-
-    /// One attempt at `job`, repeatable with the same bytes: the rendered mail, or the event's
-    /// body (its signature is made anew for each attempt's timestamp).
-    private func sender(for job: DeliveryJob, claim: Claim, transports: WorkerTransports,
-                        template: WebhookBodyTemplate?) -> () -> (SendOutcome, TimeInterval?) {
-        switch job.channel {
-        case .email:
-            let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
-            return { (transports.mail.send(from: composer.from.address, to: job.email.address, message: bytes), nil) }
-        case .webhook:
-            let event: WebhookEvent
-            let transport: WebhookTransport
-            do {
-                event = try webhookEvent(for: job, claim: claim)
-                guard let made = try transports.webhook() else {
-                    return { (.transient(reason: "the webhook channel is off (WEBHOOK_URL unset)", serverUnavailable: true), nil) }
-                }
-                transport = made
-            } catch {
-                return { (.transient(reason: "webhook: \(error)", serverUnavailable: true), nil) }
-            }
-            let body = event.body(using: template)
-            return { Self.post(transport, id: event.id, body: body) }
-        }
-    }
-
-    private func recordFailure(_ job: DeliveryJob, claim: Claim, attempts: Int, permanent: Bool, serverDown: Bool,
-                               reply: String, fields: Logger.Metadata, recorder: ResultRecorder,
-                               result: Locked<DeliveryResult>, undeliverable: Bool = false,
-                               retryAfter: TimeInterval? = nil) -> JobOutcome {
-        // A later pass, not before the endpoint's `Retry-After`.
-        let nextAttempt = permanent
-            ? nil : Date().addingTimeInterval(max(retryAfter ?? 0, Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
-                                                                                     base: configuration.retryLaterSeconds)))
-        recorder.record(RecordedOutcome(logID: claim.logID, status: permanent ? .failed : .retry, attempts: attempts,
-                                        text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: undeliverable))
-        result.withLock { $0.consecutiveUnavailable[job.channel] = serverDown ? $0.consecutiveUnavailable[job.channel, default: 0] + 1 : 0 }
-        logger.error("\(Self.describe(job)) failed for user \(job.userID) to \(job.recipientMasked): \(reply)",
-                     metadata: fields.merging(NotifierEvent.notificationFailed.metadata) { $1 }.merging([
-                                               "permanent": "\(permanent)", "error": "\(reply)",
-                                               "undeliverable": "\(undeliverable)"]) { $1 })
-        // An unreachable webhook endpoint is a failed event, not the mail server's unavailability
-        // (which sets the run's exit status).
-        return permanent ? .failedPermanently : (serverDown && job.channel == .email ? .serverUnavailable : .failedTransiently)
-    }
-
     /// The delivery key of `job` on `runDate`: (user, date, kind, channel, contact).
     package static func key(_ job: DeliveryJob, runDate: CalendarDate) -> String {
         "\(job.userID)|\(job.date(runDate: runDate))|\(job.kind.rawValue)|\(job.channel.rawValue)|\(job.contactKey)"
-    }
-
-    /// "notification (3 days missed)", "all_clear", "webhook checkin.alert", … for log lines.
-    private static func describe(_ job: DeliveryJob) -> String {
-        if job.channel == .webhook { return "webhook \(job.kind.webhookEventType.rawValue)" }
-        return job.kind == .alert ? "notification (\(job.missedDays) days missed)" : job.kind.rawValue
     }
 
     /// When a transiently failed mail is due again later the same day: `RETRY_LATER_SECONDS`

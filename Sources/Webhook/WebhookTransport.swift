@@ -15,29 +15,14 @@ import Values
 /// No reason it returns holds the signing key, the URL's userinfo or its query.
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
-package final class WebhookTransport {
-    private let curl: CurlHandle
+package final class WebhookTransport: CurlTransport {
+    /// The handle (its stop signal and wait hook are `CurlTransport`'s: a request given up after a
+    /// stop is a transient outcome — the receiver de-duplicates by `webhook-id`, so sending it
+    /// again later is safe even if it had arrived).
+    package let curl: CurlHandle
     private let signer: WebhookSigner
     private let redactions: [String]
     private let response = ResponseCapture()
-
-    /// Called from inside a request about once a second while libcurl waits for the endpoint (the
-    /// daemon can feed systemd's watchdog from it).
-    package var onWait: (@Sendable () -> Void)? {
-        get { curl.onWait }
-        set { curl.onWait = newValue }
-    }
-
-    /// The process's stop signal: once raised, a request still waiting for the endpoint after
-    /// `stopGrace` seconds is given up (a transient outcome: the receiver de-duplicates by
-    /// `webhook-id`, so sending it again later is safe even if it had arrived).
-    package var stop: StopSignal? {
-        get { curl.stop }
-        set { curl.stop = newValue }
-    }
-
-    /// How long a request in flight may go on after a stop (`CurlHandle.stopGrace`).
-    package static let stopGrace = CurlHandle.stopGrace
 
     /// The `User-Agent` header.
     package static let userAgent = "sileme-notifier/\(NotifierVersion.current)"
@@ -52,11 +37,8 @@ package final class WebhookTransport {
         curl.set(CURLOPT_PROTOCOLS_STR, "http,https")
         curl.set(CURLOPT_POST, 1)
         curl.set(CURLOPT_FOLLOWLOCATION, 0)
-        curl.set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        curl.verifyPeer(caFile: settings.caFile, connectTimeout: settings.timeoutSeconds)
         curl.set(CURLOPT_TIMEOUT, settings.timeoutSeconds)
-        curl.set(CURLOPT_SSL_VERIFYPEER, 1)
-        curl.set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = settings.caFile { curl.set(CURLOPT_CAINFO, ca) }
         curl.set(CURLOPT_USERAGENT, Self.userAgent)
         curl.note(sileme_curl_set_write_callback(curl.easy, Capture.callback, Unmanaged.passUnretained(response.body).toOpaque()))
         curl.note(sileme_curl_set_header_callback(curl.easy, Capture.callback, Unmanaged.passUnretained(response.headers).toOpaque()))

@@ -50,6 +50,9 @@ package final class OutboxTransport: MailTransport {
         prepared = (try? prepare()) != nil
     }
 
+    /// Nothing to hear: a write to a local folder does not wait on a server.
+    package func hear(_ stop: StopSignal, onWait: @escaping @Sendable () -> Void) {}
+
     /// Writes `message` into `new/` and says `.accepted` once it is there and synced to disk.
     /// `sender` and `recipient` are already the message's `From:` and `To:` headers.
     package func send(from sender: String, to recipient: String, message: [UInt8]) -> SendOutcome {

@@ -9,28 +9,13 @@ import Values
 /// (one EHLO, one TLS handshake, one AUTH) until the server or an error closes it.
 ///
 /// Blocking; one transport per thread (a curl easy handle must not be used by two threads).
-package final class SMTPTransport {
-    private let curl: CurlHandle
+package final class SMTPTransport: CurlTransport {
+    /// The handle (its stop signal and wait hook are `CurlTransport`'s: a transfer given up after a
+    /// stop is a transient failure for a message not yet handed over, `.unknown` — resent later with
+    /// the same `Message-ID` — for one whose final reply never came).
+    package let curl: CurlHandle
     private let settings: SMTPSettings
     private let replies = ReplyCapture()
-
-    /// Called from inside a transfer about once a second while libcurl waits for the server
-    /// (the daemon pings systemd's watchdog from it, so a slow server is not mistaken for a hang).
-    package var onWait: (@Sendable () -> Void)? {
-        get { curl.onWait }
-        set { curl.onWait = newValue }
-    }
-
-    /// The process's stop signal: once raised, a transfer still waiting for the server after
-    /// `stopGrace` seconds is given up (a message not yet handed over is a transient failure; one
-    /// whose final reply never came is `.unknown` and resent later with the same `Message-ID`).
-    package var stop: StopSignal? {
-        get { curl.stop }
-        set { curl.stop = newValue }
-    }
-
-    /// How long a transfer in flight may go on after a stop (`CurlHandle.stopGrace`).
-    package static let stopGrace = CurlHandle.stopGrace
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.
     package init(settings: SMTPSettings) throws(MailError) {
@@ -38,15 +23,12 @@ package final class SMTPTransport {
         self.curl = curl
         self.settings = settings
         curl.set(CURLOPT_URL, settings.transferURL)
-        curl.set(CURLOPT_CONNECTTIMEOUT, settings.timeoutSeconds)
+        curl.verifyPeer(caFile: settings.caFile, connectTimeout: settings.timeoutSeconds)
         curl.set(CURLOPT_SERVER_RESPONSE_TIMEOUT, settings.timeoutSeconds)
         // A whole transfer may take a few server responses; bound it so a silent server cannot hang a run.
         curl.set(CURLOPT_TIMEOUT, settings.timeoutSeconds * 4)
         curl.set(CURLOPT_UPLOAD, 1)
         curl.set(CURLOPT_USE_SSL, settings.tls == .none ? 0 : sileme_curl_usessl_all())
-        curl.set(CURLOPT_SSL_VERIFYPEER, 1)
-        curl.set(CURLOPT_SSL_VERIFYHOST, 2)
-        if let ca = settings.caFile { curl.set(CURLOPT_CAINFO, ca) }
         if let user = settings.user {
             curl.set(CURLOPT_USERNAME, user)
             if let password = settings.password { curl.set(CURLOPT_PASSWORD, password.value) }
