@@ -47,7 +47,7 @@ package struct HealthCheck: Sendable {
         note("version", true, "sileme-notifier \(NotifierVersion.current)", failure: .success)
         do {
             try ConfigurationLoader.validateForSending(configuration)
-            note("configuration", true, "\(configuration.mailTransportDescription), "
+            note("configuration", true, "\(configuration.mail.transportDescription), "
                  + "from \(configuration.fromEmail ?? ""), zone \(configuration.timeZone.identifier), "
                  + "threshold \(configuration.rule.thresholdDays) days, catch-up \(configuration.rule.catchUpDays) days, "
                  + "supersede \(configuration.rule.supersede ? "on" : "off")",

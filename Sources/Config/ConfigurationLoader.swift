@@ -179,18 +179,7 @@ package struct ConfigurationLoader: Sendable {
     /// Checks what sending mail needs beyond `load()`: a sender address; for SMTP a password when a
     /// user is set, for the outbox its folder.
     package static func validateForSending(_ config: NotifierConfiguration) throws(ConfigurationError) {
-        guard config.fromEmail != nil else {
-            throw ConfigurationError(setting: "FROM_EMAIL", reason: "is required to send mail")
-        }
-        if config.mailTransport == .outbox {
-            _ = try config.requireOutboxDirectory()
-            return
-        }
-        if config.smtp.user != nil, config.smtp.password == nil {
-            throw ConfigurationError(
-                setting: "SMTP_PASSWORD",
-                reason: "SMTP_USER is set but no password was given (SMTP_PASSWORD, SMTP_PASSWORD_FILE or the smtp-password credential)")
-        }
+        try config.mail.validateForSending()
     }
 
     private func fileValues() throws(ConfigurationError) -> [String: String] {

@@ -85,14 +85,8 @@ package struct NotifierConfiguration: Sendable {
     /// else `DATABASE_URL`.
     package var readDatabaseURL: Secret { databaseReadURL ?? databaseURL }
 
-    /// `OUTBOX_DIR`, which `MAIL_TRANSPORT=outbox` requires: the one place that says so (the
-    /// loader, `ConfigurationLoader.validateForSending` and the outbox transport ask here).
-    package func requireOutboxDirectory() throws(ConfigurationError) -> String {
-        guard let directory = outboxDirectory, !directory.isEmpty else {
-            throw ConfigurationError(setting: "OUTBOX_DIR", reason: "is required when MAIL_TRANSPORT=outbox")
-        }
-        return directory
-    }
+    /// `OUTBOX_DIR`, which `MAIL_TRANSPORT=outbox` requires (`MailSettings.requireOutboxDirectory`).
+    package func requireOutboxDirectory() throws(ConfigurationError) -> String { try mail.requireOutboxDirectory() }
 
     /// Creates a configuration with every documented default.
     package init() {}

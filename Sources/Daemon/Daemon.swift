@@ -378,7 +378,7 @@ package final class Daemon: @unchecked Sendable {
     }
 
     private static func validate(_ configuration: NotifierConfiguration) throws {
-        _ = try MailComposer(sending: configuration)
+        _ = try MailComposer(sending: configuration.mail)
     }
 
     /// `2026-01-14 09:00 +08` (seconds shown when not zero; offset minutes when not whole hours).

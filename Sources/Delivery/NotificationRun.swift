@@ -57,7 +57,7 @@ package struct NotificationRun: Sendable {
     /// one `MAIL_TRANSPORT` names).
     package func execute(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                         control: RunControl = RunControl()) throws -> RunResult {
-        let composer = try MailComposer(sending: configuration)
+        let composer = try MailComposer(sending: configuration.mail)
         let run = try Steps.begin(self, control: control)
         var plan = RunPlan()
         var delivery = DeliveryResult()
@@ -99,7 +99,7 @@ package struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         if !plan.jobs.isEmpty {
             let store = Steps.newStore(self)
-            delivery = dispatcher(composer: try MailComposer(sending: configuration), store: store, runID: nil,
+            delivery = dispatcher(composer: try MailComposer(sending: configuration.mail), store: store, runID: nil,
                                   makeTransport: makeTransport, control: control).deliver(plan.jobs)
             try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
         }
@@ -117,7 +117,7 @@ package struct NotificationRun: Sendable {
     private func dispatcher(composer: MailComposer, store: NotificationStore, runID: Int64?,
                             makeTransport: (@Sendable () throws -> any MailTransport)?, control: RunControl) -> Dispatcher {
         Dispatcher(configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
-                   logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.makeMailTransport() },
+                   logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.mail.makeMailTransport() },
                    control: control, sessions: sessions)
     }
 }

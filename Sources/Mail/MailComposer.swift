@@ -27,22 +27,22 @@ package struct MailComposer: Sendable {
 
     /// The composer a sending run uses: checks what sending needs beyond loading
     /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
-    package init(sending configuration: NotifierConfiguration) throws {
-        try ConfigurationLoader.validateForSending(configuration)
-        try self.init(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
+    package init(sending mail: MailSettings) throws {
+        try mail.validateForSending()
+        try self.init(mail, templates: MailTemplates(directory: mail.templateDirectory))
     }
 
     /// Creates a composer from the configuration (which must have passed `validateForSending`).
-    package init(configuration: NotifierConfiguration, templates: MailTemplates) throws(ConfigurationError) {
-        do { from = try EmailAddress(validating: configuration.fromEmail ?? "") } catch {
+    package init(_ mail: MailSettings, templates: MailTemplates) throws(ConfigurationError) {
+        do { from = try EmailAddress(validating: mail.fromEmail ?? "") } catch {
             throw ConfigurationError(setting: "FROM_EMAIL", reason: "not a valid address: \(error.reason)")
         }
         self.templates = templates
-        fromName = (try? DisplayName(cleaning: configuration.fromName).value) ?? ""
-        appName = configuration.appName
-        timeZone = configuration.timeZone
-        thresholdDays = configuration.rule.thresholdDays
-        ackLinks = AckLinks(configuration.ack)
+        fromName = (try? DisplayName(cleaning: mail.fromName).value) ?? ""
+        appName = mail.appName
+        timeZone = mail.timeZone
+        thresholdDays = mail.thresholdDays
+        ackLinks = AckLinks(mail.ack)
     }
 
     /// A new unique `Message-ID` (without angle brackets) for `job` on `runDate`.

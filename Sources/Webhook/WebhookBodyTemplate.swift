@@ -71,12 +71,12 @@ package struct WebhookBodyTemplate: Sendable {
         }
     }
 
-    /// Checks the body template `configuration` names, if the channel is on and has one: what a
-    /// program calls right after loading its configuration (the template was parsed there; this
-    /// renders it), so that a template that cannot render JSON stops it with exit 78 too.
-    package static func check(_ configuration: NotifierConfiguration) throws(ConfigurationError) {
-        guard let template = configuration.webhook?.bodyTemplate else { return }
-        _ = try WebhookBodyTemplate(template, appName: configuration.appName)
+    /// Checks the body template the webhook's settings name, if the channel is on and has one:
+    /// what a program calls right after loading its configuration (the template was parsed there;
+    /// this renders it), so that a template that cannot render JSON stops it with exit 78 too.
+    package static func check(_ webhook: WebhookSettings?, appName: String) throws(ConfigurationError) {
+        guard let template = webhook?.bodyTemplate else { return }
+        _ = try WebhookBodyTemplate(template, appName: appName)
     }
 
     /// The body for `event`.

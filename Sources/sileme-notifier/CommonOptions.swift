@@ -35,7 +35,7 @@ struct CommonOptions: ParsableArguments {
     /// renders JSON (at start and at every reload, as the rest of the configuration).
     static func load(_ loader: ConfigurationLoader) throws(ConfigurationError) -> NotifierConfiguration {
         let configuration = try loader.load()
-        try WebhookBodyTemplate.check(configuration)
+        try WebhookBodyTemplate.check(configuration.webhook, appName: configuration.appName)
         return configuration
     }
 }

@@ -68,7 +68,7 @@ struct DispatcherChannelIntegrationTests {
         configuration.smtp.retryAttempts = attempts
         configuration.smtp.retryBackoffSeconds = 0.01
         let runDate = try #require(CalendarDate(parsing: "2026-01-13"))
-        let connection = try PGConnection(configuration)
+        let connection = try PGConnection(configuration.database)
         try CheckInQueue.fold(connection)
         let plan = try RunPlan.read(connection, configuration: configuration, runDate: runDate, scope: .day)
         let store = NotificationStore(owner: "fake:\(UUID().uuidString.prefix(8))", claimLeaseSeconds: configuration.claimLeaseSeconds)

@@ -28,8 +28,8 @@ struct ConfigurationMatrixTests {
         do {
             let configuration = try ConfigurationLoader(environment: environment, filePath: file).load()
             try ConfigurationLoader.validateForSending(configuration)
-            _ = try MailComposer(configuration: configuration, templates: MailTemplates(directory: configuration.templateDirectory))
-            try WebhookBodyTemplate.check(configuration)
+            _ = try MailComposer(configuration.mail, templates: MailTemplates(directory: configuration.templateDirectory))
+            try WebhookBodyTemplate.check(configuration.webhook, appName: configuration.appName)
             return nil
         } catch {
             return error

@@ -20,7 +20,7 @@ struct MailTransportConfigurationTests {
         let c = try load([:])
         #expect(c.mailTransport == .smtp)
         #expect(c.outboxDirectory == nil)
-        #expect(c.mailTransportDescription == "SMTP smtp://localhost:587 (starttls)")
+        #expect(c.mail.transportDescription == "SMTP smtp://localhost:587 (starttls)")
     }
 
     @Test("outbox with an existing folder loads; SMTP settings are not needed to send")
@@ -28,10 +28,10 @@ struct MailTransportConfigurationTests {
         let c = try load(["MAIL_TRANSPORT": "Outbox", "OUTBOX_DIR": existing, "FROM_EMAIL": "a@b.co", "SMTP_USER": "u"])
         #expect(c.mailTransport == .outbox)
         #expect(c.outboxDirectory == existing)
-        #expect(c.mailTransportDescription == "outbox \(existing)")
+        #expect(c.mail.transportDescription == "outbox \(existing)")
         // SMTP_USER without a password would stop an SMTP run; the outbox does not use it.
         try ConfigurationLoader.validateForSending(c)
-        #expect(try c.makeMailTransport() is OutboxTransport)
+        #expect(try c.mail.makeMailTransport() is OutboxTransport)
         // FROM_EMAIL is still required: it is the From: header of the files.
         var noSender = c
         noSender.fromEmail = nil
@@ -56,7 +56,7 @@ struct MailTransportConfigurationTests {
         c.fromEmail = "a@b.co"
         c.mailTransport = .outbox
         #expect { try ConfigurationLoader.validateForSending(c) } throws: { ($0 as? ConfigurationError)?.setting == "OUTBOX_DIR" }
-        #expect { _ = try c.makeMailTransport() } throws: { ($0 as? ConfigurationError)?.setting == "OUTBOX_DIR" }
+        #expect { _ = try c.mail.makeMailTransport() } throws: { ($0 as? ConfigurationError)?.setting == "OUTBOX_DIR" }
     }
 
     @Test("both settings are known keys of the configuration file")

@@ -126,7 +126,7 @@ struct HostileMailFuzzTests {
                 continue
             }
             tally.accept()
-            let composer = try MailComposer(configuration: configuration, templates: input.html ? htmlTemplates : textTemplates)
+            let composer = try MailComposer(configuration.mail, templates: input.html ? htmlTemplates : textTemplates)
             let job = DeliveryJob(userID: input.userID, name: name, email: email, missedDays: evaluation.missedDays,
                                   lastCheckIn: candidate.lastCheckIn)
             let messageID = composer.newMessageID(for: job, runDate: Self.runDate)

@@ -62,9 +62,9 @@ struct HostileMailRegressionTests {
         var configuration = NotifierConfiguration()
         configuration.fromEmail = "noreply@sileme.app"
         configuration.fromName = "Team\r\nBcc: x@y\u{1B}\u{202E}"
-        #expect(try MailComposer(configuration: configuration, templates: MailTemplates(directory: nil)).fromName == "Team Bcc: x@y")
+        #expect(try MailComposer(configuration.mail, templates: MailTemplates(directory: nil)).fromName == "Team Bcc: x@y")
         configuration.fromName = "\u{200B}\u{202E} \t"
-        #expect(try MailComposer(configuration: configuration, templates: MailTemplates(directory: nil)).fromName == "")
+        #expect(try MailComposer(configuration.mail, templates: MailTemplates(directory: nil)).fromName == "")
     }
 
     @Test("a local part that looks like an encoded word is refused",
