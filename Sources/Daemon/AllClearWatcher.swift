@@ -165,9 +165,8 @@ final class AllClearWatcher: @unchecked Sendable {
     /// check-ins just heard of), else the whole sweep.
     private func pass(_ config: NotifierConfiguration, users: Set<String>? = nil) {
         let today = config.schedule.runDate(at: Date())
-        var run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
-                                  onlyUsers: users)
-        run.sessions = sessions()
+        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
+                                  scope: .allClears(users: users), sessions: sessions())
         do {
             let done = try run.executeAllClears(control: RunControl(stop: stop))
             if done.sent + done.failed > 0 {

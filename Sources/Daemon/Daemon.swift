@@ -201,68 +201,59 @@ package final class Daemon: @unchecked Sendable {
             return
         }
         defer { lock.release() }
-        let runs: [NotificationRun]
+        let instantRuns: InstantRuns
         do {
-            runs = try SlotRuns.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
-                                      logger: logger, host: host, sessions: sessions)
+            instantRuns = try InstantRuns.read(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
+                                               logger: logger, host: host, sessions: sessions)
         } catch {
             logger.error("cannot read the users' times: \(error)", metadata: NotifierEvent.runFailed.metadata)
             backOffAfterFailure()
             return
         }
-        let started = clock.now()
-        var failed = false
-        for run in runs where !stopRequested && !failed {
-            failed = !perform(run, reason: reason)
+        let outcome = instantRuns.execute(stop: stop, afterFailure: .stop, started: clock.now(),
+                                          starting: { self.control(for: $0, reason: reason) }, finished: finished)
+        guard outcome.completed else { return }
+        failedRuns = 0
+        notBefore = .distantPast
+        if let error = outcome.holdsNotEnded {
+            // The next run of everyone ends them.
+            logger.error("held alerts: cannot record the end of holds: \(error)")
         }
-        if !failed && !stopRequested {
-            failedRuns = 0
-            notBefore = .distantPast
-            // Every user was served: the holds over by then are done with.
-            if slots == nil { endHolds(over: started) }
-            // Retention once per run date (an instant's runs come many times a day with many slots).
-            if reason != .retry, let latest = runs.first?.runDate, latest > retainedThrough {
-                applyRetention(runDate: latest)
-                retainedThrough = latest
-            }
+        // Retention once per run date (an instant's runs come many times a day with many slots).
+        if reason != .retry, let latest = instantRuns.runs.first?.runDate, latest > retainedThrough {
+            applyRetention(runDate: latest)
+            retainedThrough = latest
         }
     }
 
-    /// One run; false when it failed (the back-off has begun).
-    private func perform(_ run: NotificationRun, reason: NextAction.Reason) -> Bool {
+    /// A run's control as it starts: says the run in `STATUS=`, and feeds the watchdog (with the
+    /// run's progress in `STATUS=`) from the run's own threads.
+    private func control(for run: NotificationRun, reason: NextAction.Reason) -> RunControl {
         let date = run.runDate
         systemd.status("running for \(date) (\(reason))")
-        let control = RunControl(stop: stop, onProgress: { [weak self] progress in
+        return RunControl(stop: stop, onProgress: { [weak self] progress in
             guard let self else { return }
             if self.pingWatchdogIfDue() {
                 self.systemd.status(progress.due > 0 ? "running for \(date): \(progress.handled)/\(progress.due) mails handled"
                                                      : "running for \(date): \(progress.evaluated) users evaluated")
             }
         }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
-        do {
-            let result = try run.execute(control: control)
+    }
+
+    /// How a run ended: the last run for `STATUS=`, the heartbeat, and the back-off after a
+    /// failure (errors not caused by a stop, or a throw).
+    private func finished(_ run: NotificationRun, _ result: Result<RunResult, any Error>) {
+        let date = run.runDate
+        switch result {
+        case .success(let result):
             lastRun = "\(date): \(result.counts.sent) sent, \(result.counts.failed) failed"
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
-            if result.errors.isEmpty || stopRequested { return true }
-            backOffAfterFailure()
-            return false
-        } catch {
+            if !result.errors.isEmpty && !stopRequested { backOffAfterFailure() }
+        case .failure(let error):
             lastRun = "\(date): failed (\(error))"
             logger.error("run for \(date) failed: \(error)", metadata: NotifierEvent.runFailed.metadata.merging(["run_date": "\(date)"]) { $1 })
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
-            return false
-        }
-    }
-
-    /// After runs of every user: the holds that ended before they began are done with (their
-    /// alerts sent, or in the retries' hands), so the daemon no longer wakes for them. A failure
-    /// is logged; the next run of everyone ends them.
-    private func endHolds(over instant: Date) {
-        do {
-            try sessions.with { try HoldStore.endHolds($0, over: instant) }
-        } catch {
-            logger.error("held alerts: cannot record the end of holds: \(error)")
         }
     }
 
