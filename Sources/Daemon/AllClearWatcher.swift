@@ -26,7 +26,6 @@ final class AllClearWatcher: @unchecked Sendable {
     private let logger: Logger
     private let host: String
     private let stop: StopSignal
-    private let done = DispatchSemaphore(value: 0)
     /// Whether the last fold failed (its warning is logged once, until a fold succeeds again).
     private var foldFailing = false
 
@@ -44,20 +43,8 @@ final class AllClearWatcher: @unchecked Sendable {
         self.stop = stop
     }
 
-    /// Starts the thread.
-    func start() {
-        let thread = Thread { [self] in
-            loop()
-            done.signal()
-        }
-        thread.name = "sileme-all-clear"
-        thread.start()
-    }
-
-    /// Waits until the thread has ended (after the stop signal).
-    func join() { done.wait() }
-
-    private func loop() {
+    /// The watcher's loop (a `ThreadService` of the daemon's group): returns once the stop signal is raised.
+    func loop() {
         var listener: PGConnection?
         var listenBackoff: TimeInterval = 1
         var nextListenAttempt = Date.distantPast

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Mail
 import Rule
+import ServiceLifecycle
 import Store
 import Systemd
 import Values
@@ -16,7 +17,8 @@ import Values
 /// database being down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`,
 /// `RELOADING`, `STOPPING`).
 ///
-/// Blocking: `run()` occupies the calling thread until `requestStop()`. `requestStop()` and
+/// Blocking: `run()` occupies the calling thread until `requestStop()` (or SIGTERM) has stopped
+/// every part. `requestStop()` and
 /// `requestReload()` may be called from any thread (the signal handlers).
 package final class Daemon: @unchecked Sendable {
     /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
@@ -80,23 +82,46 @@ package final class Daemon: @unchecked Sendable {
 
     /// Runs until stopped. Returns 0 after a clean stop, 78 for a configuration or schema problem
     /// found at start, 69 when the database cannot be reached at start.
+    ///
+    /// The daemon's long-lived parts are the `Service`s of one group (`DaemonGroup`), which starts
+    /// them together and stops them one by one, the last of the list first; the calling thread
+    /// waits for it. A new part is one `Service` (a blocking loop: a `ThreadService`) added to
+    /// the list.
     package func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
-        // The acknowledgement page (ACK_LISTEN): listening before READY, stopped by the same signal.
-        let page = AckPageServer(configuration: configuration, logger: logger, stop: stop)
-        do { try page?.start() } catch {
-            logger.critical("\(error)")
-            return .configuration
-        }
-        defer { page?.join() }
-        if configuration.metricsFile != nil, let db = try? PGConnection(configuration) {
-            MetricsFile.update(configuration, db, logger: logger)
-        }
+        let startup = Startup()
+        let exit = Locked(ExitStatus.success)
+        // The acknowledgement page (ACK_LISTEN): listening before READY.
+        let page = AckPageServer(configuration: configuration, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)
-        watcher.start()
-        defer { watcher.join() }
+        var parts: [any Service] = [
+            ThreadService("sileme-scheduler", stop: stop) { [self] in
+                let status = schedule(page: page, startup: startup)
+                exit.withLock { $0 = status }
+            },
+            ThreadService("sileme-all-clear", stop: stop, after: startup, loop: watcher.loop),
+        ]
+        // Last: the first the group stops, so its clients' connections close while the loops finish.
+        if let page { parts.append(page) }
+        DaemonGroup.run(parts, stop: stop, logger: logger)
+        return exit.withLock { $0 }
+    }
+
+    /// The scheduler (the daemon's own loop, on its thread): says `READY` once the page listens,
+    /// then serves each instant until the stop signal; `STOPPING=1` at the end.
+    private func schedule(page: AckPageServer?, startup: Startup) -> ExitStatus {
+        do { try page?.waitUntilListening() } catch {
+            logger.critical("\(error)")
+            startup.finish(started: false)
+            stop.stop()  // the group ends: nothing else was started
+            return .configuration
+        }
+        if configuration.metricsFile != nil, let db = try? PGConnection(configuration) {
+            MetricsFile.update(configuration, db, logger: logger)
+        }
+        startup.finish(started: true)
         systemd.ready(status: "started; " + waitingStatus(next: (try? currentSlots()) ?? serviceSlots))
         let service = "\(configuration.notifyTime) \(configuration.timeZone.identifier)"
         logger.notice("daemon started: serves each user at their own time, by default \(service)",
