@@ -79,7 +79,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
                 do {
                     try await app.run()
                 } catch {
-                    self.said(.failure(ConfigurationError(setting: "ACK_LISTEN", reason: "cannot listen on \(self.listen): \(error)")))
+                    self.listened(.failure(ConfigurationError(setting: "ACK_LISTEN", reason: "cannot listen on \(self.listen): \(error)")))
                 }
             }
             try? await gracefulShutdown()
@@ -99,7 +99,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
     }
 
     /// Records whether the page listens (the first word counts) and wakes `waitUntilListening`.
-    private func said(_ result: Result<Int, ConfigurationError>) {
+    private func listened(_ result: Result<Int, ConfigurationError>) {
         let first = bound.withLock { bound in
             guard bound == nil else { return false }
             bound = result
@@ -108,7 +108,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
         if first { listening.signal() }
     }
 
-    /// The page's application, or nil — its failure said — when the descriptors do not allow
+    /// The page's application, or nil — its failure recorded — when the descriptors do not allow
     /// `ACK_MAX_CONNECTIONS`.
     private func application() -> (any Service)? {
         // The page's connections may never take the descriptors the alerting needs.
@@ -116,7 +116,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
         let cap = configuration.ack?.maxConnections ?? 256
         if let problem = DescriptorBudget.problem(maxConnections: cap, limit: limit,
                                                   reserve: DescriptorBudget.reserve(for: configuration)) {
-            said(.failure(ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)))
+            listened(.failure(ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)))
             return nil
         }
         let responder = AckResponder(configuration: configuration, logger: logger)
@@ -134,7 +134,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
                                                   availableConnectionsDelegate: ConnectionCap(cap: cap, logger: logger)),
             onServerRunning: { [weak self] channel in
                 logger.notice("acknowledgement page listening on \(listen): at most \(cap) connections of \(limit.soft) descriptors")
-                self?.said(.success(channel.localAddress?.port ?? 0))
+                self?.listened(.success(channel.localAddress?.port ?? 0))
             }, logger: quiet)
     }
 }

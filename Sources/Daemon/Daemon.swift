@@ -18,8 +18,8 @@ import Values
 /// `RELOADING`, `STOPPING`).
 ///
 /// Blocking: `run()` occupies the calling thread until `requestStop()` (or SIGTERM) has stopped
-/// every part. `requestStop()` and
-/// `requestReload()` may be called from any thread (the signal handlers).
+/// every part. `requestStop()` and `requestReload()` may be called from any thread (the signal
+/// handlers).
 package final class Daemon: @unchecked Sendable {
     /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
     package typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
