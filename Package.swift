@@ -92,9 +92,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The long-running daemon: the schedule, the next-action decision, the wait.
+        // The long-running daemon: its parts as services of one group, the schedule, the
+        // next-action decision, the wait.
         .target(name: "Daemon", dependencies: [
             "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage",
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(

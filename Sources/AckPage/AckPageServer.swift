@@ -27,17 +27,17 @@ import Values
 ///   are open no new one is accepted (it waits in the kernel's queue), so that the page never
 ///   takes the descriptors the alerting needs (`DescriptorBudget`).
 ///
-/// It hears the daemon's one stop signal: on a stop it shuts down gracefully (no new connection)
-/// and closes the connections still open — a client that never finishes its request does not hold
-/// the daemon; should anything still run a second later it is abandoned. The daemon stops within
-/// 2 s whatever a client does.
-package final class AckPageServer: @unchecked Sendable {
+/// A `Service` of the daemon's group: the group's graceful shutdown (SIGTERM raises it through
+/// the stop signal) stops it — no new connection, and the connections still open are closed — a
+/// client that never finishes its request does not hold the daemon; should anything still run a
+/// second later it is abandoned. The daemon stops within 2 s whatever a client does.
+package final class AckPageServer: Service, @unchecked Sendable {
     private let configuration: NotifierConfiguration
     private let listen: AckSettings.Listen
     private let logger: Logger
-    private let stop: StopSignal
-    private let done = DispatchSemaphore(value: 0)
-    private let running = Locked<Task<Void, Never>?>(nil)
+    /// Whether the page listens (the port), or why not; set once, before `listening` is signalled.
+    private let bound = Locked<Result<Int, ConfigurationError>?>(nil)
+    private let listening = DispatchSemaphore(value: 0)
     /// Every open client connection, so that a stop can close them (a graceful shutdown alone
     /// waits for each request to end, and a client may never end its own), at most
     /// `ACK_MAX_CONNECTIONS` of them (`ConnectionCap`).
@@ -53,28 +53,72 @@ package final class AckPageServer: @unchecked Sendable {
     static let connectionLifetime = TimeAmount.seconds(20)
 
     /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none).
-    package init?(configuration: NotifierConfiguration, logger: Logger, stop: StopSignal) {
+    package init?(configuration: NotifierConfiguration, logger: Logger) {
         guard let listen = configuration.ack?.listen else { return nil }
         self.configuration = configuration
         self.listen = listen
         self.logger = logger
-        self.stop = stop
         connections = OpenConnections()
     }
 
-    /// Starts listening; returns once the socket is bound. Throws a `ConfigurationError` naming
-    /// `ACK_LISTEN` when it cannot be (the address is in use, say).
-    package func start() throws(ConfigurationError) {
+    /// Waits until the page listens (the socket is bound; the daemon says `READY` after it).
+    /// Throws a `ConfigurationError` naming `ACK_LISTEN` when it cannot (the address is in use,
+    /// say), or `ACK_MAX_CONNECTIONS` when the descriptors do not allow it.
+    package func waitUntilListening() throws(ConfigurationError) {
+        listening.wait()
+        listening.signal()  // for any later wait
+        if case .failure(let error) = bound.withLock({ $0 }) { throw error }
+    }
+
+    /// Listens until the group's graceful shutdown, then stops (at most about `stopGrace` later).
+    package func run() async {
+        if let app = application() {
+            // Hummingbird hears the group's graceful shutdown itself (the task inherits it): it
+            // stops accepting and quiesces.
+            let task = Task {
+                do {
+                    try await app.run()
+                } catch {
+                    self.listened(.failure(ConfigurationError(setting: "ACK_LISTEN", reason: "cannot listen on \(self.listen): \(error)")))
+                }
+            }
+            try? await gracefulShutdown()
+            // The open requests end now (their clients see the connection close) rather than
+            // when their clients please; should the server still run after the grace, it is abandoned.
+            connections.closeAll()
+            let ended = await withCheckedContinuation { (first: CheckedContinuation<Bool, Never>) in
+                let waiting = Locked<CheckedContinuation<Bool, Never>?>(first)
+                let end: @Sendable (Bool) -> Void = { ended in waiting.withLock { $0.take() }?.resume(returning: ended) }
+                Task { _ = await task.result; end(true) }
+                Task { try? await Task.sleep(for: .seconds(Self.stopGrace)); end(false) }
+            }
+            if !ended { logger.notice("acknowledgement page: a request was still open at the stop; abandoned") }
+        } else {
+            try? await gracefulShutdown()
+        }
+    }
+
+    /// Records whether the page listens (the first word counts) and wakes `waitUntilListening`.
+    private func listened(_ result: Result<Int, ConfigurationError>) {
+        let first = bound.withLock { bound in
+            guard bound == nil else { return false }
+            bound = result
+            return true
+        }
+        if first { listening.signal() }
+    }
+
+    /// The page's application, or nil — its failure recorded — when the descriptors do not allow
+    /// `ACK_MAX_CONNECTIONS`.
+    private func application() -> (any Service)? {
         // The page's connections may never take the descriptors the alerting needs.
         let limit = DescriptorBudget.raise()
         let cap = configuration.ack?.maxConnections ?? 256
         if let problem = DescriptorBudget.problem(maxConnections: cap, limit: limit,
                                                   reserve: DescriptorBudget.reserve(for: configuration)) {
-            done.signal()
-            throw ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)
+            listened(.failure(ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)))
+            return nil
         }
-        let bound = Locked<Result<Int, any Error>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
         let responder = AckResponder(configuration: configuration, logger: logger)
         let connections = self.connections
         var http = HTTP1Channel.Configuration(
@@ -83,57 +127,16 @@ package final class AckPageServer: @unchecked Sendable {
         http.httpDecoder = .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 64)
         var quiet = logger
         quiet.logLevel = .warning  // Hummingbird's own start and stop lines
-        let app = Application(
+        let logger = logger, listen = listen
+        return Application(
             responder: responder, server: .http1(configuration: http),
             configuration: ApplicationConfiguration(address: .hostname(listen.host, port: listen.port), serverName: nil,
                                                   availableConnectionsDelegate: ConnectionCap(cap: cap, logger: logger)),
-            onServerRunning: { channel in
-                bound.withLock { $0 = .success(channel.localAddress?.port ?? 0) }
-                ready.signal()
+            onServerRunning: { [weak self] channel in
+                logger.notice("acknowledgement page listening on \(listen): at most \(cap) connections of \(limit.soft) descriptors")
+                self?.listened(.success(channel.localAddress?.port ?? 0))
             }, logger: quiet)
-        // In a service group of its own with no signal of its own: the daemon's stop signal triggers
-        // its graceful shutdown (cancelling the task instead crashed NIO when a connection arrived
-        // during the stop: "Deinited NIOAsyncWriter without calling finish()").
-        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: quiet))
-        let task = Task {
-            do {
-                try await group.run()
-            } catch {
-                bound.withLock { if $0 == nil { $0 = .failure(error) } }
-                ready.signal()
-            }
-        }
-        running.withLock { $0 = task }
-        ready.wait()
-        if case .failure(let error) = bound.withLock({ $0 }) {
-            done.signal()
-            throw ConfigurationError(setting: "ACK_LISTEN", reason: "cannot listen on \(listen): \(error)")
-        }
-        logger.notice("acknowledgement page listening on \(listen): at most \(cap) connections of \(limit.soft) descriptors")
-        // The stop signal ends it: a graceful shutdown, then the task is abandoned after the grace.
-        let watcher = Thread { [self] in
-            while stop.sleep(3600) {}
-            // The server stops accepting and quiesces; the open requests end now (their clients see
-            // the connection close) rather than when their clients please.
-            let finished = DispatchSemaphore(value: 0)
-            Task {
-                await group.triggerGracefulShutdown()
-                connections.closeAll()
-                _ = await task.result
-                finished.signal()
-            }
-            if finished.wait(timeout: .now() + Self.stopGrace) == .timedOut {
-                logger.notice("acknowledgement page: a request was still open at the stop; abandoned")
-            }
-            done.signal()
-        }
-        watcher.name = "sileme-ack-stop"
-        watcher.start()
     }
-
-    /// Waits (after the stop signal) until the listener has stopped or was abandoned: at most
-    /// about `stopGrace` after the stop.
-    package func join() { done.wait() }
 }
 
 /// Closes a connection a fixed time after it opened (a client that trickles its request, or

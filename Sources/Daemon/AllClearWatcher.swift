@@ -26,7 +26,6 @@ final class AllClearWatcher: @unchecked Sendable {
     private let logger: Logger
     private let host: String
     private let stop: StopSignal
-    private let done = DispatchSemaphore(value: 0)
     /// Whether the last fold failed (its warning is logged once, until a fold succeeds again).
     private var foldFailing = false
 
@@ -44,20 +43,8 @@ final class AllClearWatcher: @unchecked Sendable {
         self.stop = stop
     }
 
-    /// Starts the thread.
-    func start() {
-        let thread = Thread { [self] in
-            loop()
-            done.signal()
-        }
-        thread.name = "sileme-all-clear"
-        thread.start()
-    }
-
-    /// Waits until the thread has ended (after the stop signal).
-    func join() { done.wait() }
-
-    private func loop() {
+    /// The watcher's loop (a `ThreadService` of the daemon's group): returns once the stop signal is raised.
+    func loop() {
         var listener: PGConnection?
         var listenBackoff: TimeInterval = 1
         var nextListenAttempt = Date.distantPast
@@ -165,9 +152,8 @@ final class AllClearWatcher: @unchecked Sendable {
     /// check-ins just heard of), else the whole sweep.
     private func pass(_ config: NotifierConfiguration, users: Set<String>? = nil) {
         let today = config.schedule.runDate(at: Date())
-        var run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
-                                  onlyUsers: users)
-        run.sessions = sessions()
+        let run = NotificationRun(configuration: config, runDate: today, mode: .daemon, logger: logger, host: host,
+                                  scope: .allClears(users: users), sessions: sessions())
         do {
             let done = try run.executeAllClears(control: RunControl(stop: stop))
             if done.sent + done.failed > 0 {

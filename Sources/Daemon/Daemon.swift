@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Mail
 import Rule
+import ServiceLifecycle
 import Store
 import Systemd
 import Values
@@ -16,8 +17,9 @@ import Values
 /// database being down; and speaks the systemd notify protocol (`READY`, `STATUS`, `WATCHDOG`,
 /// `RELOADING`, `STOPPING`).
 ///
-/// Blocking: `run()` occupies the calling thread until `requestStop()`. `requestStop()` and
-/// `requestReload()` may be called from any thread (the signal handlers).
+/// Blocking: `run()` occupies the calling thread until `requestStop()` (or SIGTERM) has stopped
+/// every part. `requestStop()` and `requestReload()` may be called from any thread (the signal
+/// handlers).
 package final class Daemon: @unchecked Sendable {
     /// Re-reads the configuration (file, environment, credentials) for SIGHUP.
     package typealias ConfigurationSource = @Sendable () throws(ConfigurationError) -> NotifierConfiguration
@@ -80,23 +82,46 @@ package final class Daemon: @unchecked Sendable {
 
     /// Runs until stopped. Returns 0 after a clean stop, 78 for a configuration or schema problem
     /// found at start, 69 when the database cannot be reached at start.
+    ///
+    /// The daemon's long-lived parts are the `Service`s of one group (`DaemonGroup`), which starts
+    /// them together and stops them one by one, the last of the list first; the calling thread
+    /// waits for it. A new part is one `Service` (a blocking loop: a `ThreadService`) added to
+    /// the list.
     package func run() -> ExitStatus {
         if let failure = startupCheck() { return failure }
-        // The acknowledgement page (ACK_LISTEN): listening before READY, stopped by the same signal.
-        let page = AckPageServer(configuration: configuration, logger: logger, stop: stop)
-        do { try page?.start() } catch {
-            logger.critical("\(error)")
-            return .configuration
-        }
-        defer { page?.join() }
-        if configuration.metricsFile != nil, let db = try? PGConnection(configuration.database) {
-            MetricsFile.update(configuration, db, logger: logger)
-        }
+        let startup = Startup()
+        let exit = Locked(ExitStatus.success)
+        // The acknowledgement page (ACK_LISTEN): listening before READY.
+        let page = AckPageServer(configuration: configuration, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)
-        watcher.start()
-        defer { watcher.join() }
+        var parts: [any Service] = [
+            ThreadService("sileme-scheduler", stop: stop) { [self] in
+                let status = schedule(page: page, startup: startup)
+                exit.withLock { $0 = status }
+            },
+            ThreadService("sileme-all-clear", stop: stop, after: startup, loop: watcher.loop),
+        ]
+        // Last: the first the group stops, so its clients' connections close while the loops finish.
+        if let page { parts.append(page) }
+        DaemonGroup.run(parts, stop: stop, logger: logger)
+        return exit.withLock { $0 }
+    }
+
+    /// The scheduler (the daemon's own loop, on its thread): says `READY` once the page listens,
+    /// then serves each instant until the stop signal; `STOPPING=1` at the end.
+    private func schedule(page: AckPageServer?, startup: Startup) -> ExitStatus {
+        do { try page?.waitUntilListening() } catch {
+            logger.critical("\(error)")
+            startup.finish(started: false)
+            stop.stop()  // the group ends: nothing else was started
+            return .configuration
+        }
+        if configuration.metricsFile != nil, let db = try? PGConnection(configuration.database) {
+            MetricsFile.update(configuration, db, logger: logger)
+        }
+        startup.finish(started: true)
         systemd.ready(status: "started; " + waitingStatus(next: (try? currentSlots()) ?? serviceSlots))
         let service = "\(configuration.notifyTime) \(configuration.timeZone.identifier)"
         logger.notice("daemon started: serves each user at their own time, by default \(service)",
@@ -201,68 +226,59 @@ package final class Daemon: @unchecked Sendable {
             return
         }
         defer { lock.release() }
-        let runs: [NotificationRun]
+        let instantRuns: InstantRuns
         do {
-            runs = try SlotRuns.runs(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
-                                      logger: logger, host: host, sessions: sessions)
+            instantRuns = try InstantRuns.read(.instant(instant), configuration: configuration, mode: .daemon, among: slots, known: known,
+                                               logger: logger, host: host, sessions: sessions)
         } catch {
             logger.error("cannot read the users' times: \(error)", metadata: NotifierEvent.runFailed.metadata)
             backOffAfterFailure()
             return
         }
-        let started = clock.now()
-        var failed = false
-        for run in runs where !stopRequested && !failed {
-            failed = !perform(run, reason: reason)
+        let outcome = instantRuns.execute(stop: stop, afterFailure: .stop, started: clock.now(),
+                                          starting: { self.control(for: $0, reason: reason) }, finished: finished)
+        guard outcome.completed else { return }
+        failedRuns = 0
+        notBefore = .distantPast
+        if let error = outcome.holdsNotEnded {
+            // The next run of everyone ends them.
+            logger.error("held alerts: cannot record the end of holds: \(error)")
         }
-        if !failed && !stopRequested {
-            failedRuns = 0
-            notBefore = .distantPast
-            // Every user was served: the holds over by then are done with.
-            if slots == nil { endHolds(over: started) }
-            // Retention once per run date (an instant's runs come many times a day with many slots).
-            if reason != .retry, let latest = runs.first?.runDate, latest > retainedThrough {
-                applyRetention(runDate: latest)
-                retainedThrough = latest
-            }
+        // Retention once per run date (an instant's runs come many times a day with many slots).
+        if reason != .retry, let latest = instantRuns.runs.first?.runDate, latest > retainedThrough {
+            applyRetention(runDate: latest)
+            retainedThrough = latest
         }
     }
 
-    /// One run; false when it failed (the back-off has begun).
-    private func perform(_ run: NotificationRun, reason: NextAction.Reason) -> Bool {
+    /// A run's control as it starts: says the run in `STATUS=`, and feeds the watchdog (with the
+    /// run's progress in `STATUS=`) from the run's own threads.
+    private func control(for run: NotificationRun, reason: NextAction.Reason) -> RunControl {
         let date = run.runDate
         systemd.status("running for \(date) (\(reason))")
-        let control = RunControl(stop: stop, onProgress: { [weak self] progress in
+        return RunControl(stop: stop, onProgress: { [weak self] progress in
             guard let self else { return }
             if self.pingWatchdogIfDue() {
                 self.systemd.status(progress.due > 0 ? "running for \(date): \(progress.handled)/\(progress.due) mails handled"
                                                      : "running for \(date): \(progress.evaluated) users evaluated")
             }
         }, onAlive: { [weak self] in self?.pingWatchdogIfDue() })
-        do {
-            let result = try run.execute(control: control)
+    }
+
+    /// How a run ended: the last run for `STATUS=`, the heartbeat, and the back-off after a
+    /// failure (errors not caused by a stop, or a throw).
+    private func finished(_ run: NotificationRun, _ result: Result<RunResult, any Error>) {
+        let date = run.runDate
+        switch result {
+        case .success(let result):
             lastRun = "\(date): \(result.counts.sent) sent, \(result.counts.failed) failed"
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: result.exitStatus == .success || result.exitStatus == .tempFailure)
-            if result.errors.isEmpty || stopRequested { return true }
-            backOffAfterFailure()
-            return false
-        } catch {
+            if !result.errors.isEmpty && !stopRequested { backOffAfterFailure() }
+        case .failure(let error):
             lastRun = "\(date): failed (\(error))"
             logger.error("run for \(date) failed: \(error)", metadata: NotifierEvent.runFailed.metadata.merging(["run_date": "\(date)"]) { $1 })
             Heartbeat(url: configuration.heartbeatURL, logger: logger, stop: stop).report(success: false)
             backOffAfterFailure()
-            return false
-        }
-    }
-
-    /// After runs of every user: the holds that ended before they began are done with (their
-    /// alerts sent, or in the retries' hands), so the daemon no longer wakes for them. A failure
-    /// is logged; the next run of everyone ends them.
-    private func endHolds(over instant: Date) {
-        do {
-            try sessions.with { try HoldStore.endHolds($0, over: instant) }
-        } catch {
-            logger.error("held alerts: cannot record the end of holds: \(error)")
         }
     }
 

@@ -123,16 +123,38 @@ extension NotificationRun {
             }
         }
 
-        /// After the sends: the accepted contacts are `ok` in `contact_status`, and the all-clear
-        /// queue drops the users whose all-clears are all settled. Neither may fail the run.
+        /// After the sends: the settle step's writes (`Settle`). Neither may fail the run.
         func settle(after delivery: DeliveryResult) {
-            try? db.perform { try store.markContactsOK($0, logIDs: delivery.acceptedLogIDs) }
+            let settle = Settle(run: run, store: store)
+            try? db.perform { try settle.contacts($0, after: delivery) }
             // A run that sends no all-clears (the daemon's at an instant of some slots only)
             // leaves their queue to the all-clear pass, which settles it after each pass.
-            guard run.scope.kinds.contains(.allClear) else { return }
-            _ = try? db.perform {
-                try LifecycleStore(claimLeaseSeconds: run.configuration.claimLeaseSeconds)
-                    .settleAllClearQueue($0, channels: run.configuration.channels(for: .allClear))
+            guard settle.settlesQueue else { return }
+            _ = try? db.perform { try settle.allClearQueue($0) }
+        }
+
+        /// The settle step after a delivery, each write its own statement on a session the caller
+        /// gives: a run makes them on its reconnecting connection and lets neither fail it
+        /// (`settle(after:)`); the daemon's all-clear pass on its one session, failing on either
+        /// (and the next pass settles again).
+        struct Settle {
+            /// The run (or the all-clear pass) whose delivery is settled.
+            let run: NotificationRun
+            /// The store the delivery claimed with.
+            let store: NotificationStore
+
+            /// The accepted contacts are `ok` in `contact_status` (nothing to write when none was).
+            func contacts(_ db: PGConnection, after delivery: DeliveryResult) throws {
+                try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
+            }
+
+            /// Whether the run sends all-clears, and so settles their queue.
+            var settlesQueue: Bool { run.scope.kinds.contains(.allClear) }
+
+            /// The all-clear queue drops the users whose all-clears are all settled.
+            func allClearQueue(_ db: PGConnection) throws {
+                _ = try LifecycleStore(claimLeaseSeconds: run.configuration.claimLeaseSeconds)
+                    .settleAllClearQueue(db, channels: run.configuration.channels(for: .allClear))
             }
         }
 

@@ -42,15 +42,17 @@ package struct NotificationRun: Sendable {
             ?? RunPlan.Scope(users: nil, kinds: onlyKinds ?? RunPlan.Scope.day.kinds, evaluatesRule: true)
     }
 
-    /// Creates the run of `scope` on `runDate` (one run date of an instant: `RunPlan.Scope.runDate`).
+    /// Creates the run of `scope` on `runDate` (one run date of an instant: `RunPlan.Scope.runDate`;
+    /// the all-clear pass), taking its sessions from `sessions` when given.
     package init(configuration: NotifierConfiguration, runDate: CalendarDate, mode: RunMode, logger: Logger,
-                host: String = ProcessInfo.processInfo.hostName, scope: RunPlan.Scope) {
+                host: String = ProcessInfo.processInfo.hostName, scope: RunPlan.Scope, sessions: SessionKeeper? = nil) {
         self.configuration = configuration
         self.runDate = runDate
         self.mode = mode
         self.logger = logger
         self.host = host
         self.scope = scope
+        self.sessions = sessions
     }
 
     /// The real run: plan → deliver → report. Delivers through `makeTransport` (by default the
@@ -90,24 +92,24 @@ package struct NotificationRun: Sendable {
     /// Returns what it did; logs only when there was something to send.
     package func executeAllClears(makeTransport: (@Sendable () throws -> any MailTransport)? = nil,
                                  control: RunControl = RunControl()) throws -> (sent: Int, failed: Int) {
+        let pass = NotificationRun(configuration: configuration, runDate: runDate, mode: mode, logger: logger, host: host,
+                                   scope: .allClears(users: scope.users), sessions: sessions)
         let db = try sessions?.take() ?? PGConnection(configuration.database, applicationName: "sileme-notifier (all-clear)")
         defer { sessions?.keep(db) }
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let plan = try db.cancellable(on: control.stop) {
-            try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: .allClears(users: scope.users), logger: logger)
+            try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: pass.scope, logger: logger)
         }
+        // The run's settle step, on this session; a failed write fails the pass.
+        let settle = Steps.Settle(run: pass, store: Steps.newStore(self))
         var delivery = DeliveryResult()
         if !plan.jobs.isEmpty {
-            let store = Steps.newStore(self)
-            delivery = dispatcher(composer: try MailComposer(sending: configuration.mail), store: store, runID: nil,
+            delivery = dispatcher(composer: try MailComposer(sending: configuration.mail), store: settle.store, runID: nil,
                                   makeTransport: makeTransport, control: control).deliver(plan.jobs)
-            try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
+            try settle.contacts(db, after: delivery)
         }
         // Cancelled by a stop too: it waits for the queue's lock like the fold.
-        try db.cancellable(on: control.stop) {
-            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-                .settleAllClearQueue(db, channels: configuration.channels(for: .allClear))
-        }
+        try db.cancellable(on: control.stop) { try settle.allClearQueue(db) }
         if let error = delivery.errors.first { throw error }
         let tally = delivery.tally
         return (tally.sent + tally.webhookSent, tally.failed + tally.webhookFailed)

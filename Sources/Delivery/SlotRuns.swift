@@ -13,15 +13,15 @@ package enum RunWhen: Sendable, Equatable {
     case instant(Date)
 }
 
-/// The slots as a run reads them (docs/user-time.md): the slots in the database now, the run
-/// dates of an instant with each one's slots, and the runs of an instant — one per run date.
+/// The slots as a run reads them (docs/user-time.md): the slots in the database now, and the run
+/// dates of an instant with each one's slots (what `InstantRuns` makes a run of each).
 package enum SlotRuns {
     /// The slots now, resolved against `NOTIFY_TIME` in `NOTIFY_TIME_ZONE`. With `logger`, each
     /// zone name the zone database does not know is reported (`unknown_time_zone`, with how many
     /// users have it): those users are served in `NOTIFY_TIME_ZONE`, never skipped.
     package static func read(_ db: PGConnection, configuration: NotifierConfiguration, logger: Logger? = nil) throws -> NotifySlots {
         let slots = try SlotSQL.slots(db, service: configuration.schedule)
-        if let logger { try reportUnknownZones(slots, db, configuration: configuration, logger: logger) }
+        if let logger { try reportUnknownZonesAndTimes(slots, db, configuration: configuration, logger: logger) }
         return slots
     }
 
@@ -29,7 +29,7 @@ package enum SlotRuns {
     /// name of `slots` the zone database does not know and the empty name (served in
     /// `NOTIFY_TIME_ZONE`: `unknown_time_zone`), and each notify time that is not a time of day
     /// (`24:00:00`; served at `NOTIFY_TIME`: `unknown_notify_time`).
-    private static func reportUnknownZones(_ slots: NotifySlots, _ db: PGConnection, configuration: NotifierConfiguration,
+    private static func reportUnknownZonesAndTimes(_ slots: NotifySlots, _ db: PGConnection, configuration: NotifierConfiguration,
                                            logger: Logger) throws {
         let zone = configuration.timeZone.identifier
         let odd = slots.unknownZones + slots.unknownTimes
@@ -68,7 +68,7 @@ package enum SlotRuns {
         let slots: NotifySlots
         if let known {
             slots = known
-            if let logger { try reportUnknownZones(known, db, configuration: configuration, logger: logger) }
+            if let logger { try reportUnknownZonesAndTimes(known, db, configuration: configuration, logger: logger) }
         } else {
             slots = try read(db, configuration: configuration, logger: logger)
         }
@@ -102,40 +102,5 @@ package enum SlotRuns {
             let key = try SlotSQL.key(db, userID: userID.lowercased()) ?? NotifySlots.serviceKey
             return NotifySlots.Slot(key: key, service: configuration.schedule).schedule.latestFire(atOrBefore: instant).date
         }
-    }
-
-    /// The runs of `when`, latest run date first: one of everyone for a date; for an instant,
-    /// one per run date its users are on (one of everyone when all are on one date), with the
-    /// slots read now (or `known`, as `runDates` takes them). With `sessions` (the daemon's), the
-    /// runs take their database sessions from it.
-    package static func runs(_ when: RunWhen, configuration: NotifierConfiguration, mode: RunMode, among: Set<String>? = nil,
-                            known: NotifySlots? = nil, logger: Logger, host: String = ProcessInfo.processInfo.hostName,
-                            sessions: SessionKeeper? = nil) throws -> [NotificationRun] {
-        let db = try sessions?.take() ?? PGConnection(configuration.database, applicationName: "sileme-notifier (slots)")
-        defer { sessions?.keep(db) }
-        return try runDates(when, db, configuration: configuration, among: among, known: known, logger: logger).dates.map {
-            var run = NotificationRun(configuration: configuration, runDate: $0.date, mode: mode, logger: logger, host: host, scope: $0.scope)
-            run.sessions = sessions
-            return run
-        }
-    }
-
-    /// Carries out the runs of everyone (`runs(_:…)`, latest run date first) until `stop`; the
-    /// exit status is the most serious one's. When all of them completed without an error, the
-    /// holds that ended before they began are done with (docs/intake-hold.md): their alerts were
-    /// just sent, or handed to the retries.
-    package static func execute(_ runs: [NotificationRun], configuration: NotifierConfiguration, stop: StopSignal) throws -> ExitStatus {
-        let started = Date()
-        var status = ExitStatus.success
-        var clean = true
-        for run in runs where !stop.isStopped {
-            let result = try run.execute(control: RunControl(stop: stop))
-            status = status.then(result.exitStatus)
-            clean = clean && result.errors.isEmpty
-        }
-        if clean && !stop.isStopped {
-            try HoldStore.endHolds(try PGConnection(configuration.database, applicationName: "sileme-notifier (holds)"), over: started)
-        }
-        return status
     }
 }

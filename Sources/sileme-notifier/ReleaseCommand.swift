@@ -41,8 +41,7 @@ struct ReleaseCommand: ParsableCommand {
             }
             logger.notice("the held alerts of \(released) user(s) released (\(who)); running now")
             let when: RunWhen = date.flatMap { CalendarDate(parsing: $0) }.map { .date($0) } ?? .instant(Date())
-            return try SlotRuns.execute(SlotRuns.runs(when, configuration: configuration, mode: .runNow, logger: logger),
-                                         configuration: configuration, stop: stop)
+            return try InstantRuns.once(when, configuration: configuration, logger: logger, stop: stop)
         }
     }
 }

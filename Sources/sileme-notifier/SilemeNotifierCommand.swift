@@ -133,8 +133,7 @@ struct RunCommand: ParsableCommand {
             guard let lock = try Console.takeRunLock(configuration, stop: stop, logger: logger, otherwise: "nothing was sent") else { return .tempFailure }
             defer { lock.release() }
             // One run per run date, latest first; the exit status is the most serious one's.
-            return try SlotRuns.execute(SlotRuns.runs(when, configuration: configuration, mode: .runNow, logger: logger),
-                                         configuration: configuration, stop: stop)
+            return try InstantRuns.once(when, configuration: configuration, logger: logger, stop: stop)
         }
     }
 }

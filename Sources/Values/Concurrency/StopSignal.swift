@@ -10,11 +10,14 @@ import Glibc
 /// for a later retry), nothing new is claimed, and what is left stays due for the next run.
 ///
 /// Threads wait on it with `sleep`, `poll`-based waits on `descriptor`, and libcurl's progress
-/// callback reads `isStopped`. Safe to use from any thread.
+/// callback reads `isStopped`; tasks (the daemon's service group) with `stopped()`. Safe to use
+/// from any thread.
 package final class StopSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var stoppedAt: Date?
     private var pipe: (read: Int32, write: Int32)?
+    /// The tasks waiting in `stopped()`, resumed by `stop()`.
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     /// A signal that has not been raised.
     package init() {}
@@ -36,6 +39,18 @@ package final class StopSignal: @unchecked Sendable {
         if let pipe {
             var byte: UInt8 = 1
             _ = write(pipe.write, &byte, 1)
+        }
+        for task in waiting { task.resume() }
+        waiting = []
+    }
+
+    /// Returns once the signal is raised (at once when it was): the wait of a task, which holds
+    /// no thread meanwhile.
+    package func stopped() async {
+        await withCheckedContinuation { (task: CheckedContinuation<Void, Never>) in
+            condition.lock()
+            defer { condition.unlock() }
+            if stoppedAt == nil { waiting.append(task) } else { task.resume() }
         }
     }
 

@@ -56,6 +56,21 @@ struct StopSignalTests {
         #expect(readable(late.descriptor))
     }
 
+    @Test("a task's wait ends when the signal is raised, and at once after; every waiting task hears it")
+    func taskWait() async {
+        let stop = StopSignal()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { stop.stop() }
+        let start = Date()
+        async let first: Void = stop.stopped()
+        async let second: Void = stop.stopped()
+        _ = await (first, second)
+        // Not before the stop (how soon after depends on the shared pool's threads being free:
+        // the other suites' tests block them).
+        #expect(Date().timeIntervalSince(start) >= 0.15)
+        #expect(stop.isStopped)
+        await stop.stopped()
+    }
+
     @Test("the daemon's wall-clock wait hears it: a wait of an hour returns .cancelled at once")
     func wallClockWait() throws {
         let stop = StopSignal()
