@@ -104,6 +104,83 @@ BEGIN
     END LOOP;
 END $function$;
 
+CREATE OR REPLACE FUNCTION sileme.sileme_install_check_in_triggers()
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+DECLARE
+    -- In the trigger functions' order of firing (by name).
+    wanted  text[] := ARRAY['sileme_dequeue_check_in', 'sileme_queue_check_in', 'sileme_track_last_check_in',
+                            'sileme_truncate_last_check_in'];
+    target_table regclass := to_regclass('check_ins');
+    stray   record;
+BEGIN
+    IF target_table IS NULL THEN
+        RAISE EXCEPTION 'no table check_ins on the search path (%)', current_setting('search_path');
+    END IF;
+    FOR stray IN
+        SELECT t.tgname, t.tgrelid::regclass AS rel
+        FROM pg_trigger t
+        WHERE t.tgname = ANY (wanted) AND t.tgrelid <> target_table AND t.tgparentid = 0 AND NOT t.tgisinternal
+          AND t.tgfoid = to_regprocedure(quote_ident(t.tgname) || '()')
+    LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', stray.tgname, stray.rel);
+    END LOOP;
+
+    IF NOT EXISTS (
+        SELECT 1 FROM unnest(wanted) w
+        WHERE NOT EXISTS (SELECT 1 FROM pg_trigger t
+                          WHERE t.tgrelid = target_table AND t.tgname = w AND t.tgenabled IN ('O', 'A')
+                            AND t.tgfoid = to_regprocedure(quote_ident(w) || '()')))
+    THEN
+        RETURN ARRAY[]::text[];
+    END IF;
+
+    -- No check-in, and no fold, between the rebuild and the triggers.
+    LOCK TABLE check_ins IN SHARE ROW EXCLUSIVE MODE;
+    PERFORM pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'));
+
+    DROP TRIGGER IF EXISTS sileme_dequeue_check_in ON check_ins;
+    CREATE TRIGGER sileme_dequeue_check_in
+        AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
+        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_dequeue_check_in();
+    DROP TRIGGER IF EXISTS sileme_queue_check_in ON check_ins;
+    CREATE TRIGGER sileme_queue_check_in
+        AFTER INSERT ON check_ins
+        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_queue_check_in();
+    DROP TRIGGER IF EXISTS sileme_track_last_check_in ON check_ins;
+    CREATE TRIGGER sileme_track_last_check_in
+        AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
+        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_track_last_check_in();
+    DROP TRIGGER IF EXISTS sileme_truncate_last_check_in ON check_ins;
+    CREATE TRIGGER sileme_truncate_last_check_in
+        AFTER TRUNCATE ON check_ins
+        FOR EACH STATEMENT EXECUTE FUNCTION sileme.sileme_truncate_last_check_in();
+
+    -- The rebuild: one pass over check_ins for the newest check-in of each user.
+    CREATE TEMPORARY TABLE sileme_newest ON COMMIT DROP AS
+        SELECT user_id, max(check_in_date) AS last FROM check_ins GROUP BY user_id;
+    DELETE FROM sileme.check_in_queue q
+     WHERE NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = q.user_id AND c.check_in_date = q.check_in_date);
+    INSERT INTO sileme.check_in_queue (user_id, check_in_date)
+    SELECT n.user_id, n.last FROM sileme_newest n
+    LEFT JOIN sileme.user_last_check_in s ON s.user_id = n.user_id
+    WHERE (s.user_id IS NULL OR s.last_check_in_date < n.last)
+      AND NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q WHERE q.user_id = n.user_id AND q.check_in_date = n.last);
+    UPDATE sileme.user_last_check_in s SET last_check_in_date = n.last
+      FROM sileme_newest n
+     WHERE s.user_id = n.user_id AND s.last_check_in_date > n.last;
+    DELETE FROM sileme.user_last_check_in s WHERE NOT EXISTS (SELECT 1 FROM sileme_newest n WHERE n.user_id = s.user_id);
+    INSERT INTO sileme.daily_intake AS d (day, users)
+    SELECT c.check_in_date, count(*) FROM check_ins c
+    WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q WHERE q.user_id = c.user_id AND q.check_in_date = c.check_in_date)
+    GROUP BY c.check_in_date
+    ON CONFLICT (day) DO UPDATE SET users = greatest(d.users, EXCLUDED.users);
+    DROP TABLE sileme_newest;
+    RETURN wanted;
+END $function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_note_contact()
  RETURNS trigger
  LANGUAGE plpgsql
