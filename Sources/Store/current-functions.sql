@@ -110,11 +110,17 @@ CREATE OR REPLACE FUNCTION sileme.sileme_install_check_in_triggers()
  SET search_path TO 'pg_catalog', 'sileme', 'public'
 AS $function$
 DECLARE
-    -- In the trigger functions' order of firing (by name).
-    wanted  text[] := ARRAY['sileme_dequeue_check_in', 'sileme_queue_check_in', 'sileme_track_last_check_in',
-                            'sileme_truncate_last_check_in'];
+    -- Each trigger: its name (that of the function it calls), when it fires and for each what;
+    -- as 004 and 012 made them. Triggers on one event fire in name order: the dequeue first.
+    triggers text[] := ARRAY[
+        ['sileme_dequeue_check_in', 'AFTER DELETE OR UPDATE OF user_id, check_in_date', 'ROW'],
+        ['sileme_queue_check_in', 'AFTER INSERT', 'ROW'],
+        ['sileme_track_last_check_in', 'AFTER DELETE OR UPDATE OF user_id, check_in_date', 'ROW'],
+        ['sileme_truncate_last_check_in', 'AFTER TRUNCATE', 'STATEMENT']];
+    wanted       text[] := ARRAY(SELECT triggers[i][1] FROM generate_subscripts(triggers, 1) i);
     target_table regclass := to_regclass('check_ins');
-    stray   record;
+    stray        record;
+    definition   text[];
 BEGIN
     IF target_table IS NULL THEN
         RAISE EXCEPTION 'no table check_ins on the search path (%)', current_setting('search_path');
@@ -141,22 +147,11 @@ BEGIN
     LOCK TABLE check_ins IN SHARE ROW EXCLUSIVE MODE;
     PERFORM pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'));
 
-    DROP TRIGGER IF EXISTS sileme_dequeue_check_in ON check_ins;
-    CREATE TRIGGER sileme_dequeue_check_in
-        AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
-        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_dequeue_check_in();
-    DROP TRIGGER IF EXISTS sileme_queue_check_in ON check_ins;
-    CREATE TRIGGER sileme_queue_check_in
-        AFTER INSERT ON check_ins
-        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_queue_check_in();
-    DROP TRIGGER IF EXISTS sileme_track_last_check_in ON check_ins;
-    CREATE TRIGGER sileme_track_last_check_in
-        AFTER DELETE OR UPDATE OF user_id, check_in_date ON check_ins
-        FOR EACH ROW EXECUTE FUNCTION sileme.sileme_track_last_check_in();
-    DROP TRIGGER IF EXISTS sileme_truncate_last_check_in ON check_ins;
-    CREATE TRIGGER sileme_truncate_last_check_in
-        AFTER TRUNCATE ON check_ins
-        FOR EACH STATEMENT EXECUTE FUNCTION sileme.sileme_truncate_last_check_in();
+    FOREACH definition SLICE 1 IN ARRAY triggers LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', definition[1], target_table);
+        EXECUTE format('CREATE TRIGGER %1$I %2$s ON %3$s FOR EACH %4$s EXECUTE FUNCTION %1$I()',
+                       definition[1], definition[2], target_table, definition[3]);
+    END LOOP;
 
     -- The rebuild: one pass over check_ins for the newest check-in of each user.
     CREATE TEMPORARY TABLE sileme_newest ON COMMIT DROP AS

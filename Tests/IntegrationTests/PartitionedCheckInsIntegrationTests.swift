@@ -234,5 +234,13 @@ struct PartitionedCheckInsIntegrationTests {
         // And a new check-in reaches the notifier through the new table's triggers.
         try db.checkIn(missing, "2026-01-13")
         #expect(try db.query("SELECT check_in_date::text FROM sileme.check_in_queue WHERE user_id = $1", [missing]).compactMap { $0[0] } == ["2026-01-13"])
+        // The daemon starts again and answers that check-in with its all-clear.
+        let restarted = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env.merging(["ALL_CLEAR_POLL_SECONDS": "1"]) { $1 })
+        defer { if restarted.0.isRunning { kill(restarted.0.processIdentifier, SIGKILL) } }
+        #expect(try DaemonIntegrationTests.eventually(60) {
+            try Self.logs(db).contains { $0[0] == missing && $0[2] == "all_clear" && $0[3] == "true" }
+        }, "the daemon's all-clear within 60 s")
+        kill(restarted.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(restarted.0, restarted.1, restarted.2).status == 0)
     }
 }
