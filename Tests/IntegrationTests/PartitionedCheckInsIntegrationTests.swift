@@ -21,6 +21,26 @@ struct PartitionedCheckInsIntegrationTests {
             PARTITION BY RANGE (check_in_date)
         """
 
+    /// The app's conversion, as docs/operating.md shows it: a partitioned table, the rows copied,
+    /// the names swapped, in one transaction.
+    static func convert(_ db: TestDatabase) throws {
+        try db.connection.executeScript("""
+            CREATE SCHEMA partman;
+            CREATE EXTENSION pg_partman SCHEMA partman;
+            BEGIN;
+            CREATE TABLE check_ins_partitioned (LIKE check_ins INCLUDING DEFAULTS, PRIMARY KEY (id, check_in_date),
+                                                UNIQUE (user_id, check_in_date),
+                                                FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE)
+                PARTITION BY RANGE (check_in_date);
+            ALTER TABLE check_ins RENAME TO check_ins_old;
+            ALTER TABLE check_ins_partitioned RENAME TO check_ins;
+            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly', p_start_partition := '2025-12-01');
+            INSERT INTO check_ins SELECT * FROM check_ins_old;
+            ALTER SEQUENCE check_ins_id_seq OWNED BY check_ins.id;
+            COMMIT;
+            """)
+    }
+
     /// The first day of the month `offset` months from `date`'s.
     static func month(_ date: CalendarDate, _ offset: Int) -> CalendarDate {
         let (year, month, _) = date.components
@@ -167,23 +187,8 @@ struct PartitionedCheckInsIntegrationTests {
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-11"], environment: env).status == 0)
         #expect(try Self.logs(db).map { $0[0] } == [alerted])
 
-        // The app converts, as docs/operating.md shows: a partitioned table, the rows copied, the
-        // names swapped, in one transaction.
-        try db.connection.executeScript("""
-            CREATE SCHEMA partman;
-            CREATE EXTENSION pg_partman SCHEMA partman;
-            BEGIN;
-            CREATE TABLE check_ins_partitioned (LIKE check_ins INCLUDING DEFAULTS, PRIMARY KEY (id, check_in_date),
-                                                UNIQUE (user_id, check_in_date),
-                                                FOREIGN KEY (user_id) REFERENCES users (id) ON DELETE CASCADE)
-                PARTITION BY RANGE (check_in_date);
-            ALTER TABLE check_ins RENAME TO check_ins_old;
-            ALTER TABLE check_ins_partitioned RENAME TO check_ins;
-            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly', p_start_partition := '2025-12-01');
-            INSERT INTO check_ins SELECT * FROM check_ins_old;
-            ALTER SEQUENCE check_ins_id_seq OWNED BY check_ins.id;
-            COMMIT;
-            """)
+        // The app converts.
+        try Self.convert(db)
         #expect(try Self.triggers(db) == CheckInTriggers.names.map { "check_ins_old.\($0)" }, "the triggers stayed with the old table")
         // Two users check in afterwards: nothing reaches the notifier.
         try db.checkIn(alerted, "2026-01-12")
@@ -242,5 +247,39 @@ struct PartitionedCheckInsIntegrationTests {
         }, "the daemon's all-clear within 60 s")
         kill(restarted.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(restarted.0, restarted.1, restarted.2).status == 0)
+    }
+
+    @Test("converted while the daemon runs: the day's run fails with run_failed naming migrate and sends nothing; after migrate the run alerts only who missed")
+    func convertedWhileDaemonRuns() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let fire = DaemonIntegrationTests.localTime(offset: 20)  // room to start and convert before it
+        try DaemonIntegrationTests.completedRun(db, on: fire.date.adding(days: -1))
+        let due = try DaemonIntegrationTests.addDueUsers(db, mail, today: fire.date, count: 2)
+        let back = try db.addUser(name: "Back", email: mail.address("back"), checkIns: [fire.date.adding(days: -3).description])
+        let notify = try NotifySocket()
+        defer { notify.shutdown() }
+        let env = try NotifierProcess.environment(database: db, ["NOTIFY_TIME": fire.time, "NOTIFY_SOCKET": notify.path])
+        let (process, out, err) = try NotifierProcess.start([], environment: env)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        #expect(notify.waitFor(10) { $0.contains("READY=1") } != nil, "started on the plain table")
+        try Self.convert(db)
+        try db.checkIn(back, fire.date.adding(days: -1).description)
+        var failed: [String: String]?
+        #expect(DaemonIntegrationTests.eventually(60) {
+            failed = (try? JournalReader.entries(pid: process.processIdentifier, minimum: 1, timeout: 1))?
+                .first { $0["MESSAGE"]?.contains("triggers on check_ins") == true }
+            return failed != nil
+        }, "the day's run refused")
+        #expect(failed?["NOTIFIER_EVENT"] == "run_failed", "\(failed ?? [:])")
+        #expect(failed?["MESSAGE"]?.hasPrefix("run for \(fire.date) failed") == true, "\(failed ?? [:])")
+        #expect(failed?["MESSAGE"]?.contains("Run `sileme-notifier migrate`") == true)
+        #expect(try mail.deliveries().isEmpty && Self.logs(db).isEmpty, "nothing sent, nothing written")
+        kill(process.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(process, out, err).status == 0)
+
+        #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
+        #expect(try NotifierProcess.run(["--run-now", "--date", fire.date.description], environment: env).status == 0)
+        #expect(try Self.logs(db).filter { $0[3] == "true" }.map { $0[0] } == due.sorted().map(Optional.some), "no alert for who came back")
     }
 }
