@@ -13,6 +13,7 @@ packages=(
   pkg-config libpq-dev libcurl4-openssl-dev libsystemd-dev   # build: libpq, libcurl, libsystemd
   libssl-dev                                                 # build: libcrypto (HMAC-SHA256 of the webhook signatures)
   postgresql-15 postgresql-client-15                         # tests and demo: a throwaway PostgreSQL, pgbench
+  postgresql-15-partman                                      # tests: check_ins partitioned by month with pg_partman
   pgbouncer                                                  # tests: the notifier through a connection pooler
   python3-aiosmtpd openssl                                   # tests and demo: a real SMTP server, TLS certificates
   python3                                                    # tests: the webhook receiver (http.server, ssl, hmac)
@@ -45,6 +46,8 @@ check_capabilities() {
   capability 'test -x /usr/lib/postgresql/15/bin/initdb && test -x /usr/lib/postgresql/15/bin/pg_ctl' postgresql-15 \
     'PostgreSQL 15 server (initdb, pg_ctl)'
   capability 'test -x /usr/lib/postgresql/15/bin/pgbench' postgresql-15 'pgbench'
+  capability 'test -f /usr/share/postgresql/15/extension/pg_partman.control' postgresql-15-partman \
+    'pg_partman for PostgreSQL 15 (the partitioned check_ins tests)'
   capability 'command -v psql && command -v pg_dump' postgresql-client-15 'psql and pg_dump'
   capability 'test -x /usr/sbin/pgbouncer' pgbouncer 'PgBouncer (the connection-pooler tests)'
   capability '/usr/bin/python3 -c "import aiosmtpd.controller, aiosmtpd.smtp"' python3-aiosmtpd \

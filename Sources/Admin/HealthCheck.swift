@@ -81,6 +81,13 @@ package struct HealthCheck: Sendable {
                 note("row security", false, error.description, failure: .configuration)
             }
             if pending.isEmpty {
+                // A check_ins replaced since `migrate` (partitioned by the app) has none of the
+                // notifier's triggers: its check-ins would go unseen.
+                let found = try CheckInTriggers.find(db)
+                let problem = CheckInTriggers.problem(found)
+                note("check-in triggers", problem == nil,
+                     problem ?? "\(CheckInTriggers.names.count) on \(found.table ?? "check_ins")\(found.partitioned ? " (partitioned: on every partition)" : "")",
+                     failure: .configuration)
                 do {
                     let open = try Exposure.findings(db)
                     for finding in open {

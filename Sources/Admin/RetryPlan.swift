@@ -31,6 +31,7 @@ package struct RetryPlan: Sendable {
                             kinds: [DeliveryJob.Kind]? = nil) throws -> RetryPlan {
         let db = try PGConnection(configuration.database)
         try RowSecurity.verify(db)
+        try CheckInTriggers.verify(db)
         return try db.transaction(readOnly: true, oneSnapshot: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)

@@ -377,6 +377,7 @@ package final class Daemon: @unchecked Sendable {
                     return .configuration
                 }
                 try RowSecurity.verify(db)
+                try CheckInTriggers.verify(db)
                 return nil
             } catch let error as DatabaseError where error.kind == .unreachable && delay < 40 && !stopRequested {
                 logger.warning("database unreachable at start: \(error); retrying in \(Int(delay)) s")

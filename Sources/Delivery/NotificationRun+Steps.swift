@@ -40,6 +40,7 @@ extension NotificationRun {
                 keeper: run.sessions)
             let store = newStore(run)
             try db.perform { try RowSecurity.verify($0) }
+            try db.perform { try CheckInTriggers.verify($0) }
             let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host,
                                                                               slots: run.scope.slots) }
             let base: Logger.Metadata = ["run_date": "\(run.runDate)", "run_mode": "\(run.mode.rawValue)", "run_id": "\(id)"]

@@ -58,6 +58,10 @@ package struct Migrator: Sendable {
         /// The notifier's objects found in the app's schema (an older version's layout) and now in
         /// its own: `schema.name` for each.
         package var moved: [String] = []
+        /// The notifier's triggers (re)installed on `check_ins` because one was missing — the app
+        /// replaced the table (partitioned it) since the last `migrate` — with the summary rebuilt
+        /// from the table; empty when they were all there (the usual case).
+        package var reinstalledTriggers: [String] = []
     }
 
     /// Applies what is missing. Each migration runs in its own transaction under a
@@ -105,11 +109,29 @@ package struct Migrator: Sendable {
             }
             if applied { outcome.applied.append(migration.name) }
         }
+        outcome.reinstalledTriggers = try installCheckInTriggers(db, lock: lock)
         if !outside.isEmpty {
             let left = Set(try Self.outsideObjects(db))
             outcome.moved = outside.filter { !left.contains($0) }.map { "\(schema).\($0)" }
         }
         return outcome
+    }
+
+    /// Every `migrate`, after the migrations: the triggers on whatever table `check_ins` is now
+    /// (migration 021's function; it changes nothing, and locks nothing, when they are all there),
+    /// so that `migrate` is the remedy for an app that replaced the table. Skipped where the
+    /// migrations at hand stop before 021.
+    private func installCheckInTriggers(_ db: PGConnection, lock: String) throws -> [String] {
+        try db.transaction {
+            try db.execute(lock)
+            guard try db.execute("""
+                SELECT to_regprocedure('sileme.sileme_install_check_in_triggers()') IS NOT NULL AS installed
+                """)[0].bool("installed") else { return [] }
+            let installed = try db.execute("""
+                SELECT array_to_string(sileme.sileme_install_check_in_triggers(), ',') AS triggers
+                """)[0].string("triggers") ?? ""
+            return installed.split(separator: ",").map(String.init)
+        }
     }
 
     /// The migration record: in the notifier's schema, else (an older installation) where the

@@ -104,6 +104,78 @@ BEGIN
     END LOOP;
 END $function$;
 
+CREATE OR REPLACE FUNCTION sileme.sileme_install_check_in_triggers()
+ RETURNS text[]
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+DECLARE
+    -- Each trigger: its name (that of the function it calls), when it fires and for each what;
+    -- as 004 and 012 made them. Triggers on one event fire in name order: the dequeue first.
+    triggers text[] := ARRAY[
+        ['sileme_dequeue_check_in', 'AFTER DELETE OR UPDATE OF user_id, check_in_date', 'ROW'],
+        ['sileme_queue_check_in', 'AFTER INSERT', 'ROW'],
+        ['sileme_track_last_check_in', 'AFTER DELETE OR UPDATE OF user_id, check_in_date', 'ROW'],
+        ['sileme_truncate_last_check_in', 'AFTER TRUNCATE', 'STATEMENT']];
+    wanted       text[] := ARRAY(SELECT triggers[i][1] FROM generate_subscripts(triggers, 1) i);
+    target_table regclass := to_regclass('check_ins');
+    stray        record;
+    definition   text[];
+BEGIN
+    IF target_table IS NULL THEN
+        RAISE EXCEPTION 'no table check_ins on the search path (%)', current_setting('search_path');
+    END IF;
+    FOR stray IN
+        SELECT t.tgname, t.tgrelid::regclass AS rel
+        FROM pg_trigger t
+        WHERE t.tgname = ANY (wanted) AND t.tgrelid <> target_table AND t.tgparentid = 0 AND NOT t.tgisinternal
+          AND t.tgfoid = to_regprocedure(quote_ident(t.tgname) || '()')
+    LOOP
+        EXECUTE format('DROP TRIGGER %I ON %s', stray.tgname, stray.rel);
+    END LOOP;
+
+    IF NOT EXISTS (
+        SELECT 1 FROM unnest(wanted) w
+        WHERE NOT EXISTS (SELECT 1 FROM pg_trigger t
+                          WHERE t.tgrelid = target_table AND t.tgname = w AND t.tgenabled IN ('O', 'A')
+                            AND t.tgfoid = to_regprocedure(quote_ident(w) || '()')))
+    THEN
+        RETURN ARRAY[]::text[];
+    END IF;
+
+    -- No check-in, and no fold, between the rebuild and the triggers.
+    LOCK TABLE check_ins IN SHARE ROW EXCLUSIVE MODE;
+    PERFORM pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'));
+
+    FOREACH definition SLICE 1 IN ARRAY triggers LOOP
+        EXECUTE format('DROP TRIGGER IF EXISTS %I ON %s', definition[1], target_table);
+        EXECUTE format('CREATE TRIGGER %1$I %2$s ON %3$s FOR EACH %4$s EXECUTE FUNCTION %1$I()',
+                       definition[1], definition[2], target_table, definition[3]);
+    END LOOP;
+
+    -- The rebuild: one pass over check_ins for the newest check-in of each user.
+    CREATE TEMPORARY TABLE sileme_newest ON COMMIT DROP AS
+        SELECT user_id, max(check_in_date) AS last FROM check_ins GROUP BY user_id;
+    DELETE FROM sileme.check_in_queue q
+     WHERE NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = q.user_id AND c.check_in_date = q.check_in_date);
+    INSERT INTO sileme.check_in_queue (user_id, check_in_date)
+    SELECT n.user_id, n.last FROM sileme_newest n
+    LEFT JOIN sileme.user_last_check_in s ON s.user_id = n.user_id
+    WHERE (s.user_id IS NULL OR s.last_check_in_date < n.last)
+      AND NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q WHERE q.user_id = n.user_id AND q.check_in_date = n.last);
+    UPDATE sileme.user_last_check_in s SET last_check_in_date = n.last
+      FROM sileme_newest n
+     WHERE s.user_id = n.user_id AND s.last_check_in_date > n.last;
+    DELETE FROM sileme.user_last_check_in s WHERE NOT EXISTS (SELECT 1 FROM sileme_newest n WHERE n.user_id = s.user_id);
+    INSERT INTO sileme.daily_intake AS d (day, users)
+    SELECT c.check_in_date, count(*) FROM check_ins c
+    WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q WHERE q.user_id = c.user_id AND q.check_in_date = c.check_in_date)
+    GROUP BY c.check_in_date
+    ON CONFLICT (day) DO UPDATE SET users = greatest(d.users, EXCLUDED.users);
+    DROP TABLE sileme_newest;
+    RETURN wanted;
+END $function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_note_contact()
  RETURNS trigger
  LANGUAGE plpgsql

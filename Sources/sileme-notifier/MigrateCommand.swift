@@ -21,6 +21,11 @@ struct MigrateCommand: ParsableCommand {
                 Console.error("moved into schema \(db.schema) with their rows and grants (out of the app's schema): "
                               + outcome.moved.joined(separator: ", "))
             }
+            if !outcome.reinstalledTriggers.isEmpty {
+                // The app replaced check_ins (partitioned it) since the last migrate.
+                Console.error("check_ins had lost the notifier's triggers (replaced since the last migrate): installed "
+                              + outcome.reinstalledTriggers.joined(separator: ", ") + ", and the last check-ins rebuilt from the table")
+            }
             return .success
         }
     }

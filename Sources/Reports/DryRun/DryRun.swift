@@ -68,6 +68,7 @@ package struct DryRun: Sendable {
     package func write(into report: any ReportSink) throws -> RunTally {
         let db = try PGConnection(configuration.database, \.readURL)
         try RowSecurity.verify(db)
+        try CheckInTriggers.verify(db)
         return try db.transaction(readOnly: true) {
             try report.begin(ReportHeader(runDate: runDate, timeZone: configuration.timeZone.identifier,
                                           thresholdDays: configuration.rule.thresholdDays,
