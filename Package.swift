@@ -56,8 +56,9 @@ let package = Package(
         // its key, and the link a message carries. Mail, the webhook and the page share it.
         .target(name: "Acknowledgement", dependencies: ["Values", "Config", "Hashing"]),
         // The bounces (SPEC §16, docs/bounces.md), pure parts: the signed VERP tag of a delivery row, the
-        // RFC 3464 / RFC 5965 report parser over a small MIME reader, and the Maildir that holds them.
-        .target(name: "Bounce", dependencies: ["Values", "Config", "Hashing"]),
+        // RFC 3464 / RFC 5965 report parser over a small MIME reader, and the mailboxes that hold them
+        // (a Maildir; IMAP through libcurl).
+        .target(name: "Bounce", dependencies: ["Values", "Config", "Hashing", "Curl", "CShims"]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
             "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement",
@@ -116,7 +117,7 @@ let package = Package(
         ], resources: [.copy("Fixtures")]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "Bounce", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/webhook_receiver.py"]),
     ]
 )
