@@ -5,7 +5,7 @@ extension BounceReport {
         let message = MIMEPart(message: bytes[...])
         let parts = message.allParts
         var report = BounceReport(verdict: .unparsed, addressedTo: addresses(message.fields))
-        report.returnedMessageID = parts.lazy.compactMap(\.enclosed).compactMap { messageID($0.fields) }.first
+        report.returnedMessageID = parts.lazy.compactMap(\.enclosedFields).compactMap(messageID).first
         if let feedback = parts.first(where: { $0.mediaType == "message/feedback-report" }) {
             report.verdict = .complaint
             report.feedbackType = MIMEFields.groups(feedback.decodedBody).first?["feedback-type"]?.lowercased()

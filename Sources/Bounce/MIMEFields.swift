@@ -8,11 +8,14 @@ package struct MIMEFields: Sendable {
     package struct Field: Sendable, Equatable {
         package var name: String
         package var value: String
+        /// `name` lower-cased, made once: every look-up compares with it.
+        let key: String
 
         /// Creates the value.
         package init(name: String, value: String) {
             self.name = name
             self.value = value
+            key = name.lowercased()
         }
     }
 
@@ -58,13 +61,13 @@ package struct MIMEFields: Sendable {
     /// The first value of `name` (case-insensitive).
     package subscript(_ name: String) -> String? {
         let lower = name.lowercased()
-        return all.first { $0.name.lowercased() == lower }?.value
+        return all.first { $0.key == lower }?.value
     }
 
     /// Every value of `name`, in order.
     package func values(_ name: String) -> [String] {
         let lower = name.lowercased()
-        return all.filter { $0.name.lowercased() == lower }.map(\.value)
+        return all.filter { $0.key == lower }.map(\.value)
     }
 
     /// The `Content-Type`.

@@ -7,15 +7,20 @@
 /// sense of is a part with no header fields or no parts, and the report reader then calls the
 /// message unparsed. Work is bounded by the input (the caller limits its size) and by
 /// `maximumDepth` and `maximumParts`, so a hostile message cannot make it recurse or allocate
-/// without end. An enclosed message (`message/rfc822`) keeps its bytes and is read only when asked:
-/// a returned message is another system's mail, and nothing in it may pass for the report.
+/// without end. An enclosed message (`message/rfc822`) keeps its bytes, and only its header fields
+/// are read, when asked: a returned message is another system's mail, and nothing in it may pass
+/// for the report.
 package struct MIMEPart: Sendable {
     /// The header fields in order, names as written.
-    package var fields: MIMEFields
+    package let fields: MIMEFields
     /// The body as sent: for a multipart the whole body, preamble to epilogue.
-    package var body: ArraySlice<UInt8>
+    package let body: ArraySlice<UInt8>
     /// The parts of a multipart; empty for any other type.
-    package var parts: [MIMEPart]
+    package private(set) var parts: [MIMEPart]
+    /// The `Content-Type`, read once.
+    package let contentType: MIMEFields.ContentType
+    /// The media type, lower-cased (`text/plain` when the part names none, as RFC 2045 says).
+    package let mediaType: String
 
     /// Nested multiparts read at most.
     static let maximumDepth = 12
@@ -33,17 +38,15 @@ package struct MIMEPart: Sendable {
         self.fields = fields
         body = bytes[bodyStart...]
         parts = []
-        let type = fields.contentType
-        guard type.type == "multipart", depth < Self.maximumDepth, let boundary = type.parameters["boundary"], !boundary.isEmpty else { return }
+        contentType = fields.contentType
+        mediaType = contentType.mediaType
+        guard contentType.type == "multipart", depth < Self.maximumDepth, let boundary = contentType.parameters["boundary"], !boundary.isEmpty else { return }
         for range in Self.split(body, boundary: Array(boundary.utf8)) {
             guard budget > 0 else { break }
             budget -= 1
             parts.append(MIMEPart(body[range], depth: depth + 1, budget: &budget))
         }
     }
-
-    /// The media type, lower-cased (`text/plain` when the part names none, as RFC 2045 says).
-    package var mediaType: String { fields.contentType.mediaType }
 
     /// The body with its transfer encoding undone (base64, quoted-printable; anything else as is).
     package var decodedBody: [UInt8] {
@@ -54,12 +57,15 @@ package struct MIMEPart: Sendable {
         }
     }
 
-    /// The enclosed message of a `message/rfc822` part, or the header fields alone of a
-    /// `text/rfc822-headers` part (then with an empty body).
-    package var enclosed: MIMEPart? {
+    /// The header fields of the enclosed message of a `message/rfc822` part, or of a
+    /// `text/rfc822-headers` part; nil for any other part. Only the fields are read: the returned
+    /// message's body is another system's mail and never needed.
+    package var enclosedFields: MIMEFields? {
         guard mediaType == "message/rfc822" || mediaType == "text/rfc822-headers" || mediaType == "message/global" else { return nil }
-        let bytes = decodedBody
-        return MIMEPart(message: bytes[...])
+        switch fields["content-transfer-encoding"]?.trimmed.lowercased() {
+        case "base64", "quoted-printable": return MIMEFields.read(decodedBody[...]).0
+        default: return MIMEFields.read(body).0
+        }
     }
 
     /// Every part of this tree, depth first, itself first; an enclosed message is one part (its
