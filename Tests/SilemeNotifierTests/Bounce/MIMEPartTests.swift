@@ -93,6 +93,24 @@ struct MIMEPartTests {
         #expect(report.verdict == .unparsed && report.returnedMessageID == "x@y")
     }
 
+    @Test("every corpus message cut short anywhere, or with bytes garbled, reads without a trap")
+    func truncatedAndGarbled() throws {
+        var generator = SystemRandomNumberGenerator()
+        for name in BounceCorpus.names {
+            let bytes = try BounceCorpus.bytes(name)
+            for cut in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 60)) {
+                _ = BounceReport.read(Array(bytes.prefix(cut)))
+            }
+            for _ in 0..<20 {
+                var garbled = bytes
+                for _ in 0..<8 {
+                    garbled[Int.random(in: 0..<garbled.count, using: &generator)] = [0x0A, 0x0D, 0x3D, 0x2D, 0x3A, 0x00, 0xFF].randomElement(using: &generator)!
+                }
+                _ = BounceReport.read(garbled)
+            }
+        }
+    }
+
     @Test("deep nesting stops at the limit instead of recursing without end")
     func depthLimit() {
         var text = ""
