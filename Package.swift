@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
         .library(name: "SilemeNotifier",
                  targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-                          "Acknowledgement", "AckPage", "Hashing"]),
+                          "Acknowledgement", "AckPage", "Hashing", "Bounce"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -55,6 +55,10 @@ let package = Package(
         // The acknowledgement links (docs/acknowledgement.md): the signed token that names user, streak and contact,
         // its key, and the link a message carries. Mail, the webhook and the page share it.
         .target(name: "Acknowledgement", dependencies: ["Values", "Config", "Hashing"]),
+        // The bounces (SPEC §16, docs/bounces.md), pure parts: the signed VERP tag of a delivery row, the
+        // RFC 3464 / RFC 5965 report parser over a small MIME reader, and the mailboxes that hold them
+        // (a Maildir; IMAP through libcurl).
+        .target(name: "Bounce", dependencies: ["Values", "Config", "Hashing", "Curl", "CShims"]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
             "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement",
@@ -111,11 +115,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SilemeNotifierTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "Hashing", "TestSupport", .product(name: "Logging", package: "swift-log"),
-        ]),
+            "Acknowledgement", "AckPage", "Hashing", "Bounce", "TestSupport", .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Fixtures")]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "Bounce", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/webhook_receiver.py"]),
     ]
 )

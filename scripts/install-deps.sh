@@ -26,6 +26,7 @@ packages=(
   python3-psycopg2 time                                      # bench/bench.py (CI runs it small)
   python3-prometheus-client                                  # tests: parse the metrics file independently
   dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
+  dovecot-imapd dovecot-pop3d                                # tests: a private IMAP and POP3 server holding bounce reports (never the system's)
 )
 
 # capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
@@ -80,6 +81,9 @@ check_capabilities() {
   capability 'command -v gzip' gzip 'gzip (the packaged man page and changelog)'
   capability 'command -v lintian' lintian 'lintian (the package test)'
   capability 'command -v man' man-db 'man (the package test reads the packaged man page)'
+  capability 'test -x /usr/sbin/dovecot && test -x /usr/lib/dovecot/imap' dovecot-imapd \
+    'Dovecot with IMAP (the bounce mailbox tests start a private instance)'
+  capability 'test -x /usr/lib/dovecot/pop3' dovecot-pop3d 'Dovecot with POP3 (the bounce mailbox tests)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2
     printf '  - %s\n' "${failures[@]}" >&2

@@ -68,12 +68,7 @@ package struct AckKey: Sendable {
     private func hmac(_ message: [UInt8]) -> [UInt8] { HMACSHA256.mac(key: key, message: message) }
 
     /// Equal length and bytes, in time that depends on the length only.
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
-        return difference == 0
-    }
+    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool { HMACSHA256.constantTimeEqual(a, b) }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")

@@ -18,4 +18,13 @@ package enum HMACSHA256 {
         guard result != nil, length == 32 else { fatalError("OpenSSL HMAC-SHA256 failed") }
         return Array(digest.prefix(Int(length)))
     }
+
+    /// Whether `a` and `b` are the same bytes, in time that depends on the length only: a MAC is
+    /// compared with this, so the time of a refusal does not tell a forger how many bytes were right.
+    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
 }

@@ -259,6 +259,36 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         for path in [f.missing, f.folder, f.empty, f.notUTF8] {
             cases.append(BadSetting("ACK_SECRET_FILE", .unreadableFile, ["ACK_SECRET_FILE": path], unset: ["ACK_SECRET"]))
         }
+        // The bounces (SPEC §16, docs/bounces.md): each case on top of a working bounce configuration.
+        let bounce = ["BOUNCE_ADDRESS": "bounces@notify.example.com", "BOUNCE_SECRET": String(repeating: "b", count: 32),
+                      "BOUNCE_MAILBOX": "maildir:/var/mail/bounces"]
+        func bounceCase(_ key: String, _ kind: Kind, _ values: [String: String], unset: [String] = []) -> BadSetting {
+            BadSetting(key, kind, bounce.merging(values) { $1 }.filter { !unset.contains($0.key) }, unset: unset)
+        }
+        for address in ["not-an-address", "bounces+x@notify.example.com", "bounces@"] {
+            cases.append(bounceCase("BOUNCE_ADDRESS", .invalid, ["BOUNCE_ADDRESS": address]))
+        }
+        for mailbox in ["maildir:relative/path", "/var/mail/bounces", "https://mail.example.com/INBOX", "imaps://mail.example.com/INBOX",
+                        "imaps://u:Mailbox-Pw-4711@mail.example.com/INBOX", "imap://u@mail.example.com/INBOX", "pop3://u@192.0.2.1",
+                        "pop3s://u@mail.example.com/INBOX", "imaps://u@mail.example.com/INBOX?x=1", "imaps://u@mail.example.com:70000/INBOX"] {
+            cases.append(bounceCase("BOUNCE_MAILBOX", .invalid, ["BOUNCE_MAILBOX": mailbox, "BOUNCE_PASSWORD": "pw"]))
+        }
+        cases.append(bounceCase("BOUNCE_MAILBOX", .missing, [:], unset: ["BOUNCE_MAILBOX"]))
+        cases.append(BadSetting("BOUNCE_MAILBOX", .invalid, ["BOUNCE_MAILBOX": "maildir:/var/mail/bounces"], unset: ["BOUNCE_ADDRESS"]))
+        for poll in ["soon", "1.5"] { cases.append(bounceCase("BOUNCE_POLL_SECONDS", .wrongType, ["BOUNCE_POLL_SECONDS": poll])) }
+        for poll in ["0", "4", "86401", "-60"] { cases.append(bounceCase("BOUNCE_POLL_SECONDS", .outOfRange, ["BOUNCE_POLL_SECONDS": poll])) }
+        cases.append(bounceCase("BOUNCE_SECRET", .missing, [:], unset: ["BOUNCE_SECRET", "BOUNCE_SECRET_FILE", "CREDENTIALS_DIRECTORY"]))
+        for short in ["short", String(repeating: "x", count: 31)] {
+            cases.append(bounceCase("BOUNCE_SECRET", .invalid, ["BOUNCE_SECRET": short], unset: ["BOUNCE_SECRET_FILE"]))
+        }
+        cases.append(bounceCase("BOUNCE_PASSWORD", .invalid, ["BOUNCE_PASSWORD": "a-password-a-maildir-has-no-use-for"]))
+        cases.append(bounceCase("BOUNCE_PASSWORD_FILE", .missing, ["BOUNCE_MAILBOX": "imaps://bounces@mail.example.com/INBOX"],
+                                unset: ["BOUNCE_PASSWORD", "BOUNCE_PASSWORD_FILE", "CREDENTIALS_DIRECTORY"]))
+        for path in [f.missing, f.folder, f.empty, f.notUTF8] {
+            cases.append(bounceCase("BOUNCE_SECRET_FILE", .unreadableFile, ["BOUNCE_SECRET_FILE": path], unset: ["BOUNCE_SECRET"]))
+            cases.append(bounceCase("BOUNCE_PASSWORD_FILE", .unreadableFile,
+                                    ["BOUNCE_PASSWORD_FILE": path, "BOUNCE_MAILBOX": "pop3s://bounces@mail.example.com"], unset: ["BOUNCE_PASSWORD"]))
+        }
         for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
         cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
         return cases

@@ -1,0 +1,125 @@
+import Foundation
+
+/// A real IMAP and POP3 server (Debian's `dovecot-imapd` and `dovecot-pop3d` 2.3) of one test's own:
+/// its own configuration (`dovecot -c FILE`), a `passwd-file` user whose Maildir the test fills,
+/// IMAPS and POP3S on free ports of 127.0.0.1 with a self-signed certificate for 127.0.0.1.
+/// Stopped and removed by `stop()`.
+final class Dovecot: @unchecked Sendable {
+    /// The IMAPS and POP3S ports on 127.0.0.1.
+    let port: Int, pop3Port: Int
+    /// The user and password the test logs in with.
+    let user = "bounces", password = "Mailbox-pw-4711"
+    /// The user's Maildir (`new/`, `cur/`, `tmp/`).
+    let maildir: String
+    /// The certificate to verify the server with.
+    let caFile: String
+    private let directory: String
+
+    /// Whether Dovecot is installed (scripts/install-deps.sh installs it).
+    static var isAvailable: Bool {
+        ["/usr/sbin/dovecot", "/usr/lib/dovecot/imap", "/usr/lib/dovecot/pop3"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+    }
+
+    init() throws {
+        port = try PostgresCluster.freePort()
+        pop3Port = try PostgresCluster.freePort()
+        directory = "/var/tmp/sn-dovecot-" + UUID().uuidString.lowercased().prefix(8)
+        maildir = "\(directory)/mail/bounces"
+        caFile = "\(directory)/cert.pem"
+        for sub in ["new", "cur", "tmp"] { try FileManager.default.createDirectory(atPath: "\(maildir)/\(sub)", withIntermediateDirectories: true) }
+        try FileManager.default.createDirectory(atPath: "\(directory)/run", withIntermediateDirectories: true)
+        try PostgresCluster.shell(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                                   "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", "\(directory)/key.pem", "-out", caFile])
+        try "\(user):{PLAIN}\(password):65534:65534::\(maildir)\n".write(toFile: "\(directory)/passwd", atomically: true, encoding: .utf8)
+        let conf = """
+            protocols = imap pop3
+            base_dir = \(directory)/run
+            state_dir = \(directory)/state
+            instance_name = sn-dovecot-\(port)
+            listen = 127.0.0.1
+            log_path = \(directory)/dovecot.log
+            ssl = required
+            ssl_cert = <\(caFile)
+            ssl_key = <\(directory)/key.pem
+            auth_mechanisms = plain login
+            passdb {
+              driver = passwd-file
+              args = scheme=PLAIN \(directory)/passwd
+            }
+            userdb {
+              driver = passwd-file
+              args = \(directory)/passwd
+            }
+            mail_location = maildir:~
+            first_valid_uid = 1
+            service imap-login {
+              inet_listener imap {
+                port = 0
+              }
+              inet_listener imaps {
+                address = 127.0.0.1
+                port = \(port)
+                ssl = yes
+              }
+            }
+            service pop3-login {
+              inet_listener pop3 {
+                port = 0
+              }
+              inet_listener pop3s {
+                address = 127.0.0.1
+                port = \(pop3Port)
+                ssl = yes
+              }
+            }
+            service anvil {
+              chroot =
+            }
+            service stats {
+              chroot =
+            }
+
+            """
+        try conf.write(toFile: "\(directory)/dovecot.conf", atomically: true, encoding: .utf8)
+        try PostgresCluster.shell(["/bin/chown", "-R", "nobody:nogroup", "\(directory)/mail"])
+        try PostgresCluster.shell(["/usr/sbin/dovecot", "-c", "\(directory)/dovecot.conf"])
+        let deadline = Date().addingTimeInterval(10)
+        while !listening && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        guard listening else { throw TestFailure("dovecot did not start: \((try? String(contentsOfFile: "\(directory)/dovecot.log", encoding: .utf8)) ?? "")") }
+    }
+
+    /// Delivers `bytes` into the user's `new/` as the MTA would (owned by the mail user).
+    func deliver(_ bytes: [UInt8], name: String) throws {
+        let path = "\(maildir)/new/\(name)"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        try PostgresCluster.shell(["/bin/chown", "nobody:nogroup", path])
+    }
+
+    /// Stops the server and removes its folder: SIGTERM to its master (by the pid in its own
+    /// `master.pid`), SIGKILL after 3 s — a master spawned from the test process may inherit a
+    /// blocked SIGTERM — and its children end with it.
+    func stop() {
+        if let text = try? String(contentsOfFile: "\(directory)/run/master.pid", encoding: .utf8),
+           let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1 {
+            kill(pid, SIGTERM)
+            let deadline = Date().addingTimeInterval(3)
+            while kill(pid, 0) == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            if kill(pid, 0) == 0 { kill(pid, SIGKILL) }
+            // The children notice their master's end and exit; give them a moment before the folder goes.
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private var listening: Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
