@@ -139,7 +139,11 @@ def run_variant(variant, args, cluster, base):
         url = cluster.database_url(database)
         env = {"PATH": "/usr/bin:/bin", "DATABASE_URL": url, "MIGRATIONS_DIR": os.path.join(bench.ROOT, "Sources/Store/Migrations"),
                "SMTP_HOST": "127.0.0.1", "SMTP_PORT": str(sink.port), "SMTP_TLS": "none", "FROM_EMAIL": "noreply@sileme.app",
-               "ALL_CLEAR_POLL_SECONDS": str(POLL_SECONDS)}
+               "ALL_CLEAR_POLL_SECONDS": str(POLL_SECONDS),
+               # Every user here stopped checking in on the same day, which the intake guard takes
+               # for an outage of the app and holds (docs/intake-hold.md); this measures the
+               # all-clears, so the guard is off.
+               "INTAKE_DROP_RATIO": "0"}
         migrate = subprocess.run([args.binary, "migrate"], env=env, capture_output=True, text=True)
         bench.check(migrate.returncode == 0, f"migrate: {migrate.stderr[-500:]}")
 
