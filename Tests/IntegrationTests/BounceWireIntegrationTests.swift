@@ -1,5 +1,8 @@
 import Bounce
+import Config
+import Delivery
 import Foundation
+import Logging
 import Testing
 import Values
 
@@ -166,5 +169,40 @@ struct BounceWireIntegrationTests {
         #expect(try db.query("SELECT status FROM contact_status WHERE user_id = $1", [user]) == [["undeliverable"]])
         #expect(Self.files("\(maildir.path)/new").isEmpty)
         #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test("over IMAP (a real Dovecot): the tagged report applied, then expunged; a forged one kept with its keyword; read again, nothing changes")
+    func imap() throws {
+        try #require(Dovecot.isAvailable, "dovecot-imapd is not installed (scripts/install-deps.sh)")
+        let alerted = try Alerted("imap")
+        defer { alerted.remove() }
+        let dovecot = try Dovecot()
+        defer { dovecot.stop() }
+        let report = try Self.postfixReport(sender: alerted.sender, recipient: alerted.contact)
+        let at = try #require(alerted.sender.firstIndex(of: "@"))
+        let last = alerted.sender[alerted.sender.index(before: at)]
+        let forged = alerted.sender.replacingOccurrences(of: "\(last)@", with: "\(last == "a" ? "b" : "a")@")
+        try dovecot.deliver(report, name: "1.M1P1.relay")
+        try dovecot.deliver(try Self.postfixReport(sender: forged, recipient: alerted.contact), name: "2.M1P1.relay")
+
+        let server = BounceSettings.Server(host: "127.0.0.1", port: dovecot.port, user: dovecot.user, tls: .tls, folder: "INBOX")
+        var settings = BounceSettings(address: try EmailAddress(validating: BounceStoreIntegrationTests.address),
+                                      secret: Secret(BounceStoreIntegrationTests.secret), mailbox: .imap(server), password: Secret(dovecot.password))
+        settings.pollSeconds = 5
+        let database = try ConfigurationLoader(environment: alerted.env, filePath: nil).load().database
+        let mailbox = try IMAPMailbox(server: server, password: Secret(dovecot.password), caFile: dovecot.caFile, timeoutSeconds: 10)
+        let reader = BounceReader(settings: settings, database: database, logger: Logger(label: "bounces"), mailbox: mailbox)
+        let tally = try reader.poll(stop: StopSignal())
+        #expect(BounceReader.summary(tally) == "2 read: 1 bounced, 0 noted, 1 removed, 1 unmatched, 1 kept aside")
+        #expect(try alerted.row().first?.first == "bounced")
+        #expect(try alerted.db.query("SELECT status FROM contact_status WHERE user_id = $1", [alerted.user]) == [["undeliverable"]])
+        #expect(try mailbox.list().isEmpty && mailbox.unparsedCount() == 1)
+
+        // The same report again, in the same session (as the daemon's next poll): `list` must see it.
+        try dovecot.deliver(report, name: "3.M1P1.relay")
+        let before = try alerted.row()
+        let again = BounceReader.summary(try reader.poll(stop: StopSignal()))
+        #expect(again == "1 read: 0 bounced, 0 noted, 1 removed, 0 unmatched, 0 kept aside", "\(again)")
+        #expect(try alerted.row() == before)
     }
 }

@@ -47,11 +47,13 @@ package final class BounceReader: @unchecked Sendable {
     /// Whether the last poll failed (its warning is logged once, until a poll succeeds again).
     private var failing = false
 
-    /// A reader of `settings`' mailbox that records into `database`.
-    package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger) {
+    /// A reader of `settings`' mailbox that records into `database`; `mailbox`: one opened
+    /// already (a test's IMAP server, verified with its own certificate), else the configured one.
+    package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger, mailbox: (any BounceMailbox)? = nil) {
         self.settings = settings
         self.database = database
         self.logger = logger
+        self.mailbox = mailbox
         tags = BounceTag(settings: settings)
     }
 
