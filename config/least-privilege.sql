@@ -34,6 +34,8 @@ GRANT SELECT, INSERT, UPDATE ON contact_status, sileme.known_contacts TO sileme_
 GRANT SELECT, DELETE ON sileme.pending_all_clears TO sileme_notifier;
 -- The acknowledgement page (ACK_LISTEN) records a contact's "I'm on it"; nothing changes a row.
 GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;
+-- The bounces (BOUNCE_ADDRESS): each report read is recorded once; nothing changes an event.
+GRANT SELECT, INSERT ON sileme.bounce_events TO sileme_notifier;
 -- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
 -- (the function runs as its owner; the role only reads the queue to say what a standby has not
 -- folded, and for `check`'s backlog line).

@@ -33,9 +33,13 @@ package final class IMAPMailbox {
         folderURL = connection.baseURL(scheme: "imap") + "/" + folder
     }
 
-    /// The UIDs of the messages waiting (all but those set aside), in ascending order.
+    /// The UIDs of the messages waiting (all but those set aside), in ascending order. A `NOOP`
+    /// first: libcurl keeps the session and its selected folder from one poll to the next, and a
+    /// server tells a session of new mail on `NOOP` (RFC 3501 §6.1.2) — Dovecot's `UID SEARCH`
+    /// alone did not see a message delivered since the last poll.
     package func list() throws(Failure) -> [UInt32] {
-        Self.searchResult(try command("UID SEARCH NOT KEYWORD \(Self.unparsedKeyword)", operation: "list"))
+        _ = try command("NOOP", operation: "list")
+        return Self.searchResult(try command("UID SEARCH NOT KEYWORD \(Self.unparsedKeyword)", operation: "list"))
     }
 
     /// The bytes of message `uid`; nil when the server gives its size as over `limit` (then it is

@@ -103,6 +103,12 @@ package final class Daemon: @unchecked Sendable {
             },
             ThreadService("sileme-all-clear", stop: stop, after: startup, loop: watcher.loop),
         ]
+        // The bounce mailbox (BOUNCE_MAILBOX), read every BOUNCE_POLL_SECONDS on its own thread
+        // and connection: a mailbox that cannot be read is logged and never holds up an alert.
+        if let bounce = configuration.bounce {
+            let reader = BounceReader(settings: bounce, database: configuration.database, logger: logger)
+            parts.append(ThreadService("sileme-bounces", stop: stop, after: startup) { [stop] in reader.loop(stop: stop) })
+        }
         // Last: the first the group stops, so its clients' connections close while the loops finish.
         if let page { parts.append(page) }
         DaemonGroup.run(parts, stop: stop, logger: logger)

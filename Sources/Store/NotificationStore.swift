@@ -389,8 +389,9 @@ package struct NotificationStore: Sendable {
     }
 
     /// SQL: writes `status` to `contact_status` for the e-mail contacts of the rows `from` returns
-    /// (`user_id`, `contact`, `channel`, `reply`), one row per contact.
-    private static func contactStatusUpsert(from rows: String, status: String) -> String {
+    /// (`user_id`, `contact`, `channel`, `reply`), one row per contact — after a send's answer,
+    /// and after a bounce (`BounceStore`).
+    static func contactStatusUpsert(from rows: String, status: String) -> String {
         """
         INSERT INTO contact_status AS s (user_id, email, status, last_reply, updated_at)
         SELECT DISTINCT ON (user_id, contact) user_id, contact, \(status), left(reply, 500), now()

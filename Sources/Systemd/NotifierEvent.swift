@@ -33,6 +33,16 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
     /// A contact pressed "I'm on it" on the acknowledgement page (`USER_ID`, `ALERT_DATE`, masked
     /// `RECIPIENT`): the other contacts get an `acknowledged` notice (docs/acknowledgement.md).
     case acknowledgementRecorded = "acknowledgement_recorded"
+    /// A report in the bounce mailbox was read and settled (`BOUNCE_VERDICT`, `BOUNCE_ACTION`,
+    /// `BOUNCE_REASON` when kept aside, `LOG_ID`, `USER_ID`, masked `RECIPIENT`, `BOUNCE_STATUS`,
+    /// `MAILBOX_MESSAGE`) (docs/bounces.md).
+    case bounceReceived = "bounce_received"
+    /// A report said a contact's mailbox is dead: the delivery row is `bounced` and the contact
+    /// `undeliverable` (`LOG_ID`, `USER_ID`, masked `RECIPIENT`, `NOTIFICATION_KIND`,
+    /// `BOUNCE_STATUS`, `DIAGNOSTIC`) (docs/bounces.md).
+    case contactUndeliverable = "contact_undeliverable"
+    /// The bounce mailbox could not be read; the next poll tries again, and the alerting goes on.
+    case bounceMailboxUnavailable = "bounce_mailbox_unavailable"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -59,7 +69,9 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
         case .runFailed: "3d1f7c0e6a2b4c59a8e1d2f3b4c5d6e7"
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
-        case .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
+        case .contactUndeliverable: "a6463324a233427b991a95d572da1d85"
+        case .bounceReceived, .bounceMailboxUnavailable,
+             .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil
         }

@@ -26,7 +26,7 @@ struct SilemeNotifierCommand: ParsableCommand {
               sileme-notifier --run-now --dry-run [--date D] [--format table|json|csv]
                               [--full-emails] [--preview USER_ID]
                   the admin report: who would be mailed and why; writes and sends nothing
-              sileme-notifier migrate | check | report | retry
+              sileme-notifier migrate | check | report | retry | release | introduce | bounces
                   see `sileme-notifier help <subcommand>`
             `sileme-notifier help run` lists the options of the first three forms.
 
@@ -38,7 +38,7 @@ struct SilemeNotifierCommand: ParsableCommand {
             """,
         version: NotifierVersion.current,
         subcommands: [RunCommand.self, MigrateCommand.self, CheckCommand.self, ReportCommand.self, RetryCommand.self, ReleaseCommand.self,
-                      IntroduceCommand.self],
+                      IntroduceCommand.self, BouncesCommand.self],
         defaultSubcommand: RunCommand.self)
 }
 

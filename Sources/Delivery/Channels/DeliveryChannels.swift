@@ -1,3 +1,4 @@
+import Bounce
 import Config
 import Foundation
 import Mail
@@ -25,9 +26,11 @@ package struct DeliveryChannels: Sendable {
         let limiter = configuration.smtp.rateLimit.map { RateLimiter(perSecond: $0) }
         // Checked at start (exit 78): it renders here as it did then.
         let template = configuration.webhook?.bodyTemplate.flatMap { try? WebhookBodyTemplate($0, appName: configuration.appName) }
+        let bounceTag = configuration.bounce.map(BounceTag.init(settings:))
         return DeliveryChannels { control in
             [
-                MailChannel(composer: composer, transport: try makeTransport(), limiter: limiter, runDate: runDate, control: control),
+                MailChannel(composer: composer, transport: try makeTransport(), limiter: limiter, runDate: runDate, control: control,
+                            bounceTag: bounceTag),
                 WebhookChannel(configuration: configuration, template: template, composer: composer, runDate: runDate, control: control),
             ]
         }

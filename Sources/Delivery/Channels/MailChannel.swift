@@ -1,3 +1,4 @@
+import Bounce
 import Foundation
 import Mail
 import Rule
@@ -7,6 +8,10 @@ import Values
 /// Mail to one contact through `MAIL_TRANSPORT` (SMTP, or the outbox): the composer's message
 /// with the claim's `Message-ID`, sent from `MAIL_FROM` at `SMTP_RATE_LIMIT`'s pace, its answer
 /// read as docs/delivery.md's classification table says (`SendOutcome.classify`, then `delivered`).
+///
+/// With `BOUNCE_ADDRESS` set, each message's envelope sender (`MAIL FROM`) is the signed tag of
+/// its delivery row (`BounceTag`, docs/bounces.md), so that a relay's later report of a dead
+/// mailbox names the row it is about; the `From:` header stays `FROM_EMAIL`.
 package final class MailChannel: DeliveryChannel {
     package let channel = DeliveryJob.Channel.email
     package let words = ChannelWords(server: "the mail server (or outbox)", messageIDField: "smtp_message_id",
@@ -15,15 +20,19 @@ package final class MailChannel: DeliveryChannel {
     private let transport: any MailTransport
     private let limiter: RateLimiter?
     private let runDate: CalendarDate
+    /// The envelope senders of the rows (`BOUNCE_ADDRESS`); nil: every message from `FROM_EMAIL`.
+    private let bounceTag: BounceTag?
 
     /// A channel sending over `transport` (one worker's), which hears `control`'s stop signal and
-    /// feeds its watchdog while the server is slow; `limiter` is the run's, shared by its workers.
+    /// feeds its watchdog while the server is slow; `limiter` is the run's, shared by its workers;
+    /// `bounceTag` tags each message's envelope sender with its row.
     package init(composer: MailComposer, transport: any MailTransport, limiter: RateLimiter?, runDate: CalendarDate,
-                 control: RunControl) {
+                 control: RunControl, bounceTag: BounceTag? = nil) {
         self.composer = composer
         self.transport = transport
         self.limiter = limiter
         self.runDate = runDate
+        self.bounceTag = bounceTag
         transport.hear(control.stop, onWait: { control.alive() })
     }
 
@@ -35,8 +44,14 @@ package final class MailChannel: DeliveryChannel {
     /// Renders the message once; each attempt hands the same bytes to the transport.
     package func attempt(_ job: DeliveryJob, claim: Claim) -> ChannelAttempt {
         let bytes = composer.message(for: job, runDate: runDate, messageID: claim.messageID).rendered()
-        let (transport, sender, recipient) = (transport, composer.from.address, job.email.address)
+        let sender = envelopeSender(row: claim.logID)
+        let (transport, recipient) = (transport, job.email.address)
         return { () throws(ChannelFailure) in try Self.delivered(transport.send(from: sender, to: recipient, message: bytes)) }
+    }
+
+    /// The `MAIL FROM` of row `row`: its tagged bounce address, or `FROM_EMAIL` without one.
+    package func envelopeSender(row: Int64) -> String {
+        bounceTag?.envelopeSender(row: row) ?? composer.from.address
     }
 
     package func describe(_ job: DeliveryJob) -> String {

@@ -20,6 +20,8 @@ struct Mailbox {
         let file: String
         /// The name the client gave in EHLO.
         let helo: String?
+        /// The envelope sender (`MAIL FROM`), without angle brackets.
+        var mailFrom: String? = nil
         /// The raw message bytes as received.
         var raw: Data { FileManager.default.contents(atPath: file) ?? Data() }
     }
@@ -44,7 +46,8 @@ struct Mailbox {
                   let recipient = recipients.map({ $0.lowercased() }).first(where: matches) else { return nil }
             let file = object["file"] as? String ?? ""
             return Delivery(recipient: recipient, messageID: object["message_id"] as? String,
-                            file: file.hasPrefix("/") ? file : "\(maildir)/\(file)", helo: object["helo"] as? String)
+                            file: file.hasPrefix("/") ? file : "\(maildir)/\(file)", helo: object["helo"] as? String,
+                            mailFrom: object["mail_from"] as? String)
         }
     }
 

@@ -1,0 +1,99 @@
+import Bounce
+import Store
+
+extension BounceReader {
+    /// How a report names its delivery row: the tag in the address it was sent to, else the
+    /// returned message's `Message-ID`.
+    package enum Key: Sendable, Equatable {
+        /// A tag this key signed, naming row `row`.
+        case tag(row: Int64)
+        /// A tag of our bounce address that this key did not sign (forged, altered, another key's):
+        /// the report changes nothing, and is not looked up any other way.
+        case forged(address: String)
+        /// No tag, but the returned message's `Message-ID` (a relay that rewrote the envelope sender).
+        case messageID(String)
+        /// Neither (named so, not `none`, which an optional would take for its own).
+        case nothing
+    }
+
+    /// The key of `report` under `tags` — pure. A tag is looked for in the addresses the report
+    /// was sent to, most trustworthy first (`BounceReport.addressedTo`); an address of the bounce
+    /// mailbox with a tag that does not verify is a forgery, and the `Message-ID` is then not
+    /// asked: a forger who can quote an alert's id must not get around the tag.
+    package static func key(of report: BounceReport, tags: BounceTag) -> Key {
+        for address in report.addressedTo {
+            if let row = tags.row(in: address) { return .tag(row: row) }
+            if isTagged(address, by: tags) { return .forged(address: address) }
+        }
+        if let id = report.returnedMessageID { return .messageID(id) }
+        return .nothing
+    }
+
+    /// Whether `address` is `local+anything@domain` of the bounce address (case as `BounceTag` compares).
+    static func isTagged(_ address: String, by tags: BounceTag) -> Bool {
+        guard let at = address.lastIndex(of: "@"), address[address.index(after: at)...].lowercased() == tags.address.domain,
+              let plus = address[..<at].firstIndex(of: "+") else { return false }
+        return address[..<plus].drop { $0 == "<" || $0 == " " }.lowercased() == tags.address.localPart.lowercased()
+    }
+
+    /// What to do with one message of the mailbox.
+    package enum Decision: Sendable, Equatable {
+        /// A dead address: the row `bounced`, the contact `undeliverable`; then the message is removed.
+        case bounce(BounceStore.Delivery)
+        /// A transient bounce or a complaint about the row: recorded; then the message is removed.
+        case note(BounceStore.Kind, BounceStore.Delivery)
+        /// A report that changes nothing (a success notice of our row): removed.
+        case remove
+        /// A report that names no row of ours: recorded as unmatched, then kept aside.
+        case unmatched(Reason)
+        /// Not a report to act on (an automatic reply, unparsed, too large): kept aside for a person.
+        case setAside(Reason)
+    }
+
+    /// Why a message is kept aside (the journal's `BOUNCE_REASON`).
+    package enum Reason: String, Sendable, Equatable {
+        case forgedTag = "forged_tag"
+        case unknownRow = "unknown_row"
+        case noKey = "no_key"
+        case otherRecipient = "other_recipient"
+        case notMail = "not_mail"
+        case autoReply = "auto_reply"
+        case unparsed
+        case tooLarge = "too_large"
+    }
+
+    /// What to do with a message read as `report`, whose key is `key`, and whose key found
+    /// `delivery` (nil: no such row) — pure; every case is a unit test.
+    ///
+    /// Only a report about a mail of ours changes anything. An automatic reply is kept for a person
+    /// (it may say something about the contact nobody else will read) rather than deleted; so is
+    /// anything unparsed. A report found by `Message-ID` alone must be about the row's own contact
+    /// (its final or original recipient), so that a forged report quoting an alert's id cannot mark
+    /// another address dead.
+    package static func decide(_ report: BounceReport, key: Key, delivery: BounceStore.Delivery?) -> Decision {
+        switch report.verdict {
+        case .autoReply: return .setAside(.autoReply)
+        case .unparsed: return .setAside(.unparsed)
+        case .tooLarge: return .setAside(.tooLarge)
+        case .permanent, .transient, .complaint, .delivered: break
+        }
+        switch key {
+        case .forged: return .unmatched(.forgedTag)
+        case .nothing: return .unmatched(.noKey)
+        case .tag, .messageID: break
+        }
+        guard let delivery else { return .unmatched(.unknownRow) }
+        guard delivery.channel == "email" else { return .unmatched(.notMail) }
+        if case .messageID = key, report.verdict != .complaint, !delivery.contact.isEmpty {
+            let named = report.recipients.flatMap { [$0.finalRecipient, $0.originalRecipient] }.compactMap { $0?.lowercased() }
+            guard named.contains(delivery.contact) else { return .unmatched(.otherRecipient) }
+        }
+        switch report.verdict {
+        case .permanent: return .bounce(delivery)
+        case .transient: return .note(.transient, delivery)
+        case .complaint: return .note(.complaint, delivery)
+        default: return .remove
+        }
+    }
+}
+
