@@ -1,5 +1,5 @@
 extension BounceReport {
-    /// Reads the message `bytes` (SPEC §16). Larger than `maximumBytes`: `.tooLarge`, unread.
+    /// Reads the message `bytes`. Larger than `maximumBytes`: `.tooLarge`, unread.
     package static func read(_ bytes: [UInt8]) -> BounceReport {
         guard bytes.count <= maximumBytes else { return BounceReport(verdict: .tooLarge) }
         let message = MIMEPart(message: bytes[...])

@@ -1,4 +1,4 @@
-/// What one message in the bounce mailbox says, read from its raw bytes (SPEC §16): its kind
+/// What one message in the bounce mailbox says, read from its raw bytes: its kind
 /// (`verdict`), the per-recipient delivery status of an RFC 3464 report, and the two keys that
 /// find the delivery row — the addresses the report was sent to (where the VERP tag is) and the
 /// returned message's `Message-ID`.

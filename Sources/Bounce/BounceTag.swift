@@ -2,7 +2,7 @@ import Config
 import Hashing
 import Values
 
-/// The envelope sender that names a delivery row (VERP, SPEC §16): `BOUNCE_ADDRESS`'s
+/// The envelope sender that names a delivery row (VERP): `BOUNCE_ADDRESS`'s
 /// `local@domain` becomes `local+TAG@domain`, and the report of a dead mailbox comes back to it.
 ///
 /// TAG is the row id in base 32 followed by an 80-bit HMAC-SHA256 of it under `BOUNCE_SECRET`,

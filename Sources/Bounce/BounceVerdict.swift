@@ -1,4 +1,4 @@
-/// What a message in the bounce mailbox is (SPEC §16), as pure functions of its parts: each
+/// What a message in the bounce mailbox is, as pure functions of its parts: each
 /// rule a named function, so that a test states it without a mailbox.
 ///
 /// The order matters and is the spec's: a complaint (RFC 5965) or a delivery report (RFC 3464) is

@@ -3,7 +3,7 @@ import Foundation
 /// The bounce mailbox as a Maildir (`BOUNCE_MAILBOX=maildir:/path`): the local MTA delivers each
 /// report as one file in `new/`; the daemon lists, reads, and then settles each one.
 ///
-/// Nothing is lost (SPEC §16). A message is removed only by `remove`, which the caller calls after
+/// Nothing is lost. A message is removed only by `remove`, which the caller calls after
 /// the message's effect is committed in the database — a crash in between leaves it in place, and
 /// reading it again applies nothing twice (the effects are idempotent: a row already `bounced`
 /// stays so). A message that could not be read or matched is never deleted: `setAside` moves it

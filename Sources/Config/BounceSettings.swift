@@ -1,7 +1,7 @@
 import Foundation
 import Values
 
-/// The bounce settings (`BOUNCE_*`, SPEC §16, docs/bounces.md): the envelope sender that carries
+/// The bounce settings (`BOUNCE_*`, docs/bounces.md): the envelope sender that carries
 /// each message's signed tag, the key that signs it, and the mailbox where the reports arrive.
 ///
 /// A mail server's `250` says only that it took the message; a dead mailbox is reported minutes

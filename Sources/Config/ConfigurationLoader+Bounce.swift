@@ -8,7 +8,7 @@ extension ConfigurationLoader {
         "BOUNCE_POLL_SECONDS",
     ]
 
-    /// Reads the bounce settings into `config` (SPEC §16, docs/bounces.md). Unset `BOUNCE_ADDRESS`
+    /// Reads the bounce settings into `config` (docs/bounces.md). Unset `BOUNCE_ADDRESS`
     /// leaves the feature off, and then any other `BOUNCE_*` is refused rather than ignored (an
     /// operator who set a mailbox expects it read). Set, it needs a key of at least 32 characters
     /// and a mailbox; an IMAP or POP3 mailbox needs a password, which is never quoted in an error.

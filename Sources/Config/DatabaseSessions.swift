@@ -8,7 +8,8 @@
 /// own, the recorder's and one per sender (`SMTP_CONNECTIONS`), opened in that order, each only
 /// once the one before it has answered. The daemon holds a run's sessions, and beside them the
 /// check-in queue's fold and an all-clear pass (its own session, its recorder's and its senders'),
-/// the acknowledgement page's with `ACK_LISTEN`, and the `LISTEN` session when that is on
+/// the acknowledgement page's with `ACK_LISTEN`, the bounce reader's with `BOUNCE_MAILBOX` (during a
+/// poll that found messages), and the `LISTEN` session when that is on
 /// `DATABASE_URL` (a direct `DATABASE_URL` and no `DATABASE_LISTEN_URL`; never through a pooler).
 /// Under a smaller pool a run starts with the senders that got a session; with fewer than
 /// `minimumForRun` it fails after `PGConnection.sessionWaitSeconds`, naming the settings.
@@ -27,19 +28,21 @@ package struct DatabaseSessions: Sendable, Equatable, CustomStringConvertible {
     package static let minimumForRun = 4
 
     /// The counts for `SMTP_CONNECTIONS` = `senders`, with the acknowledgement page's session
-    /// when `ackPage`, and the `LISTEN` session's when `separateListenURL` is false.
-    package init(senders: Int, ackPage: Bool, separateListenURL: Bool) {
+    /// when `ackPage`, the bounce reader's when `bounceReader`, and the `LISTEN` session's when
+    /// `separateListenURL` is false.
+    package init(senders: Int, ackPage: Bool, separateListenURL: Bool, bounceReader: Bool = false) {
         self.senders = senders
         run = 3 + senders
-        // The run's, the fold's, an all-clear pass's (its session, recorder, senders), the page's.
-        daemon = run + 1 + (2 + senders) + (ackPage ? 1 : 0)
+        // The run's, the fold's, an all-clear pass's (its session, recorder, senders), the page's,
+        // the bounce reader's.
+        daemon = run + 1 + (2 + senders) + (ackPage ? 1 : 0) + (bounceReader ? 1 : 0)
         daemonDirect = daemon + (separateListenURL ? 0 : 1)
     }
 
     /// The counts for `configuration`.
     package init(_ configuration: NotifierConfiguration) {
         self.init(senders: configuration.smtp.connections, ackPage: configuration.ack != nil,
-                  separateListenURL: configuration.databaseListenURL != nil)
+                  separateListenURL: configuration.databaseListenURL != nil, bounceReader: configuration.bounce != nil)
     }
 
     /// `a run 7 (run lock, run, recorder, 4 senders: SMTP_CONNECTIONS), the daemon 14`.

@@ -77,7 +77,7 @@ package struct NotifierConfiguration: Sendable {
     /// The acknowledgement page (`ACK_*`, docs/acknowledgement.md); nil when neither
     /// `ACK_BASE_URL` nor `ACK_LISTEN` is set: no link in any mail, no listener.
     package var ack: AckSettings?
-    /// The bounces (`BOUNCE_*`, SPEC §16, docs/bounces.md); nil when `BOUNCE_ADDRESS` is unset:
+    /// The bounces (`BOUNCE_*`, docs/bounces.md); nil when `BOUNCE_ADDRESS` is unset:
     /// every message is sent from `FROM_EMAIL` and no mailbox is read.
     package var bounce: BounceSettings?
     /// `DATABASE_LISTEN_URL`: a direct (unpooled) connection for `LISTEN`, where `DATABASE_URL`

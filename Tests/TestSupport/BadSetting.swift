@@ -259,7 +259,7 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         for path in [f.missing, f.folder, f.empty, f.notUTF8] {
             cases.append(BadSetting("ACK_SECRET_FILE", .unreadableFile, ["ACK_SECRET_FILE": path], unset: ["ACK_SECRET"]))
         }
-        // The bounces (SPEC §16, docs/bounces.md): each case on top of a working bounce configuration.
+        // The bounces (docs/bounces.md): each case on top of a working bounce configuration.
         let bounce = ["BOUNCE_ADDRESS": "bounces@notify.example.com", "BOUNCE_SECRET": String(repeating: "b", count: 32),
                       "BOUNCE_MAILBOX": "maildir:/var/mail/bounces"]
         func bounceCase(_ key: String, _ kind: Kind, _ values: [String: String], unset: [String] = []) -> BadSetting {

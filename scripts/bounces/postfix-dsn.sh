@@ -4,7 +4,7 @@
 #
 #   scripts/bounces/postfix-dsn.sh [OUTPUT_DIR]     (as root; default: the fixtures folder)
 #
-# What happens, as in production (SPEC §16): a message is submitted over SMTP with a VERP envelope
+# What happens, as in production: a message is submitted over SMTP with a VERP envelope
 # sender (bounces+TAG@notify.sileme.test); Postfix answers 250, then relays it to the contact's
 # domain, which transport_maps routes to a local SMTP server (scripts/testenv/smtp_server.py)
 # answering 550 (gone.example) or 451 (slow.example). Postfix's bounce(8) then writes its RFC 3464

@@ -2,7 +2,7 @@ import Bounce
 import Foundation
 import Testing
 
-/// The report reader against every message of the real corpus (SPEC §16): each file states its
+/// The report reader against every message of the real corpus: each file states its
 /// kind, the recipient and status that decide it, and the returned message's `Message-ID`. The
 /// expectations were written from an independent reading of each file with Python's `email`
 /// package, not from this reader's output.

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import Values
 
-/// The VERP tag (SPEC §16): short, safe in a local part, and unforgeable.
+/// The VERP tag: short, safe in a local part, and unforgeable.
 @Suite("Bounce tags")
 struct BounceTagTests {
     static let address = try! EmailAddress(validating: "bounces@notify.example.com")

@@ -3,7 +3,7 @@ import Testing
 @testable import Config
 import Values
 
-/// The bounce settings (SPEC §16, docs/bounces.md): off by default, each mailbox form read, the
+/// The bounce settings (docs/bounces.md): off by default, each mailbox form read, the
 /// key and password from every source, and neither ever quoted in a refusal. (Each refusal's
 /// setting is in the configuration matrix, `BadSetting`.)
 @Suite("Bounce configuration")

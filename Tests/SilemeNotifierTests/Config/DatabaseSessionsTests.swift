@@ -20,6 +20,14 @@ struct DatabaseSessionsTests {
         #expect(DatabaseSessions.minimumForRun == DatabaseSessions(senders: 1, ackPage: false, separateListenURL: true).run)
     }
 
+    @Test("the bounce reader (BOUNCE_MAILBOX) holds one more session of the daemon's, none of a run's")
+    func bounceReader() {
+        let reader = DatabaseSessions(senders: 4, ackPage: true, separateListenURL: false, bounceReader: true)
+        #expect(reader.run == 7)
+        #expect(reader.daemon == 16)
+        #expect(reader.daemonDirect == 17)
+    }
+
     @Test("the defaults, as check says them")
     func defaults() {
         let sessions = DatabaseSessions(NotifierConfiguration())
