@@ -5,9 +5,10 @@ import Values
 
 /// Writes the outcomes of a run's sends on a thread and connection of its own, in micro-batches:
 /// whatever has accumulated while the previous batch was being written goes out in the next
-/// statement. Senders never wait for the database, and a record is written about one database
-/// round trip after the server's reply — the crash window in which an accepted mail may be sent
-/// again (with the same `Message-ID`) stays that small.
+/// statement. A record is written about one database round trip after the server's reply, and a
+/// sender starts its next message only once its previous outcome is written: the crash window in
+/// which an accepted mail may be sent again (with the same `Message-ID`) stays one message per
+/// connection, however loaded the machine.
 ///
 /// When the connection breaks (PostgreSQL restarted), the recorder connects again and writes the
 /// same batch again (recording is idempotent) for up to `DATABASE_RECONNECT_SECONDS`; meanwhile
@@ -25,6 +26,10 @@ package final class ResultRecorder: @unchecked Sendable {
     private var reconnecting = false
     /// A batch taken from `pending` is being written.
     private var writing = false
+    /// How many outcomes were queued, and how many of the first of them are written: a sender
+    /// waits for the outcomes queued before its next message (`waitUntilWritable`).
+    private var queued = 0
+    private var written = 0
     private var failure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
     private let stop: StopSignal
@@ -57,18 +62,27 @@ package final class ResultRecorder: @unchecked Sendable {
     package func record(_ outcome: RecordedOutcome) {
         condition.lock()
         pending.append(outcome)
+        queued += 1
         condition.signal()
         condition.unlock()
     }
 
-    /// Waits while the recorder is reconnecting (calling `alive` about once a second) and says
-    /// whether outcomes can still be recorded: false once the recorder gave up, or when the stop
-    /// signal was raised during the wait.
+    /// Waits until the outcomes queued before this call are written — and so while the recorder
+    /// is reconnecting — (calling `alive` about once a second), and says whether outcomes can
+    /// still be recorded: false once the recorder gave up, or when the stop signal was raised
+    /// while it reconnected.
+    ///
+    /// A sender calls it before each message: then a process killed at any instant leaves at
+    /// most one accepted, unrecorded message per connection — the one in flight — however far
+    /// the recorder's thread has fallen behind on a loaded machine. It costs a sender at most
+    /// about one database round trip a message, shared by every sender waiting at that moment
+    /// (one statement writes all their outcomes).
     package func waitUntilWritable(alive: () -> Void = {}) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while reconnecting && failure == nil {
-            if stop.isStopped { return false }
+        let earlier = queued
+        while (reconnecting || written < earlier) && failure == nil {
+            if stop.isStopped && reconnecting { return false }
             _ = condition.wait(until: Date().addingTimeInterval(1))
             condition.unlock()
             alive()
@@ -113,6 +127,7 @@ package final class ResultRecorder: @unchecked Sendable {
             condition.lock()
             while pending.isEmpty && !finishing && Date() < nextRenewal { _ = condition.wait(until: nextRenewal) }
             let batch = pending
+            let through = queued
             pending.removeAll(keepingCapacity: true)
             let last = finishing && batch.isEmpty
             writing = !batch.isEmpty
@@ -123,6 +138,7 @@ package final class ResultRecorder: @unchecked Sendable {
                     try db.perform { try store.record($0, batch) }
                     condition.lock()
                     writing = false
+                    written = through
                     condition.broadcast()
                     condition.unlock()
                 }
