@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 6: runs killed at random points, and several daemons racing a run by hand — docs/delivery.md's
 /// promise holds: every due user is mailed, once per streak, and a mail goes out twice only if it
-/// was in flight when its process was killed (then with the same `Message-ID`).
+/// was accepted and not yet recorded when its process was killed (then with the same `Message-ID`).
 @Suite("Crashes and races", .enabled(if: TestEnvironment.enabled))
 struct CrashAndRaceIntegrationTests {
     static let date = "2026-01-13"
