@@ -1,5 +1,6 @@
 import Values
 import Config
+import Delivery
 import Store
 import Foundation
 import Mail
@@ -39,6 +40,7 @@ package struct HealthCheck: Sendable {
         var findings: [Finding] = []
         var status = ExitStatus.success
         var ackCount: String?
+        var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
             findings.append(Finding(subject: subject, ok: ok, detail: detail))
             if !ok, status == .success || failure == .configuration { status = failure }
@@ -115,6 +117,9 @@ package struct HealthCheck: Sendable {
                 } catch let error as DatabaseError {
                     note("check-in queue", false, error.description, failure: .configuration)
                 }
+                if configuration.bounce != nil {
+                    bounceRecord = Result { try BounceStore.mailboxRecord(db) }
+                }
                 do {
                     findings.append(Self.holds(try HoldStore.open(db), configuration: configuration))
                 } catch let error as DatabaseError {
@@ -162,6 +167,13 @@ package struct HealthCheck: Sendable {
                 note("webhook", false, "\(webhook.displayURL): \(error)", failure: .failure)
             }
         }
+        if let bounce = configuration.bounce {
+            // A real listing through the reader's code: the mailbox, its TLS and its password.
+            let listing = Result { try BounceReader.probe(bounce) }
+            let finding = Self.bounceMailbox(bounce, listing: listing, record: bounceRecord, now: Date())
+            findings.append(finding)
+            if !finding.ok, status == .success { status = .unavailable }
+        }
         if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
             // A probe file created, synced and removed in the outbox's tmp/.
             let outcome = OutboxTransport(directory: directory).verify()
@@ -185,6 +197,36 @@ package struct HealthCheck: Sendable {
             note("mail server", false, error.description, failure: .failure)
         }
         return (findings, status)
+    }
+
+    /// The bounce mailbox's line (docs/bounces.md), from a listing of it and the reader's record
+    /// (nil: not read, the database being unusable) — pure. A mailbox that cannot be listed fails
+    /// the check; one the daemon has not read lately (or ever) is a warning: no daemon reads it.
+    static func bounceMailbox(_ settings: BounceSettings, listing: Result<(waiting: Int, keptAside: Int), any Error>,
+                              record: Result<BounceStore.MailboxRecord?, any Error>?, now: Date) -> Finding {
+        let read: String
+        var stale = false
+        switch record {
+        case .success(let record?) where record.readAt != nil:
+            let age = max(0, Int(now.timeIntervalSince(record.readAt!)))
+            read = "last read \(CalendarDate.rfc3339(record.readAt!)) (\(age) s ago)"
+            stale = Double(age) > BounceReader.recordInterval + 2 * Double(settings.pollSeconds)
+        case .success:
+            read = "never read by a daemon yet"
+            stale = true
+        case .failure(let error):
+            read = "when it was last read unknown (\(error))"
+        case nil:
+            read = "when it was last read unknown (the database cannot be read)"
+        }
+        switch listing {
+        case .success(let counts):
+            let detail = "\(settings.mailbox): reachable, \(counts.waiting) waiting, \(counts.keptAside) kept aside unparsed; \(read)"
+                + (stale ? "; is the daemon running?" : "")
+            return Finding(subject: "bounce mailbox", ok: true, warning: stale, detail: detail)
+        case .failure(let error):
+            return Finding(subject: "bounce mailbox", ok: false, detail: "\(settings.mailbox): cannot be read: \(error); \(read)")
+        }
     }
 
     /// The intake guard's line: the alerts held now (a warning: the operator decides whether the

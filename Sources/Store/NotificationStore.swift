@@ -442,7 +442,10 @@ package struct NotificationStore: Sendable {
         try db.execute(SQLStatement("""
             SELECT n.user_id::text AS user_id, n.status, n.attempts, n.last_error,
                    coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END) AS recipient, n.kind,
-                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel
+                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel,
+                   n.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                       AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel"))
+                       AS contact_bounced
             FROM notification_logs n
             WHERE n.notification_date = $run_date::date AND NOT n.email_sent AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid)
               AND (n.status IN ('failed', 'retry')
@@ -456,6 +459,7 @@ package struct NotificationStore: Sendable {
                     target.kind = row.string("kind") ?? "alert"
                     target.contactInForce = row.bool("contact_in_force")
                     target.channel = row.string("channel") ?? "email"
+                    target.contactBounced = row.bool("contact_bounced")
                     if target.channel == "webhook" { target.recipient = "webhook" }
                     return target
                 }
