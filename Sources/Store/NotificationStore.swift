@@ -256,11 +256,16 @@ package struct NotificationStore: Sendable {
         SQLStatement("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
-                       CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
-                            THEN coalesce(\(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")),
-                                          -- A contact acknowledged the streak since the plan was read (docs/acknowledgement.md).
-                                          CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
-                                               THEN 'acknowledged' END) END AS cancelled
+                       coalesce(
+                           CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
+                                THEN coalesce(\(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")),
+                                              -- A contact acknowledged the streak since the plan was read (docs/acknowledgement.md).
+                                              CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
+                                                   THEN 'acknowledged' END) END,
+                           -- A mail of the streak to this contact bounced since the plan was read (docs/bounces.md).
+                           CASE WHEN j.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                                     AND \(LifecycleStore.bounced(user: "j.user_id", date: "j.day", contact: "j.contact", channel: "j.channel"))
+                                THEN 'contact_bounced' END) AS cancelled
                 FROM unnest($user_ids::uuid[], $miss::int[], $message_ids::text[], $lasts::date[], $masked::text[],
                             $sinces::date[], $names::text[], $kinds::text[], $days::date[], $contacts::text[],
                             $in_reply_to::text[], $event_epochs::float8[], $channels::text[])
