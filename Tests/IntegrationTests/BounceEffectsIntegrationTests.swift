@@ -78,6 +78,9 @@ struct BounceEffectsIntegrationTests {
                    message_id || '.f', last_check_in_date, recipient_masked, '451 4.3.0 Temporary failure, try again'
             FROM notification_logs WHERE user_id = $1 AND kind = 'alert' AND status = 'bounced'
             """, [user])
+        // It wakes no daemon for a retry pass (none would send it: woken for it, a daemon would run pass after pass).
+        let state = try DaemonState.read(db.connection, dates: [try #require(CalendarDate(parsing: Wire.date))], claims: ClaimSQL(leaseSeconds: 300))
+        #expect(state.nextRetry == nil)
         let plan = try NotifierProcess.run(["retry", "--date", Wire.date, "--dry-run", "--json"], environment: env)
         #expect(plan.status == 0 && plan.stdout.contains(#""kind":"follow_up""#) && plan.stdout.contains(#""decision":"contact_bounced""#),
                 "\(plan.stdout)\(plan.stderr)")
