@@ -13,7 +13,9 @@ import Webhook
 /// how many check-ins wait to be folded into the summary, and warns when no notifier has folded
 /// them for over a minute (no daemon running: the summary and the all-clears wait for the next run),
 /// and warns of every role besides the notifier's that can reach its schema, or the app's tables
-/// without row-level security (`Exposure`: on Supabase, the app's anonymous key).
+/// without row-level security (`Exposure`: on Supabase, the app's anonymous key). With
+/// `BOUNCE_MAILBOX` set, it lists the bounce mailbox through the reader's own code and says when a
+/// daemon last read it.
 /// Each finding says what is wrong in words, never with a secret.
 package struct HealthCheck: Sendable {
     /// One line of the check's report.
