@@ -1,4 +1,7 @@
 import Bounce
+import Config
+import Delivery
+@testable import Admin
 import Foundation
 import Rule
 import Store
@@ -198,6 +201,30 @@ struct BounceEffectsIntegrationTests {
         let line = try #require(check.stderr.split(separator: "\n").first { $0.contains("bounce mailbox") }, "\(check.stderr)")
         #expect(line.contains("ok   bounce mailbox") && line.contains("reachable, 0 waiting, 1 kept aside unparsed") && line.contains("last read"), "\(line)")
         #expect(!line.contains("daemon running"), "read moments ago")
+    }
+
+    @Test("check's listing over IMAP (a real Dovecot): the messages waiting, the one kept aside with its keyword; a refused password fails, unquoted")
+    func probeOverIMAP() throws {
+        try #require(Dovecot.isAvailable, "dovecot-imapd is not installed (scripts/install-deps.sh)")
+        let dovecot = try Dovecot()
+        defer { dovecot.stop() }
+        try dovecot.deliver(try BounceMailboxIntegrationTests.corpus("sisimai-rfc3834-01.eml"), name: "1.M1P1.relay")
+        try dovecot.deliver(try BounceMailboxIntegrationTests.corpus("sisimai-is-not-bounce-01.eml"), name: "2.M1P1.relay")
+        let server = BounceSettings.Server(host: "127.0.0.1", port: dovecot.port, user: dovecot.user, tls: .tls, folder: "INBOX")
+        let settings = BounceSettings(address: try EmailAddress(validating: BounceStoreIntegrationTests.address),
+                                      secret: Secret(BounceStoreIntegrationTests.secret), mailbox: .imap(server), password: Secret(dovecot.password))
+        let mailbox = try IMAPMailbox(server: server, password: Secret(dovecot.password), caFile: dovecot.caFile, timeoutSeconds: 10)
+        let before = try BounceReader.probe(settings, mailbox: mailbox)
+        #expect(before.waiting == 2 && before.keptAside == 0)
+        try mailbox.setAside(try #require(try mailbox.list().first))
+        let after = try BounceReader.probe(settings, mailbox: mailbox)
+        #expect(after.waiting == 1 && after.keptAside == 1)
+
+        let refused = try IMAPMailbox(server: server, password: Secret("not-\(dovecot.password)"), caFile: dovecot.caFile, timeoutSeconds: 10)
+        let listing = Result { try BounceReader.probe(settings, mailbox: refused) }
+        let line = HealthCheck.bounceMailbox(settings, listing: listing, record: .success(nil), now: Date())
+        #expect(!line.ok && line.detail.contains("cannot be read"), "\(line.detail)")
+        #expect(!line.detail.contains(dovecot.password), "\(line.detail)")
     }
 
     @Test("check: a mailbox that cannot be reached is a failed line, with no password in it")
