@@ -43,9 +43,10 @@ package struct RunPlan: Sendable {
         }
 
         /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue),
-        /// which also sends the `acknowledged` notices (docs/acknowledgement.md): both answer an event at once.
+        /// which also sends the `acknowledged` notices (docs/acknowledgement.md) and the
+        /// `contact.undeliverable` events (docs/bounces.md): each answers an event at once.
         package static func allClears(users: Set<String>? = nil) -> Scope {
-            Scope(users: users, kinds: [.allClear, .acknowledged], evaluatesRule: false)
+            Scope(users: users, kinds: [.allClear, .acknowledged, .undeliverable], evaluatesRule: false)
         }
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
@@ -57,8 +58,8 @@ package struct RunPlan: Sendable {
         /// alert (0.05 s at a million users), and a day of many slots has ~200 instants.
         package static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
             var kinds = day.kinds
-            if !first { kinds.subtract([.introduction, .allClear, .acknowledged]) }
-            if !everyone { kinds.subtract([.allClear, .acknowledged]) }
+            if !first { kinds.subtract([.introduction, .allClear, .acknowledged, .undeliverable]) }
+            if !everyone { kinds.subtract([.allClear, .acknowledged, .undeliverable]) }
             return Scope(users: nil, kinds: kinds, evaluatesRule: true, slots: runDate.keys)
         }
 
