@@ -132,7 +132,10 @@ struct BounceRelayIntegrationTests {
         let refusal = NotifierProcess.finish(refused.0, refused.1, refused.2)
         #expect(refusal.status == 0)
         #expect(try alerted.row() == before, "an unverified server is not read")
-        if TestEnvironment.current?.journal != true {
+        if TestEnvironment.current?.journal == true {
+            let entries = try JournalReader.entries(of: refusal, minimum: 2)
+            #expect(entries.contains { $0["NOTIFIER_EVENT"] == "bounce_mailbox_unavailable" }, "the unverified server reported")
+        } else {
             #expect(refusal.stderr.contains("cannot read the bounce mailbox"), "\(refusal.stderr.suffix(1500))")
         }
 
