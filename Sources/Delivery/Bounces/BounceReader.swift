@@ -94,7 +94,7 @@ package final class BounceReader: @unchecked Sendable {
     /// aside. Throws when the mailbox or the database cannot be used (what is left stays for the
     /// next poll).
     package func poll(stop: StopSignal) throws -> Tally {
-        let mailbox = try self.mailbox ?? BounceMailboxes.open(settings)
+        let mailbox = try self.mailbox ?? BounceMailboxes.open(settings, stop: stop)
         self.mailbox = mailbox
         return try poll(mailbox, stop: stop)
     }
