@@ -32,7 +32,7 @@ struct BounceRelayIntegrationTests {
         return (user, mail.address("\(local)1"), fire.time)
     }
 
-    @Test("a real Postfix relay accepts the alert, its next hop answers 550, its DSN lands in the Maildir: within BOUNCE_POLL_SECONDS the daemon marks the row bounced, the contact undeliverable, and logs the event")
+    @Test("a real Postfix relay accepts the alert, its next hop answers 550, its DSN lands in the Maildir: within BOUNCE_POLL_SECONDS the daemon marks the row bounced, the contact undeliverable, logs the event and tells the app by the signed contact.undeliverable webhook")
     func realRelay() throws {
         try #require(Postfix.isAvailable, "postfix is not installed (scripts/install-deps.sh)")
         let env = try TestEnvironment.require()
@@ -41,11 +41,16 @@ struct BounceRelayIntegrationTests {
         let due = try Self.dueUser(db, mail, local: "perm550-relay")
         let relay = try Postfix(relaying: [mail.domain], to: env.plainPort)
         defer { relay.stop() }
+        // The app's webhook hears of the dead address, signed (the receiver checks the HMAC).
+        let secret = WebhookTransportIntegrationTests.secret()
+        let receiver = try WebhookReceiver(secret: secret)
         // The notifier sends through the relay as a real service does: plain SMTP to a local Postfix.
         let settings = try Self.environment(db, [
             "SMTP_HOST": "127.0.0.1", "SMTP_PORT": "\(relay.port)", "SMTP_TLS": "none",
             "SMTP_USER": nil, "SMTP_PASSWORD": nil, "SMTP_CA_FILE": nil,
             "BOUNCE_MAILBOX": "maildir:\(relay.maildir)", "NOTIFY_TIME": due.notifyTime,
+            "WEBHOOK_URL": receiver.tlsURL, "WEBHOOK_SECRET": secret, "WEBHOOK_CA_FILE": env.caFile,
+            "WEBHOOK_TIMEOUT_SECONDS": "2",
         ])
         let daemon = try NotifierProcess.start([], environment: settings)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
@@ -60,6 +65,11 @@ struct BounceRelayIntegrationTests {
         // Its report reaches the Maildir and the daemon's next poll (every 5 s) reads it.
         #expect(try DaemonIntegrationTests.eventually(40) { try status() == "bounced" }, "\(relay.log)")
         let took = Date().timeIntervalSince(accepted)
+        // The bounce wakes the daemon's pass, which sends the app the signed event.
+        func undeliverable() throws -> [(type: String, data: [String: Any], id: String)] {
+            try WebhookDeliveryIntegrationTests.delivered(receiver).filter { $0.type == "contact.undeliverable" }
+        }
+        #expect(try DaemonIntegrationTests.eventually(20) { try !undeliverable().isEmpty }, "the contact.undeliverable event")
         kill(daemon.0.processIdentifier, SIGTERM)
         let result = NotifierProcess.finish(daemon.0, daemon.1, daemon.2)
         #expect(result.status == 0, "\(result.stderr.suffix(2000))")
@@ -84,9 +94,14 @@ struct BounceRelayIntegrationTests {
         } else {
             #expect(result.stderr.contains("undeliverable"), "\(result.stderr.suffix(2000))")
         }
-        // MERGE(webhook contact.undeliverable): the signed `contact.undeliverable` webhook for this
-        // row is asserted here once the webhook branch lands (start a WebhookReceiver, set
-        // WEBHOOK_URL/WEBHOOK_SECRET in `settings`, expect one event naming due.user and the row).
+        // The app heard of it once, signed, naming the user, the dead address and the relay's words.
+        let events = try undeliverable()
+        #expect(events.count == 1, "\(events.map(\.data))")
+        #expect(events.first?.data["user_id"] as? String == due.user)
+        #expect((events.first?.data["contact"] as? [String: Any])?["email"] as? String == due.contact)
+        let bounce = events.first?.data["bounce"] as? [String: Any]
+        #expect(bounce?["status"] as? String == "5.1.1" && bounce?["notification_kind"] as? String == "alert", "\(String(describing: bounce))")
+        #expect(try receiver.received().allSatisfy(\.verified), "every request signed")
     }
 
     @Test("the daemon reads a private IMAP server verified with BOUNCE_CA_FILE: the tagged report applied and expunged; a 5 MB message, a forged and an unknown tag, an out-of-office reply, a non-report and another system's DSN change nothing, each kept and counted")
