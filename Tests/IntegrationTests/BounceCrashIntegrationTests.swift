@@ -50,7 +50,9 @@ struct BounceCrashIntegrationTests {
         }
 
         // The first poll on a thread of its own; Dovecot is killed once a few reports are applied.
-        let first = BounceReader(settings: settings, database: database, logger: Logger(label: "bounces"))
+        // Batches of 4 (a transaction each): the kill falls between commits, or between a batch's
+        // commit and its removals.
+        let first = BounceReader(settings: settings, database: database, logger: Logger(label: "bounces"), batchSize: 4)
         nonisolated(unsafe) var outcome: Result<BounceReader.Tally, any Error>?
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {

@@ -10,8 +10,8 @@ import Values
 /// daemon (`loop`, on a thread of its own), or once (`poll`, the `bounces` command).
 ///
 /// Each message is read, its key found (`key(of:tags:)`), its row looked up, and what to do
-/// decided by a pure function (`decide`); then the effect is committed in the database, and only
-/// then is the message removed — or kept aside, never deleted, when it names no row of ours or is
+/// decided by a pure function (`decide`); then the effect is committed in the database (a batch of
+/// messages to a transaction), and only then is the message removed — or kept aside, never deleted, when it names no row of ours or is
 /// not a report to act on. A crash between the commit and the removal leaves the message, and
 /// reading it again changes nothing (`BounceStore`'s events are keyed by the message's hash).
 ///
@@ -42,6 +42,7 @@ package final class BounceReader: @unchecked Sendable {
     private let settings: BounceSettings
     private let database: DatabaseSettings
     private let tags: BounceTag
+    private let batchSize: Int
     private let logger: Logger
     private var mailbox: (any BounceMailbox)?
     /// Whether the last poll failed (its warning is logged once, until a poll succeeds again).
@@ -56,7 +57,10 @@ package final class BounceReader: @unchecked Sendable {
 
     /// A reader of `settings`' mailbox that records into `database`; `mailbox`: one opened
     /// already (a test's IMAP server, verified with its own certificate), else the configured one.
-    package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger, mailbox: (any BounceMailbox)? = nil) {
+    /// `batchSize`: the messages a transaction settles (a test of a crash between batches takes few).
+    package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger, mailbox: (any BounceMailbox)? = nil,
+                 batchSize: Int = BounceReader.defaultBatchSize) {
+        self.batchSize = max(1, batchSize)
         self.settings = settings
         self.database = database
         self.logger = logger
@@ -118,7 +122,14 @@ package final class BounceReader: @unchecked Sendable {
         return now.timeIntervalSince(lastRecorded) >= recordInterval
     }
 
-    /// `poll` over the opened mailbox (generic: each mailbox names its messages its own way).
+    /// How many messages one transaction settles: their effects are committed together, then the
+    /// messages are removed or set aside one by one. One commit per report made a full mailbox wait
+    /// on the server's commits; a batch that fails is rolled back whole and read again next poll.
+    package static let defaultBatchSize = 100
+
+    /// `poll` over the opened mailbox (generic: each mailbox names its messages its own way), a
+    /// batch at a time: read and parsed (no database), then every effect of the batch in one
+    /// transaction, then — after its commit — each message settled and its lines logged.
     private func poll<Mailbox: BounceMailbox>(_ mailbox: Mailbox, stop: StopSignal) throws -> Tally {
         var tally = Tally()
         var db: PGConnection?
@@ -128,32 +139,49 @@ package final class BounceReader: @unchecked Sendable {
             db = opened
             return opened
         }
-        for message in try mailbox.list() {
-            if stop.isStopped { break }
-            tally.read += 1
-            let bytes = try mailbox.read(message, limit: BounceReport.maximumBytes)
-            let report = bytes.map(BounceReport.read) ?? BounceReport(verdict: .tooLarge)
-            let key = Self.key(of: report, tags: tags)
-            var delivery: BounceStore.Delivery?
-            if Self.reports.contains(report.verdict) {
-                switch key {
-                case .tag(let row): delivery = try BounceStore.delivery(connection(), id: row)
-                case .messageID(let id): delivery = try BounceStore.delivery(connection(), messageID: id)
-                case .forged, .nothing: break
+        var waiting = try mailbox.list()[...]
+        while !waiting.isEmpty && !stop.isStopped {
+            var batch: [(message: Mailbox.Message, report: BounceReport, fingerprint: String?)] = []
+            while batch.count < batchSize, let message = waiting.popFirst(), !stop.isStopped {
+                let bytes = try mailbox.read(message, limit: BounceReport.maximumBytes)
+                batch.append((message, bytes.map(BounceReport.read) ?? BounceReport(verdict: .tooLarge), bytes.map(BounceMailboxes.fingerprint)))
+            }
+            tally.read += batch.count
+            // The batch's effects in one transaction — when one of them needs the database at all
+            // (only reports about a mail are looked up; the rest is kept aside untouched).
+            func effects(_ session: () throws -> PGConnection) throws -> [Settlement] {
+                try batch.map { message, report, fingerprint in
+                    let key = Self.key(of: report, tags: tags)
+                    var delivery: BounceStore.Delivery?
+                    if Self.reports.contains(report.verdict) {
+                        switch key {
+                        case .tag(let row): delivery = try BounceStore.delivery(session(), id: row)
+                        case .messageID(let id): delivery = try BounceStore.delivery(session(), messageID: id)
+                        case .forged, .nothing: break
+                        }
+                    }
+                    return try effect(Self.decide(report, key: key, delivery: delivery), report: report,
+                                      fingerprint: fingerprint, message: mailbox.name(message), tally: &tally, db: session)
                 }
             }
-            let decision = Self.decide(report, key: key, delivery: delivery)
-            let fingerprint = bytes.map(BounceMailboxes.fingerprint)
-            try act(decision, report: report, fingerprint: fingerprint, message: mailbox.name(message), tally: &tally,
-                    db: connection, settle: { remove in
-                        // After the commit: a failure here leaves the message for the next poll,
-                        // which finds its effect done.
-                        do {
-                            if remove { try mailbox.remove(message) } else { try mailbox.setAside(message) }
-                        } catch {
-                            logger.error("bounce mailbox: cannot \(remove ? "remove" : "set aside") \(mailbox.name(message)): \(error); it is read again next poll")
-                        }
-                    })
+            let settlements: [Settlement]
+            if batch.contains(where: { Self.reports.contains($0.report.verdict) }) {
+                let open = try connection()
+                settlements = try open.transaction { try effects { open } }
+            } else {
+                settlements = try effects(connection)
+            }
+            // After the commit: a failure here leaves the message for the next poll, which finds
+            // its effect done.
+            for ((message, _, _), settlement) in zip(batch, settlements) {
+                do {
+                    if settlement.remove { try mailbox.remove(message) } else { try mailbox.setAside(message) }
+                } catch {
+                    logger.error("bounce mailbox: cannot \(settlement.remove ? "remove" : "set aside") \(mailbox.name(message)): \(error); it is read again next poll")
+                }
+                if settlement.remove { tally.removed += 1 } else { tally.setAside += 1 }
+                settlement.log()
+            }
         }
         let now = Date()
         if Self.records(tally, now: now, lastRecorded: recordedAt) {
@@ -163,14 +191,23 @@ package final class BounceReader: @unchecked Sendable {
         return tally
     }
 
-    /// Commits `decision`'s effect, logs it, then settles the message (`settle(true)`: remove).
-    private func act(_ decision: Decision, report: BounceReport, fingerprint: String?, message: String, tally: inout Tally,
-                     db: () throws -> PGConnection, settle: (Bool) -> Void) throws {
+    /// What is left to do for one message once its batch is committed: remove it (or set it
+    /// aside), then log its lines.
+    private struct Settlement {
+        let remove: Bool
+        let log: () -> Void
+    }
+
+    /// Writes `decision`'s effect in the batch's transaction (`db`) and says what to do after the
+    /// commit: the message removed or set aside, and the journal's lines about it.
+    private func effect(_ decision: Decision, report: BounceReport, fingerprint: String?, message: String, tally: inout Tally,
+                        db: () throws -> PGConnection) throws -> Settlement {
         let block = report.decidingRecipient
         var fields: Logger.Metadata = [
             "bounce_verdict": "\(report.verdict.rawValue)", "mailbox_message": "\(message)",
         ]
         if let status = block?.status { fields["bounce_status"] = "\(status)" }
+        var undeliverable: (() -> Void)?
         switch decision {
         case .bounce(let delivery):
             let event = BounceStore.Event(report: fingerprint ?? message, kind: .permanent, domain: Self.domain(delivery.contact),
@@ -181,10 +218,13 @@ package final class BounceReader: @unchecked Sendable {
                 tally.bounced += 1
                 let masked = EmailMasking.mask(delivery.contact)
                 let diagnostic = Self.masked(block?.diagnostic ?? "", contact: delivery.contact)
-                logger.warning("contact \(masked) of user \(delivery.userID) is undeliverable: \(block?.status ?? "5.x.x") \(diagnostic)",
-                               metadata: NotifierEvent.contactUndeliverable.metadata.merging(fields.merging([
-                                   "notification_kind": "\(delivery.kind)", "diagnostic": "\(diagnostic)",
-                               ]) { $1 }) { $1 })
+                let metadata = NotifierEvent.contactUndeliverable.metadata.merging(fields.merging([
+                    "notification_kind": "\(delivery.kind)", "diagnostic": "\(diagnostic)",
+                ]) { $1 }) { $1 }
+                undeliverable = { [logger] in
+                    logger.warning("contact \(masked) of user \(delivery.userID) is undeliverable: \(block?.status ?? "5.x.x") \(diagnostic)",
+                                   metadata: metadata)
+                }
             }
             fields["bounce_action"] = applied.recorded ? "bounced" : "applied_before"
         case .note(let kind, let delivery):
@@ -212,14 +252,15 @@ package final class BounceReader: @unchecked Sendable {
         case .bounce, .note, .remove: remove = true
         case .unmatched, .setAside: remove = false
         }
-        settle(remove)
-        if remove { tally.removed += 1 } else { tally.setAside += 1 }
         let metadata = NotifierEvent.bounceReceived.metadata.merging(fields) { $1 }
-        if remove {
-            logger.info("bounce report \(message): \(report.verdict.rawValue), \(fields["bounce_action"].map { "\($0)" } ?? "")", metadata: metadata)
-        } else {
-            logger.notice("bounce mailbox: kept \(message) aside (\(fields["bounce_reason"].map { "\($0)" } ?? "")) for a person to read",
-                          metadata: metadata)
+        return Settlement(remove: remove) { [logger] in
+            undeliverable?()
+            if remove {
+                logger.info("bounce report \(message): \(report.verdict.rawValue), \(fields["bounce_action"].map { "\($0)" } ?? "")", metadata: metadata)
+            } else {
+                logger.notice("bounce mailbox: kept \(message) aside (\(fields["bounce_reason"].map { "\($0)" } ?? "")) for a person to read",
+                              metadata: metadata)
+            }
         }
     }
 
