@@ -20,14 +20,27 @@ package struct DeliveryJob: Sendable {
         /// Another contact acknowledged the alert on the acknowledgement page ("I'm on it", docs/acknowledgement.md):
         /// every other contact that got the alert is told, threaded under it.
         case acknowledged
+        /// Nobody heard the alert `ESCALATE_AFTER` after it went out (docs/escalation.md): each
+        /// first-tier contact is told nobody has said they are going, threaded under the alert.
+        case escalation
+        /// Nobody heard it after the escalation either: for the operator (webhook only, like the reminder).
+        case unheard
+        /// The contact who went said "They're OK": every other contact is told, threaded under the alert.
+        case outcomeOK = "outcome_ok"
+        /// The contact who went said "I couldn't reach them": every other contact is told, threaded.
+        case outcomeUnreachable = "outcome_unreachable"
 
         /// The order kinds are listed in.
         package static func < (lhs: Kind, rhs: Kind) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
 
-        /// The kinds sent by mail (every kind but the reminder, which only the webhook carries).
-        package static let mailed: [Kind] = allCases.filter { $0 != .reminder }
+        /// The kinds sent by mail (every kind but the reminder and `unheard`, which only the webhook carries).
+        package static let mailed: [Kind] = allCases.filter { $0 != .reminder && $0 != .unheard }
+
+        /// The kinds that answer an alert: dated with the alert's date, threaded under its
+        /// `Message-ID` (`In-Reply-To`, `References`).
+        package static let threaded: Set<Kind> = [.allClear, .followUp, .acknowledged, .escalation, .outcomeOK, .outcomeUnreachable]
 
         /// The webhook event of this kind (its `type`).
         package var webhookEventType: WebhookEventType {
@@ -38,6 +51,9 @@ package struct DeliveryJob: Sendable {
             case .introduction: .introduction
             case .reminder: .reminder
             case .acknowledged: .acknowledged
+            case .escalation: .escalated
+            case .unheard: .unheard
+            case .outcomeOK, .outcomeUnreachable: .outcome
             }
         }
     }
@@ -85,6 +101,9 @@ package struct DeliveryJob: Sendable {
     /// Who acknowledged the alert and when (an `acknowledged` notice): the contact's address as
     /// the delivery key holds it (trimmed, lower-cased), shown masked.
     package let acknowledgement: (contact: String, at: Date)?
+    /// Who said how it ended and when (an outcome notice): the contact's address as the delivery
+    /// key holds it, shown masked.
+    package let outcome: (contact: String, at: Date)?
 
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     package var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
@@ -107,7 +126,7 @@ package struct DeliveryJob: Sendable {
                  position: Int = 1, contacts: [Evaluation.Contact] = [],
                  notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
                  pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil,
-                 acknowledgement: (contact: String, at: Date)? = nil) {
+                 acknowledgement: (contact: String, at: Date)? = nil, outcome: (contact: String, at: Date)? = nil) {
         self.kind = kind
         self.channel = channel
         self.contacts = contacts
@@ -122,12 +141,14 @@ package struct DeliveryJob: Sendable {
         self.inReplyTo = inReplyTo
         self.checkedIn = checkedIn
         self.acknowledgement = acknowledgement
+        self.outcome = outcome
     }
 
     /// This event's twin on the webhook: the same facts, with the user's `contacts`.
     package func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
         DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
                     contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
-                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement)
+                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement,
+                    outcome: outcome)
     }
 }
