@@ -52,7 +52,7 @@ package struct LifecycleStore: Sendable {
 
     /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
     /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
-    private func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
+    func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
         """
         NOT EXISTS (SELECT 1 FROM notification_logs x
                     WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'

@@ -22,8 +22,8 @@ struct EscalationStoreIntegrationTests {
             guard tier == 1 else { continue }
             try db.query("""
                 INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, status, sent_at,
-                                               consecutive_miss_days, last_check_in_date)
-                VALUES ($1, '2026-01-13', 'alert', 'email', $2, true, 'sent', '2026-01-13 01:00:00+00', 2, '2026-01-10')
+                                               consecutive_miss_days, last_check_in_date, message_id)
+                VALUES ($1, '2026-01-13', 'alert', 'email', $2, true, 'sent', '2026-01-13 01:00:00+00', 2, '2026-01-10', 'alert.' || $2)
                 """, [user, address.lowercased()])
         }
         return user
@@ -88,5 +88,40 @@ struct EscalationStoreIntegrationTests {
         #expect(due[bounced]?.contacts.map(\.alerted) == [true, true, false])
         #expect(due[fallback]?.contacts == [EscalationRule.Contact(key: "solo@example.com", tier: 1, alerted: true, bounced: false)])
         #expect(try EscalationStore.due(db.connection, before: Self.at(hours: 3), limit: 2).count == 2, "at most limit")
+    }
+
+    @Test("an escalated streak owes a notice to each first-tier contact whose alert stands (not the reporter), threaded, and its events; once each")
+    func owedMessages() throws {
+        let db = try TestDatabase()
+        let user = try Self.alerted(db, Self.family + [("d@example.com", 1)])
+        let waiting = try Self.alerted(db, [("w@example.com", 1)])
+        let connection = db.connection
+        let store = LifecycleStore(claimLeaseSeconds: 120)
+        func owed() throws -> [String] {
+            try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-01")!, webhook: true, unheardWebhook: true)
+                .map { "\($0.userID == user ? "u" : "w") \($0.kind.rawValue) \($0.channel.rawValue) \($0.contact) \($0.inReplyTo ?? "-") \($0.missedDays)" }
+        }
+        #expect(try owed().isEmpty, "nothing before the escalation")
+        try db.query("UPDATE notification_logs SET status = 'bounced' WHERE user_id = $1 AND contact = 'b@example.com'", [user])
+        try db.query("""
+            UPDATE sileme.escalations SET outcome = 'unreachable', outcome_contact = 'c@example.com', outcome_at = now() WHERE user_id = $1
+            """, [user])
+        #expect(try EscalationStore.escalate(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 3)))
+        #expect(try owed() == ["u escalation email a@example.com alert.a@example.com 2", "u escalation email d@example.com alert.d@example.com 2",
+                               "u escalation webhook  - 2"], "b bounced, c said it, n is the second tier")
+        // Sent: not owed again; refused for a while: owed again when its retry comes.
+        try db.query("""
+            INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, status, consecutive_miss_days)
+            VALUES ($1, '2026-01-13', 'escalation', 'email', 'a@example.com', true, 'sent', 2),
+                   ($1, '2026-01-13', 'escalation', 'webhook', '', true, 'sent', 2)
+            """, [user])
+        #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2"])
+        #expect(try EscalationStore.declareUnheard(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 6)))
+        #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2", "u unheard webhook  - 2"])
+        #expect(try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-14")!, webhook: true, unheardWebhook: true).isEmpty,
+                "older streaks are out of the window")
+        #expect(try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-01")!, webhook: false, unheardWebhook: false)
+                    .map(\.contact) == ["d@example.com"], "without the webhook: the mails alone")
+        _ = waiting
     }
 }

@@ -65,6 +65,9 @@ CREATE TABLE IF NOT EXISTS sileme.escalations (
     CHECK ((outcome IS NULL) = (outcome_at IS NULL) AND (outcome IS NULL) = (outcome_contact IS NULL))
 );
 CREATE INDEX IF NOT EXISTS escalations_due_idx ON sileme.escalations (clock_at) WHERE stage IN ('alerted', 'escalated');
+-- The messages an escalated streak owes (its notices and events, retried until settled) are read
+-- by date from the escalated and unheard streaks alone.
+CREATE INDEX IF NOT EXISTS escalations_escalated_idx ON sileme.escalations (alert_date) WHERE stage IN ('escalated', 'unheard');
 
 -- Whoever records an accepted alert (a run, a retry, a takeover after a crash) makes the streak's
 -- row; a bounce that leaves no accepted alert of the streak standing makes its escalation due at
