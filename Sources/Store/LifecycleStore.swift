@@ -447,7 +447,7 @@ package struct LifecycleStore: Sendable {
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
     /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices
-    /// (docs/acknowledgement.md), then the webhook events to finish — each on e-mail and, for the
+    /// (docs/acknowledgement.md), what escalated streaks owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
@@ -485,8 +485,14 @@ package struct LifecycleStore: Sendable {
                 due += try dueAcknowledgements(db, oldest: Self.acknowledgementWindow(runDate: runDate),
                                                webhook: hooked.contains(.acknowledged), onlyUsers: onlyUsers)
             }
-            // The acknowledged events' retries come from `dueAcknowledgements` (which names who acknowledged).
-            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest, kinds: hooked.subtracting([.acknowledged]),
+            if kinds.contains(.escalation) || kinds.contains(.unheard) {
+                due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
+                                          unheardWebhook: hooked.contains(.unheard), onlyUsers: onlyUsers)
+                    .filter { kinds.contains($0.kind) }
+            }
+            // The acknowledged events' retries come from `dueAcknowledgements` (which names who
+            // acknowledged), the escalation's from `dueEscalations`.
+            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest, kinds: hooked.subtracting([.acknowledged, .escalation, .unheard]),
                                           onlyUsers: onlyUsers, slots: slots)
             return due
         }

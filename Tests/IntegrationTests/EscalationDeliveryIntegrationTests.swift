@@ -1,0 +1,53 @@
+import Foundation
+import Store
+import TestSupport
+import Testing
+import Values
+
+/// What an escalated streak owes, delivered on the real servers (docs/escalation.md): a run
+/// sends each notice through the claim machinery like every other message, threaded under the
+/// contact's own alert, and never twice.
+@Suite("Escalation: the owed notices delivered", .enabled(if: TestEnvironment.enabled))
+struct EscalationDeliveryIntegrationTests {
+    static let day = CalendarDate(parsing: "2026-01-13")!
+
+    @Test("a streak recorded escalated: each first-tier contact whose alert stands gets one notice, threaded; a second run sends nothing")
+    func notices() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "独居者", email: mail.address("old"), checkIns: ["2026-01-10"])
+        for (index, (local, tier)) in [("a", 1), ("b", 1), ("c", 1), ("n", 2)].enumerated() {
+            try db.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
+                         [user, mail.address(local), String(index + 1), String(tier)])
+        }
+        let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off"])
+        let first = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(first.status == 0, "\(first.stderr)")
+        // (The first alert leaving the second tier out is still to come: n is alerted with the rest.)
+        let alerts = try mail.deliveries()
+        #expect(alerts.count == 4)
+        try db.query("UPDATE notification_logs SET status = 'bounced' WHERE user_id = $1 AND contact = $2", [user, mail.address("b")])
+        #expect(try EscalationStore.escalate(db.connection, userID: user, alertDate: Self.day, at: Date()))
+
+        let second = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(second.status == 0, "\(second.stderr)")
+        let notices = Array(try mail.deliveries().dropFirst(alerts.count))
+        #expect(notices.map(\.recipient).sorted() == [mail.address("a"), mail.address("c")], "b bounced, n is the second tier")
+        for notice in notices {
+            let alertID = try #require(try db.query("""
+                SELECT message_id FROM notification_logs WHERE user_id = $1 AND kind = 'alert' AND contact = $2
+                """, [user, notice.recipient]).first?[0] ?? nil)
+            let raw = String(decoding: notice.raw, as: UTF8.self)
+            #expect(raw.contains("\r\nIn-Reply-To: <\(alertID)>\r\nReferences: <\(alertID)>\r\n"), "\(raw.prefix(800))")
+            let text = try #require(try MailParser.parse(notice.raw).text)
+            #expect(text.contains("还没有任何紧急联系人表示正在前往查看 TA"), "\(text)")
+        }
+        #expect(try db.query("""
+            SELECT contact, status, email_sent::text FROM notification_logs WHERE user_id = $1 AND kind = 'escalation' ORDER BY contact
+            """, [user]) == [[mail.address("a"), "sent", "true"], [mail.address("c"), "sent", "true"]])
+
+        let third = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(try mail.deliveries().count == alerts.count + notices.count, "once per streak and contact")
+    }
+}
