@@ -50,4 +50,61 @@ struct EscalationDeliveryIntegrationTests {
         #expect(third.status == 0, "\(third.stderr)")
         #expect(try mail.deliveries().count == alerts.count + notices.count, "once per streak and contact")
     }
+
+    /// A user alerted on the 13th through `contacts` (address, tier), by a real run.
+    static func alerted(_ db: TestDatabase, _ mail: Mailbox, _ contacts: [(String, Int)], env: [String: String]) throws -> String {
+        let user = try db.addUser(name: "独居者", email: mail.address("old"), checkIns: ["2026-01-10"])
+        for (index, (local, tier)) in contacts.enumerated() {
+            try db.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
+                         [user, mail.address(local), String(index + 1), String(tier)])
+        }
+        let run = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        return user
+    }
+
+    @Test("ESCALATE_AFTER in seconds: a run after it escalates the unheard streak (the notices go out in it), the next one declares it unheard (crit); an acknowledged streak never escalates")
+    func steps() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "2s"])
+        let user = try Self.alerted(db, mail, [("a", 1), ("b", 1), ("c", 1)], env: env)
+        let heard = try db.addUser(name: "有人管", email: mail.address("h"), checkIns: ["2026-01-10"])
+        let run0 = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run0.status == 0 && !run0.stderr.contains("escalated ("), "not yet: \(run0.stderr)")
+        try db.query("""
+            INSERT INTO sileme.acknowledgements (user_id, alert_date, contact, last_check_in_date) VALUES ($1, $2, $3, '2026-01-10')
+            """, [heard, Self.day.description, mail.address("h")])
+        #expect(try mail.deliveries().count == 4)
+        Thread.sleep(forTimeInterval: 2.2)
+
+        let run1 = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run1.status == 0, "\(run1.stderr)")
+        #expect(run1.stderr.contains("for user \(user) not heard: escalated (waited_out), 3 first-tier notice(s)"), "\(run1.stderr)")
+        let notices = Array(try mail.deliveries().dropFirst(4))
+        #expect(notices.map(\.recipient).sorted() == ["a", "b", "c"].map(mail.address))
+        #expect(try db.query("SELECT user_id::text, stage FROM sileme.escalations ORDER BY stage")
+                == [[user, "escalated"], [heard, "heard"]], "the acknowledged streak is settled, never to escalate")
+        Thread.sleep(forTimeInterval: 2.2)
+
+        let run2 = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run2.status == 0, "\(run2.stderr)")
+        #expect(run2.stderr.contains("for user \(user) unheard: nobody answered after the escalation"), "\(run2.stderr)")
+        #expect(try db.query("SELECT stage FROM sileme.escalations WHERE user_id = $1", [user]) == [["unheard"]])
+        #expect(try mail.deliveries().count == 7, "nothing more is mailed")
+        let run3 = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run3.status == 0 && !run3.stderr.contains("unheard:"), "once: \(run3.stderr)")
+    }
+
+    @Test("ESCALATE_AFTER=0: nothing escalates, however long")
+    func off() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "0"])
+        let user = try Self.alerted(db, mail, [("a", 1)], env: env)
+        try db.query("UPDATE sileme.escalations SET clock_at = clock_at - interval '30 days' WHERE user_id = $1", [user])
+        #expect(try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env).status == 0)
+        #expect(try db.query("SELECT stage FROM sileme.escalations WHERE user_id = $1", [user]) == [["alerted"]])
+        #expect(try mail.deliveries().count == 1)
+    }
 }
