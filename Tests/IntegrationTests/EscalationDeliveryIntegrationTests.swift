@@ -107,4 +107,35 @@ struct EscalationDeliveryIntegrationTests {
         #expect(try db.query("SELECT stage FROM sileme.escalations WHERE user_id = $1", [user]) == [["alerted"]])
         #expect(try mail.deliveries().count == 1)
     }
+
+    @Test("a check-in before ESCALATE_AFTER: the all-clears, no escalation; the webhook hears checkin.escalated and notifier.unheard of an unheard streak, once each")
+    func checkInAndWebhook() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let secret = WebhookTransportIntegrationTests.secret()
+        let receiver = try WebhookReceiver(secret: secret)
+        let env = try NotifierProcess.environment(database: db, [
+            "INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "2s", "WEBHOOK_URL": receiver.plainURL, "WEBHOOK_SECRET": secret,
+            "WEBHOOK_EVENTS": "checkin.escalated,notifier.unheard",
+        ])
+        let back = try Self.alerted(db, mail, [("a", 1), ("b", 1)], env: env)
+        let silent = try db.addUser(name: "无人应", email: mail.address("s"), checkIns: ["2026-01-10"])
+        #expect(try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env).status == 0)
+        try db.checkIn(back, "2026-01-13")
+        Thread.sleep(forTimeInterval: 2.2)
+        let run1 = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run1.status == 0, "\(run1.stderr)")
+        let mails = try mail.deliveries()
+        #expect(mails.filter { $0.recipient == mail.address("a") || $0.recipient == mail.address("b") }.count == 4, "the alerts, then the all-clears")
+        #expect(mails.filter { $0.recipient == mail.address("s") }.count == 2, "the silent user's contact: the alert, then the escalation")
+        #expect(try db.query("SELECT user_id::text, stage FROM sileme.escalations ORDER BY stage")
+                == [[silent, "escalated"], [back, "heard"]])
+        Thread.sleep(forTimeInterval: 2.2)
+        #expect(try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env).status == 0)
+        #expect(try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env).status == 0)
+        let events = try receiver.received().map(\.body)
+        #expect(events.filter { $0.contains("\"checkin.escalated\"") }.count == 1, "\(events)")
+        #expect(events.filter { $0.contains("\"notifier.unheard\"") }.count == 1, "\(events)")
+        #expect(events.allSatisfy { $0.contains(silent) }, "about the silent user only")
+    }
 }
