@@ -138,4 +138,26 @@ struct EscalationDeliveryIntegrationTests {
         #expect(events.filter { $0.contains("\"notifier.unheard\"") }.count == 1, "\(events)")
         #expect(events.allSatisfy { $0.contains(silent) }, "about the silent user only")
     }
+
+    @Test("a step due while the daemon was down comes at its start, with its notice")
+    func daemonStart() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let today = CalendarDate(Date(), in: TimeZone(identifier: "Asia/Shanghai")!)
+        let user = try db.addUser(name: "独居者", email: mail.address("a"), checkIns: [today.adding(days: -3).description])
+        let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "1s"])
+        let alert = try NotifierProcess.run(["--run-now", "--date", today.description], environment: env)
+        #expect(alert.status == 0, "\(alert.stderr)")
+        try #require(try mail.deliveries().count == 1)
+        Thread.sleep(forTimeInterval: 1.2)
+        let (process, out, err) = try NotifierProcess.start([], environment: env)
+        let arrived = try DaemonIntegrationTests.eventually(30) { try mail.deliveries().count >= 2 }
+        process.terminate()
+        let result = NotifierProcess.finish(process, out, err)
+        #expect(arrived, "\(result.stderr.suffix(1500))")
+        #expect(try db.query("SELECT kind, status FROM notification_logs WHERE user_id = $1 ORDER BY id", [user])
+                == [["alert", "sent"], ["escalation", "sent"]])
+        #expect(try db.query("SELECT stage FROM sileme.escalations WHERE user_id = $1", [user]) == [["escalated"]])
+        #expect(result.status == 0)
+    }
 }
