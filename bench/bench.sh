@@ -8,6 +8,7 @@
 #   bench/bench.sh day [--users N]       the daemon's day of 192 instants end to end vs the single run (bench/day.py)
 #   bench/bench.sh intake [--users N]    the intake guard: per run, per minute, per fold (bench/intake.py)
 #   bench/bench.sh slots                 the daemon's schedule computations over 3,840 and 7,680 slots (bench/slots)
+#   bench/bench.sh bounces [--reports N] 10,000 reports in a Maildir read and applied; an empty mailbox polled (bench/bounces.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = slots ]; then
@@ -35,5 +36,9 @@ fi
 if [ "${1:-}" = intake ]; then
   shift
   exec /usr/bin/python3 bench/intake.py "$@"
+fi
+if [ "${1:-}" = bounces ]; then
+  shift
+  exec /usr/bin/python3 bench/bounces.py "$@"
 fi
 exec /usr/bin/python3 bench/bench.py "$@"

@@ -36,6 +36,8 @@ GRANT SELECT, DELETE ON sileme.pending_all_clears TO sileme_notifier;
 GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;
 -- The bounces (BOUNCE_ADDRESS): each report read is recorded once; nothing changes an event.
 GRANT SELECT, INSERT ON sileme.bounce_events TO sileme_notifier;
+-- The bounce reader's own record (when it last read the mailbox, its counts), one row it updates.
+GRANT SELECT, INSERT, UPDATE ON sileme.bounce_mailbox TO sileme_notifier;
 -- Escalation (ESCALATE_AFTER): the daemon moves each alerted streak's stage, the page records
 -- its outcome; the rows are made by the notifier's trigger when an alert is accepted.
 GRANT SELECT, UPDATE ON sileme.escalations TO sileme_notifier;

@@ -27,7 +27,11 @@ packages=(
   python3-prometheus-client                                  # tests: parse the metrics file independently
   dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
   dovecot-imapd dovecot-pop3d                                # tests: a private IMAP and POP3 server holding bounce reports (never the system's)
+  postfix                                                    # tests and scripts/bounces: a private Postfix as the relay that bounces (never the system's)
 )
+# Postfix's package asks how the machine sends mail; the tests and scripts/bounces/postfix-dsn.sh
+# start private instances with configurations of their own (`postfix -c DIR`), so the system's
+# Postfix is left unconfigured ("No configuration"): it never runs, and nothing listens on port 25.
 
 # capability CHECK-COMMAND PACKAGE WHAT: one line per capability the scripts use.
 failures=()
@@ -84,6 +88,8 @@ check_capabilities() {
   capability 'test -x /usr/sbin/dovecot && test -x /usr/lib/dovecot/imap' dovecot-imapd \
     'Dovecot with IMAP (the bounce mailbox tests start a private instance)'
   capability 'test -x /usr/lib/dovecot/pop3' dovecot-pop3d 'Dovecot with POP3 (the bounce mailbox tests)'
+  capability 'test -x /usr/sbin/postfix && test -x /usr/lib/postfix/sbin/master && test -x /usr/lib/postfix/sbin/virtual && getent passwd postfix && getent group postdrop' \
+    postfix 'Postfix with virtual(8), its user and group (the relay test and scripts/bounces/postfix-dsn.sh start a private instance)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2
     printf '  - %s\n' "${failures[@]}" >&2
@@ -112,6 +118,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' | $sudo tee /usr/sbin/policy-rc.d >/dev/null
     $sudo chmod +x /usr/sbin/policy-rc.d
     trap '$sudo rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  if printf '%s\n' "${missing[@]}" | grep -qx postfix; then
+    printf 'postfix postfix/main_mailer_type select No configuration\n' | $sudo debconf-set-selections
   fi
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi

@@ -1,5 +1,6 @@
 import Values
 import Config
+import Delivery
 import Store
 import Foundation
 import Mail
@@ -12,7 +13,9 @@ import Webhook
 /// how many check-ins wait to be folded into the summary, and warns when no notifier has folded
 /// them for over a minute (no daemon running: the summary and the all-clears wait for the next run),
 /// and warns of every role besides the notifier's that can reach its schema, or the app's tables
-/// without row-level security (`Exposure`: on Supabase, the app's anonymous key).
+/// without row-level security (`Exposure`: on Supabase, the app's anonymous key). With
+/// `BOUNCE_MAILBOX` set, it lists the bounce mailbox through the reader's own code and says when a
+/// daemon last read it.
 /// Each finding says what is wrong in words, never with a secret.
 package struct HealthCheck: Sendable {
     /// One line of the check's report.
@@ -39,6 +42,7 @@ package struct HealthCheck: Sendable {
         var findings: [Finding] = []
         var status = ExitStatus.success
         var ackCount: String?
+        var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
             findings.append(Finding(subject: subject, ok: ok, detail: detail))
             if !ok, status == .success || failure == .configuration { status = failure }
@@ -115,6 +119,9 @@ package struct HealthCheck: Sendable {
                 } catch let error as DatabaseError {
                     note("check-in queue", false, error.description, failure: .configuration)
                 }
+                if configuration.bounce != nil {
+                    bounceRecord = Result { try BounceStore.mailboxRecord(db) }
+                }
                 do {
                     findings.append(Self.holds(try HoldStore.open(db), configuration: configuration))
                 } catch let error as DatabaseError {
@@ -162,6 +169,13 @@ package struct HealthCheck: Sendable {
                 note("webhook", false, "\(webhook.displayURL): \(error)", failure: .failure)
             }
         }
+        if let bounce = configuration.bounce {
+            // A real listing through the reader's code: the mailbox, its TLS and its password.
+            let listing = Result { try BounceReader.probe(bounce) }
+            let finding = Self.bounceMailbox(bounce, listing: listing, record: bounceRecord, now: Date())
+            findings.append(finding)
+            if !finding.ok, status == .success { status = .unavailable }
+        }
         if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
             // A probe file created, synced and removed in the outbox's tmp/.
             let outcome = OutboxTransport(directory: directory).verify()
@@ -185,6 +199,36 @@ package struct HealthCheck: Sendable {
             note("mail server", false, error.description, failure: .failure)
         }
         return (findings, status)
+    }
+
+    /// The bounce mailbox's line (docs/bounces.md), from a listing of it and the reader's record
+    /// (nil: not read, the database being unusable) — pure. A mailbox that cannot be listed fails
+    /// the check; one the daemon has not read lately (or ever) is a warning: no daemon reads it.
+    static func bounceMailbox(_ settings: BounceSettings, listing: Result<(waiting: Int, keptAside: Int), any Error>,
+                              record: Result<BounceStore.MailboxRecord?, any Error>?, now: Date) -> Finding {
+        let read: String
+        var stale = false
+        switch record {
+        case .success(let record?) where record.readAt != nil:
+            let age = max(0, Int(now.timeIntervalSince(record.readAt!)))
+            read = "last read \(CalendarDate.rfc3339(record.readAt!)) (\(age) s ago)"
+            stale = Double(age) > BounceReader.recordInterval + 2 * Double(settings.pollSeconds)
+        case .success:
+            read = "never read by a daemon yet"
+            stale = true
+        case .failure(let error):
+            read = "when it was last read unknown (\(error))"
+        case nil:
+            read = "when it was last read unknown (the database cannot be read)"
+        }
+        switch listing {
+        case .success(let counts):
+            let detail = "\(settings.mailbox): reachable, \(counts.waiting) waiting, \(counts.keptAside) kept aside unparsed; \(read)"
+                + (stale ? "; is the daemon running?" : "")
+            return Finding(subject: "bounce mailbox", ok: true, warning: stale, detail: detail)
+        case .failure(let error):
+            return Finding(subject: "bounce mailbox", ok: false, detail: "\(settings.mailbox): cannot be read: \(error); \(read)")
+        }
     }
 
     /// The intake guard's line: the alerts held now (a warning: the operator decides whether the

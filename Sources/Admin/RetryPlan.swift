@@ -16,6 +16,12 @@ package struct RetryPlan: Sendable {
         package let target: RetryTarget
         /// `send` when it will be re-attempted; another decision or nil when it will not.
         package let decision: Decision?
+        /// Why a row the rule does not decide on is not sent again (`contact_bounced`: a mail of
+        /// the streak to its contact bounced, docs/bounces.md); nil otherwise.
+        package var reason: String? = nil
+
+        /// What the listing says of it: the reason, else the decision, else `not_due`.
+        package var now: String { reason ?? decision?.rawValue ?? "not_due" }
     }
 
     /// The entries, by user id.
@@ -41,6 +47,9 @@ package struct RetryPlan: Sendable {
                 scope: .retry(users: Set(targets.map(\.userID)), kinds: kinds.map(Set.init))).decisions
             return RetryPlan(entries: targets.map { target in
                 let decision = decisions[target.userID]
+                if target.contactBounced {
+                    return Entry(target: target, decision: nil, reason: "contact_bounced")
+                }
                 if target.kind != DeliveryJob.Kind.alert.rawValue {
                     return Entry(target: target, decision: .send)
                 }

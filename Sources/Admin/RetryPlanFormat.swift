@@ -8,7 +8,7 @@ package enum RetryPlanFormat {
         var text = "Retry for \(runDate): \(plan.usersToSend.count) of \(plan.entries.count) failed or stuck would be sent again\n"
         text += "USER      KIND          STATUS   TRIES  NOW               LAST ERROR\n"
         for entry in plan.entries {
-            let now = entry.decision?.rawValue ?? "not_due"
+            let now = entry.now
             let error = Printable.text(entry.target.lastError ?? "")
             text += DisplayWidth.pad(String(entry.target.userID.prefix(8)), to: 8) + "  "
                 + DisplayWidth.pad(entry.target.channel == "webhook" ? "\(entry.target.kind)/wh" : entry.target.kind, to: 12) + "  "
@@ -28,7 +28,7 @@ package enum RetryPlanFormat {
                 + "\"status\":\(Escaping.json(entry.target.status)),"
                 + "\"attempts\":\(entry.target.attempts),\"last_error\":\(entry.target.lastError.map(Escaping.json) ?? "null"),"
                 + "\"recipient\":\(entry.target.recipient.map(Escaping.json) ?? "null"),"
-                + "\"decision\":\(entry.decision.map { Escaping.json($0.rawValue) } ?? "\"not_due\"")}"
+                + "\"decision\":\(Escaping.json(entry.now))}"
         }
         return "{\"run_date\":\(Escaping.json(runDate.description)),\"retry\":[\(rows.joined(separator: ","))],"
             + "\"will_send\":\(plan.usersToSend.count)}\n"

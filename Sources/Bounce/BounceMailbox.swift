@@ -26,15 +26,18 @@ package protocol BounceMailbox: AnyObject {
 
 /// The configured mailbox (`BOUNCE_MAILBOX`).
 package enum BounceMailboxes {
-    /// Opens the mailbox `settings` names (nothing is connected until its first use).
-    package static func open(_ settings: BounceSettings, timeoutSeconds: Int = 30) throws -> any BounceMailbox {
+    /// Opens the mailbox `settings` names, its server verified against `BOUNCE_CA_FILE` when set
+    /// (nothing is connected until its first use). Once `stop` is raised, a transfer in flight is
+    /// given up: a stopping daemon does not wait out a silent server's timeout.
+    package static func open(_ settings: BounceSettings, timeoutSeconds: Int = 30, stop: StopSignal? = nil) throws -> any BounceMailbox {
+        let password = settings.password ?? Secret("")
         switch settings.mailbox {
         case .maildir(let path):
             return MaildirMailbox(Maildir(path: path))
         case .imap(let server):
-            return try IMAPMailbox(server: server, password: settings.password ?? Secret(""), timeoutSeconds: timeoutSeconds)
+            return try IMAPMailbox(server: server, password: password, caFile: settings.caFile, timeoutSeconds: timeoutSeconds, stop: stop)
         case .pop3(let server):
-            return try POP3Mailbox(server: server, password: settings.password ?? Secret(""), timeoutSeconds: timeoutSeconds)
+            return try POP3Mailbox(server: server, password: password, caFile: settings.caFile, timeoutSeconds: timeoutSeconds, stop: stop)
         }
     }
 

@@ -26,9 +26,11 @@ package final class IMAPMailbox {
     package typealias Failure = MailboxTransfer.Failure
 
     /// Prepares a handle for `server` with `password`; nothing is connected until the first call.
-    /// `caFile`: a PEM bundle to verify the server with (the system's store when nil).
-    package init(server: BounceSettings.Server, password: Secret, caFile: String? = nil, timeoutSeconds: Int = 30) throws(Failure) {
-        connection = try MailboxTransfer(server: server, password: password, caFile: caFile, timeoutSeconds: timeoutSeconds)
+    /// `caFile`: a PEM bundle to verify the server with (the system's store when nil); `stop`: the
+    /// process's stop signal, which gives a transfer in flight up.
+    package init(server: BounceSettings.Server, password: Secret, caFile: String? = nil, timeoutSeconds: Int = 30,
+                 stop: StopSignal? = nil) throws(Failure) {
+        connection = try MailboxTransfer(server: server, password: password, caFile: caFile, timeoutSeconds: timeoutSeconds, stop: stop)
         let folder = server.folder.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: ";?#"))) ?? server.folder
         folderURL = connection.baseURL(scheme: "imap") + "/" + folder
     }

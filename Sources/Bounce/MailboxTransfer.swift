@@ -10,6 +10,8 @@ import Values
 /// `POP3Mailbox` speak their protocol through it; libcurl keeps the connection between transfers.
 ///
 /// Blocking, one thread at a time. Errors carry libcurl's words, which never hold the password.
+/// A transfer hears the process's stop signal (`CurlHandle.stop`): a server that accepts and then
+/// says nothing cannot hold a stopping daemon for the whole timeout.
 package final class MailboxTransfer {
     /// A step that failed: the operation, and libcurl's words.
     package struct Failure: Error, CustomStringConvertible, Equatable {
@@ -26,9 +28,11 @@ package final class MailboxTransfer {
     private let server: BounceSettings.Server
 
     /// Prepares a handle for `server` with `password`; nothing is connected until the first `run`.
-    init(server: BounceSettings.Server, password: Secret, caFile: String?, timeoutSeconds: Int) throws(Failure) {
+    /// Once `stop` is raised, a transfer in flight is given up within `CurlHandle.stopGrace`.
+    init(server: BounceSettings.Server, password: Secret, caFile: String?, timeoutSeconds: Int, stop: StopSignal?) throws(Failure) {
         guard let curl = CurlHandle() else { throw Failure(operation: "setup", detail: "libcurl could not create a handle") }
         self.curl = curl
+        curl.stop = stop
         self.server = server
         curl.set(CURLOPT_USERNAME, server.user)
         curl.set(CURLOPT_PASSWORD, password.value)

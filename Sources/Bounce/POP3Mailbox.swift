@@ -21,8 +21,10 @@ package final class POP3Mailbox {
     package typealias Failure = MailboxTransfer.Failure
 
     /// Prepares a handle for `server` with `password`; nothing is connected until the first call.
-    package init(server: BounceSettings.Server, password: Secret, caFile: String? = nil, timeoutSeconds: Int = 30) throws(Failure) {
-        connection = try MailboxTransfer(server: server, password: password, caFile: caFile, timeoutSeconds: timeoutSeconds)
+    /// `caFile` and `stop` as for `IMAPMailbox`.
+    package init(server: BounceSettings.Server, password: Secret, caFile: String? = nil, timeoutSeconds: Int = 30,
+                 stop: StopSignal? = nil) throws(Failure) {
+        connection = try MailboxTransfer(server: server, password: password, caFile: caFile, timeoutSeconds: timeoutSeconds, stop: stop)
         baseURL = connection.baseURL(scheme: "pop3")
     }
 

@@ -68,6 +68,9 @@ package struct BounceSettings: Sendable {
     package var password: Secret?
     /// `BOUNCE_POLL_SECONDS`: how often the mailbox is read (default 60).
     package var pollSeconds: Int = 60
+    /// `BOUNCE_CA_FILE`: a PEM bundle to verify the IMAP or POP3 server with instead of the
+    /// system's store (a private mail server's own certificate authority); nil for a Maildir.
+    package var caFile: String?
 
     /// Creates the settings.
     package init(address: EmailAddress, secret: Secret, mailbox: Mailbox, password: Secret? = nil) {

@@ -5,25 +5,28 @@ extension ConfigurationLoader {
     /// The settings this file reads.
     static let bounceKeys = [
         "BOUNCE_ADDRESS", "BOUNCE_SECRET", "BOUNCE_SECRET_FILE", "BOUNCE_MAILBOX", "BOUNCE_PASSWORD", "BOUNCE_PASSWORD_FILE",
-        "BOUNCE_POLL_SECONDS",
+        "BOUNCE_POLL_SECONDS", "BOUNCE_CA_FILE",
     ]
 
     /// Reads the bounce settings into `config` (docs/bounces.md). Unset `BOUNCE_ADDRESS`
     /// leaves the feature off, and then any other `BOUNCE_*` is refused rather than ignored (an
     /// operator who set a mailbox expects it read). Set, it needs a key of at least 32 characters
-    /// and a mailbox; an IMAP or POP3 mailbox needs a password, which is never quoted in an error.
+    /// and a mailbox; an IMAP or POP3 mailbox needs a password, which is never quoted in an error, and
+    /// may name the certificate to verify its server with (`BOUNCE_CA_FILE`, a readable PEM file).
     func loadBounce(_ values: [String: String], _ settings: SettingsReader, into config: inout NotifierConfiguration) throws(ConfigurationError) {
         let given = try settings.string("BOUNCE_ADDRESS").flatMap { $0.isEmpty ? nil : $0 }
         let mailboxText = try settings.string("BOUNCE_MAILBOX").flatMap { $0.isEmpty ? nil : $0 }
         let mailbox = try mailboxText.map { (text) throws(ConfigurationError) in try Self.bounceMailbox(text) }
         let poll = try settings.integer("BOUNCE_POLL_SECONDS", in: 5...86_400)
+        let caFile = try settings.certificateFile("BOUNCE_CA_FILE")
         let secret = try sourcedSecret(values, key: "BOUNCE_SECRET", credential: "bounce-secret")
         if let secret, secret.secret.value.utf8.count < 32 {
             throw ConfigurationError(setting: secret.setting, reason: "must be at least 32 characters (for example `openssl rand -hex 32`)")
         }
         let password = try sourcedSecret(values, key: "BOUNCE_PASSWORD", credential: "bounce-password")
         guard let given else {
-            let stray = ["BOUNCE_MAILBOX", "BOUNCE_POLL_SECONDS", "BOUNCE_SECRET", "BOUNCE_SECRET_FILE", "BOUNCE_PASSWORD", "BOUNCE_PASSWORD_FILE"]
+            let stray = ["BOUNCE_MAILBOX", "BOUNCE_POLL_SECONDS", "BOUNCE_SECRET", "BOUNCE_SECRET_FILE", "BOUNCE_PASSWORD", "BOUNCE_PASSWORD_FILE",
+             "BOUNCE_CA_FILE"]
                 .first { !(values[$0] ?? "").isEmpty }
             if let stray {
                 throw ConfigurationError(setting: stray, reason: "is set but BOUNCE_ADDRESS is not (set it to read bounces, or remove \(stray))")
@@ -53,8 +56,12 @@ extension ConfigurationLoader {
                                      + "(BOUNCE_PASSWORD_FILE, BOUNCE_PASSWORD or the bounce-password credential)")
         default: break
         }
+        if case .maildir = mailbox, caFile != nil {
+            throw ConfigurationError(setting: "BOUNCE_CA_FILE", reason: "is for an IMAP or POP3 mailbox; BOUNCE_MAILBOX is a Maildir")
+        }
         var bounce = BounceSettings(address: address, secret: secret.secret, mailbox: mailbox, password: password?.secret)
         bounce.pollSeconds = poll ?? bounce.pollSeconds
+        bounce.caFile = caFile
         config.bounce = bounce
     }
 

@@ -24,10 +24,10 @@ package struct MessageSettings: Sendable {
     /// Whether messages of `kind` also go out as webhook events.
     package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhookKinds.contains(kind) }
 
-    /// The channels messages of `kind` travel on: e-mail (every kind but the reminder, which is
-    /// for the app alone), and the webhook when it sends the kind.
+    /// The channels messages of `kind` travel on: e-mail (every kind but those for the app alone),
+    /// and the webhook when it sends the kind.
     package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
-        (kind == .reminder ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
+        (kind.webhookOnly ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
     }
 }
 

@@ -106,10 +106,11 @@ package struct Dispatcher {
         var seen = Set<String>()
         let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
         guard !jobs.isEmpty else { return DeliveryResult(tally: tally) }
+        let workers = max(1, min(configuration.smtp.connections, jobs.count))
         let recorder: ResultRecorder
         do {
             recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate,
-                                          patience: configuration.databaseReconnectSeconds,
+                                          patience: configuration.databaseReconnectSeconds, backlog: workers,
                                           onRetry: Self.reconnectNotice(logger), onWait: { [control] in control.alive() },
                                           stop: control.stop, keeper: sessions)
         } catch {
@@ -118,7 +119,6 @@ package struct Dispatcher {
             failed.notStarted = jobs.count
             return failed
         }
-        let workers = max(1, min(configuration.smtp.connections, jobs.count))
         let shared = Shared(jobs: jobs, tally: tally, recorder: recorder, workers: workers)
         // Senders that get no database session within `PGConnection.sessionWaitSeconds` (a pooler's
         // pool smaller than the run's sessions) drop out: the run goes on with the others.

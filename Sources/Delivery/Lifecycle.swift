@@ -43,11 +43,11 @@ package struct Lifecycle: Sendable {
         for row in due {
             let name = try? DisplayName(cleaning: row.rawName ?? "")
             let known = contacts[row.userID] ?? []
-            let address = row.channel == .webhook && row.kind != .introduction
+            let address = row.channel == .webhook && !row.kind.keyedByContact
                 ? known.first?.address : try? EmailAddress(validating: row.contact)
             guard let name, let address else {
                 let why = name == nil ? "the name is empty after cleaning"
-                    : row.channel == .webhook && row.kind != .introduction ? "the user has no valid contact" : "the contact is not a valid address"
+                    : row.channel == .webhook && !row.kind.keyedByContact ? "the user has no valid contact" : "the contact is not a valid address"
                 logger.warning("\(row.kind.rawValue) (\(row.channel.rawValue)) for user \(row.userID) not sent: \(why)",
                                metadata: NotifierEvent.notificationSkipped.metadata.merging([
                                 "run_date": "\(runDate)", "user_id": "\(row.userID)", "notification_kind": "\(row.kind.rawValue)",
@@ -61,7 +61,7 @@ package struct Lifecycle: Sendable {
                                   position: row.position, contacts: row.channel == .webhook ? known : [],
                                   notificationDate: row.notificationDate, missedDays: row.missedDays,
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
-                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement)
+                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, bounce: row.bounce)
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
         return (jobs, unusable)

@@ -68,6 +68,21 @@ package struct MetricsFile: Sendable {
         if let release = figures.held.nextRelease {
             metric("held_alerts_release_timestamp_seconds", "gauge", "When the first held alert goes out.", [("", release.timeIntervalSince1970)])
         }
+        if let bounces = figures.bounces {
+            // The bounce reader's counts since the mailbox was first read (docs/bounces.md).
+            metric("bounce_reports_total", "counter", "Messages read from the bounce mailbox (BOUNCE_MAILBOX).",
+                   [("", Double(bounces.reports))])
+            metric("bounces_applied_total", "counter", "Mails marked bounced by a report (their contact undeliverable).",
+                   [("", Double(bounces.bounced))])
+            metric("bounce_reports_kept_aside_total", "counter", "Messages of the bounce mailbox kept aside for a person (unparsed, unmatched, auto-replies).",
+                   [("", Double(bounces.keptAside))])
+            metric("bounce_mailbox_failures_total", "counter", "Polls of the bounce mailbox that could not read it (or record what it said).",
+                   [("", Double(bounces.failures))])
+            if let read = bounces.readAt {
+                metric("bounce_mailbox_read_timestamp_seconds", "gauge", "When the bounce mailbox was last read (recorded at least every 5 minutes).",
+                       [("", read.timeIntervalSince1970)])
+            }
+        }
         return text
     }
 

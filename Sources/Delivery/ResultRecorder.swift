@@ -5,9 +5,10 @@ import Values
 
 /// Writes the outcomes of a run's sends on a thread and connection of its own, in micro-batches:
 /// whatever has accumulated while the previous batch was being written goes out in the next
-/// statement. Senders never wait for the database, and a record is written about one database
-/// round trip after the server's reply — the crash window in which an accepted mail may be sent
-/// again (with the same `Message-ID`) stays that small.
+/// statement. A record is written about one database round trip after the server's reply, and no
+/// sender starts a message while more than `backlog` outcomes are unwritten: the crash window in
+/// which an accepted mail may be sent again (with the same `Message-ID`) stays bounded however far
+/// a loaded machine lets the recorder's thread fall behind.
 ///
 /// When the connection breaks (PostgreSQL restarted), the recorder connects again and writes the
 /// same batch again (recording is idempotent) for up to `DATABASE_RECONNECT_SECONDS`; meanwhile
@@ -25,6 +26,11 @@ package final class ResultRecorder: @unchecked Sendable {
     private var reconnecting = false
     /// A batch taken from `pending` is being written.
     private var writing = false
+    /// How many outcomes were queued, and how many of the first of them are written: a sender
+    /// waits while more than `backlog` are unwritten (`waitUntilWritable`).
+    private var queued = 0
+    private var written = 0
+    private let backlog: Int
     private var failure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
     private let stop: StopSignal
@@ -33,10 +39,14 @@ package final class ResultRecorder: @unchecked Sendable {
     /// Opens the recorder's connection and starts its thread. `onRetry` hears of each broken
     /// connection; `onWait` is called at least once a second while reconnecting. A raised `stop`
     /// ends a reconnect wait (the recorder gives up; the unwritten rows are taken over next run).
+    /// `backlog` is the most outcomes left unwritten when a sender starts a message (the run's
+    /// senders: one each, so that they never wait for the database unless the recorder falls behind).
     package init(conninfo: Secret, schema: DatabaseSchema, store: NotificationStore, runDate: CalendarDate, patience: TimeInterval,
+                 backlog: Int,
          onRetry: @escaping @Sendable (DatabaseError, TimeInterval) -> Void = { _, _ in },
          onWait: @escaping @Sendable () -> Void = {}, stop: StopSignal = StopSignal(), keeper: SessionKeeper? = nil) throws {
         self.stop = stop
+        self.backlog = max(0, backlog)
         renewEvery = store.claimSQL.leaseSeconds / 4
         let db = try ReconnectingConnection(
             conninfo, schema: schema, applicationName: "sileme-notifier (recorder)", patience: patience,
@@ -57,18 +67,25 @@ package final class ResultRecorder: @unchecked Sendable {
     package func record(_ outcome: RecordedOutcome) {
         condition.lock()
         pending.append(outcome)
+        queued += 1
         condition.signal()
         condition.unlock()
     }
 
-    /// Waits while the recorder is reconnecting (calling `alive` about once a second) and says
-    /// whether outcomes can still be recorded: false once the recorder gave up, or when the stop
-    /// signal was raised during the wait.
+    /// Waits while the recorder is reconnecting, or more than `backlog` outcomes are unwritten
+    /// (calling `alive` about once a second), and says whether outcomes can still be recorded:
+    /// false once the recorder gave up, or when the stop signal was raised while it reconnected.
+    ///
+    /// A sender calls it before each message: then a process killed at any instant leaves at
+    /// most `backlog` accepted, unrecorded messages plus those in flight — two per connection
+    /// with a backlog of one per sender — however far the recorder's thread has fallen behind on
+    /// a loaded machine. Waiting for every earlier outcome instead (a backlog of none) halved
+    /// the mails per second: each message would wait a database round trip.
     package func waitUntilWritable(alive: () -> Void = {}) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while reconnecting && failure == nil {
-            if stop.isStopped { return false }
+        while (reconnecting || queued - written > backlog) && failure == nil {
+            if stop.isStopped && reconnecting { return false }
             _ = condition.wait(until: Date().addingTimeInterval(1))
             condition.unlock()
             alive()
@@ -113,6 +130,7 @@ package final class ResultRecorder: @unchecked Sendable {
             condition.lock()
             while pending.isEmpty && !finishing && Date() < nextRenewal { _ = condition.wait(until: nextRenewal) }
             let batch = pending
+            let through = queued
             pending.removeAll(keepingCapacity: true)
             let last = finishing && batch.isEmpty
             writing = !batch.isEmpty
@@ -123,6 +141,7 @@ package final class ResultRecorder: @unchecked Sendable {
                     try db.perform { try store.record($0, batch) }
                     condition.lock()
                     writing = false
+                    written = through
                     condition.broadcast()
                     condition.unlock()
                 }

@@ -55,7 +55,7 @@ package struct MailComposer: Sendable {
         var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
                                           runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
         switch job.kind {
-        case .reminder, .unheard: break  // never mailed (webhook only)
+        case .reminder, .unheard, .undeliverable: break  // never mailed (webhook only)
         case .alert:
             variables.ackURL = ackLink(for: job, runDate: runDate)
         case .allClear, .followUp:

@@ -20,6 +20,8 @@ package struct DeliveryJob: Sendable {
         /// Another contact acknowledged the alert on the acknowledgement page ("I'm on it", docs/acknowledgement.md):
         /// every other contact that got the alert is told, threaded under it.
         case acknowledged
+        /// A mail to the contact bounced for good (docs/bounces.md): the app is told. Webhook only.
+        case undeliverable
         /// Nobody heard the alert `ESCALATE_AFTER` after it went out (docs/escalation.md): each
         /// first-tier contact is told nobody has said they are going, threaded under the alert.
         case escalation
@@ -35,12 +37,21 @@ package struct DeliveryJob: Sendable {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
 
-        /// The kinds sent by mail (every kind but the reminder and `unheard`, which only the webhook carries).
-        package static let mailed: [Kind] = allCases.filter { $0 != .reminder && $0 != .unheard }
+        /// The kinds sent by mail (every kind but those only the webhook carries).
+        package static let mailed: [Kind] = allCases.filter { !$0.webhookOnly }
 
         /// The kinds that answer an alert: dated with the alert's date, threaded under its
         /// `Message-ID` (`In-Reply-To`, `References`).
         package static let threaded: Set<Kind> = [.allClear, .followUp, .acknowledged, .escalation, .outcomeOK, .outcomeUnreachable]
+
+        /// Whether only the webhook carries this kind: the reminder (for the app to remind the
+        /// user), the undeliverable contact (for the app to ask for another address) and
+        /// `unheard` (for the operator).
+        package var webhookOnly: Bool { self == .reminder || self == .undeliverable || self == .unheard }
+
+        /// Whether a webhook event of this kind is one per contact (its delivery key names the
+        /// contact it is about), not one per event about the user.
+        package var keyedByContact: Bool { self == .introduction || self == .undeliverable }
 
         /// The webhook event of this kind (its `type`).
         package var webhookEventType: WebhookEventType {
@@ -51,6 +62,7 @@ package struct DeliveryJob: Sendable {
             case .introduction: .introduction
             case .reminder: .reminder
             case .acknowledged: .acknowledged
+            case .undeliverable: .undeliverable
             case .escalation: .escalated
             case .unheard: .unheard
             case .outcomeOK, .outcomeUnreachable: .outcome
@@ -104,6 +116,31 @@ package struct DeliveryJob: Sendable {
     /// Who said how it ended and when (an outcome notice): the contact's address as the delivery
     /// key holds it, shown masked.
     package let outcome: (contact: String, at: Date)?
+    /// The bounce an `undeliverable` event reports.
+    package let bounce: Bounce?
+
+    /// A mail's permanent bounce, as an `undeliverable` event reports it (docs/bounces.md).
+    package struct Bounce: Sendable, Equatable {
+        /// The kind of the mail that bounced (`alert`, `all_clear`, …).
+        package var kind: Kind
+        /// That mail's `Message-ID`.
+        package var messageID: String?
+        /// The report's status code (`5.1.1`).
+        package var status: String?
+        /// The report's diagnostic.
+        package var diagnostic: String?
+        /// When the report was read.
+        package var at: Date
+
+        /// Creates the value.
+        package init(kind: Kind, messageID: String?, status: String?, diagnostic: String?, at: Date) {
+            self.kind = kind
+            self.messageID = messageID
+            self.status = status
+            self.diagnostic = diagnostic
+            self.at = at
+        }
+    }
 
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     package var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
@@ -112,7 +149,7 @@ package struct DeliveryJob: Sendable {
     /// about the user (one per event, whatever the contacts), the contact's address for a webhook
     /// introduction (one per contact).
     package var contactKey: String {
-        channel == .webhook && kind != .introduction ? "" : email.address.lowercased()
+        channel == .webhook && !kind.keyedByContact ? "" : email.address.lowercased()
     }
 
     /// Who the row names as its recipient (`recipient_masked`): the masked address, or `webhook`.
@@ -126,7 +163,8 @@ package struct DeliveryJob: Sendable {
                  position: Int = 1, contacts: [Evaluation.Contact] = [],
                  notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
                  pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil,
-                 acknowledgement: (contact: String, at: Date)? = nil, outcome: (contact: String, at: Date)? = nil) {
+                 acknowledgement: (contact: String, at: Date)? = nil, outcome: (contact: String, at: Date)? = nil,
+                 bounce: Bounce? = nil) {
         self.kind = kind
         self.channel = channel
         self.contacts = contacts
@@ -142,6 +180,7 @@ package struct DeliveryJob: Sendable {
         self.checkedIn = checkedIn
         self.acknowledgement = acknowledgement
         self.outcome = outcome
+        self.bounce = bounce
     }
 
     /// This event's twin on the webhook: the same facts, with the user's `contacts`.
@@ -149,6 +188,6 @@ package struct DeliveryJob: Sendable {
         DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
                     contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
                     pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement,
-                    outcome: outcome)
+                    outcome: outcome, bounce: bounce)
     }
 }

@@ -135,7 +135,9 @@ package enum BounceStore {
     /// A permanent bounce of `event.logID`, in one statement (one transaction): the event
     /// recorded; the row `bounced` with the report's status, diagnostic and time — only a sent
     /// mail, and only once; its contact `undeliverable` in `contact_status`, as a send refused with
-    /// "no such user" marks it (`NotificationStore.contactStatusUpsert`). A report applied before
+    /// "no such user" marks it (`NotificationStore.contactStatusUpsert`); the listening daemons
+    /// woken for the user. The bounced row is what owes the `contact.undeliverable` event
+    /// (`LifecycleStore.dueUndeliverable`), so the event is committed with the bounce. A report applied before
     /// changes nothing: its event exists, so nothing after it runs.
     package static func applyPermanent(_ db: PGConnection, _ event: Event) throws -> Applied {
         precondition(event.kind == .permanent && event.logID != nil, "BounceStore.applyPermanent: a permanent event of a row")
@@ -151,9 +153,13 @@ package enum BounceStore {
             ), marked AS (
                 \(NotificationStore.contactStatusUpsert(from: "bounced", status: "'undeliverable'"))
                 RETURNING 1
+            ), woken AS (
+                -- The daemons that listen for check-ins run a pass for the user at the commit: it
+                -- sends the `contact.undeliverable` event the bounced row now makes due.
+                SELECT pg_notify('sileme_check_in', user_id::text) FROM bounced
             )
             SELECT (SELECT count(*) FROM event)::int AS recorded, (SELECT count(*) FROM bounced)::int AS bounced,
-                   (SELECT count(*) FROM marked)::int AS marked
+                   (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM woken)::int AS woken
             """), binds(event))[0]
         return Applied(recorded: (row.int("recorded") ?? 0) > 0, bounced: (row.int("bounced") ?? 0) > 0)
     }
@@ -182,5 +188,56 @@ package enum BounceStore {
     private static func binds(_ event: Event) -> [String: String?] {
         ["report": event.report, "kind": event.kind.rawValue, "domain": event.domain, "log_id": event.logID.map(String.init),
          "status": event.status, "diagnostic": event.diagnostic]
+    }
+
+    /// What the reader says of itself (`sileme.bounce_mailbox`): when it last listed the mailbox,
+    /// when a poll last failed, and its counts so far. Nil values: never.
+    package struct MailboxRecord: Sendable, Equatable {
+        package var readAt: Date?
+        package var failedAt: Date?
+        /// Reports read (messages listed and read, or found too large).
+        package var reports = 0
+        /// Rows made `bounced`.
+        package var bounced = 0
+        /// Messages kept aside for a person.
+        package var keptAside = 0
+        /// Polls that could not use the mailbox or the database.
+        package var failures = 0
+
+        /// Creates the value.
+        package init(readAt: Date? = nil, failedAt: Date? = nil, reports: Int = 0, bounced: Int = 0, keptAside: Int = 0, failures: Int = 0) {
+            self.readAt = readAt
+            self.failedAt = failedAt
+            self.reports = reports
+            self.bounced = bounced
+            self.keptAside = keptAside
+            self.failures = failures
+        }
+    }
+
+    /// Adds a poll to the reader's record: read now with these counts, or (`failed`) a failed poll.
+    package static func recordPoll(_ db: PGConnection, reports: Int, bounced: Int, keptAside: Int, failed: Bool) throws {
+        try db.execute(SQLStatement("""
+            INSERT INTO sileme.bounce_mailbox AS m (read_at, failed_at, reports, bounced, kept_aside, failures)
+            VALUES (CASE WHEN $failed::bool THEN NULL ELSE now() END, CASE WHEN $failed::bool THEN now() END,
+                    $reports::bigint, $bounced::bigint, $kept_aside::bigint, CASE WHEN $failed::bool THEN 1 ELSE 0 END)
+            ON CONFLICT (id) DO UPDATE SET
+                read_at = coalesce(excluded.read_at, m.read_at), failed_at = coalesce(excluded.failed_at, m.failed_at),
+                reports = m.reports + excluded.reports, bounced = m.bounced + excluded.bounced,
+                kept_aside = m.kept_aside + excluded.kept_aside, failures = m.failures + excluded.failures, updated_at = now()
+            """), ["failed": failed ? "true" : "false", "reports": String(reports), "bounced": String(bounced),
+                   "kept_aside": String(keptAside)])
+    }
+
+    /// The reader's record; nil before its first poll was recorded. Reads only.
+    package static func mailboxRecord(_ db: PGConnection) throws -> MailboxRecord? {
+        guard let row = try db.execute("""
+            SELECT extract(epoch FROM read_at) AS read_epoch, extract(epoch FROM failed_at) AS failed_epoch,
+                   reports, bounced, kept_aside, failures
+            FROM sileme.bounce_mailbox
+            """).rows.first else { return nil }
+        func time(_ name: String) -> Date? { row.string(name).flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) }
+        return MailboxRecord(readAt: time("read_epoch"), failedAt: time("failed_epoch"), reports: row.int("reports") ?? 0,
+                             bounced: row.int("bounced") ?? 0, keptAside: row.int("kept_aside") ?? 0, failures: row.int("failures") ?? 0)
     }
 }

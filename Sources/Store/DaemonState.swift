@@ -32,7 +32,8 @@ package struct DaemonState: Equatable {
     /// Per run date, the slots its runs started for (and did not complete: failed or interrupted).
     package let started: [CalendarDate: Coverage]
     /// When the earliest transient failure of those dates is due again (now, for an abandoned claim;
-    /// when its lease runs out, for a claim made through a pooler); nil when nothing waits for a retry.
+    /// when its lease runs out, for a claim made through a pooler); nil when nothing waits for a
+    /// retry (a notice no longer owed to a contact whose mail bounced does not count).
     package let nextRetry: Date?
     /// When the first open hold ends (alerts held over an intake gap, docs/intake-hold.md); nil
     /// when none is held.
@@ -55,6 +56,10 @@ package struct DaemonState: Equatable {
                                                ELSE \(claims.takeoverTime("n")) END)) AS next_retry
             FROM notification_logs n
             WHERE n.notification_date = ANY($dates::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
+              -- A notice to a contact whose mail of the streak bounced is no longer owed (docs/bounces.md):
+              -- no pass would send it, so it wakes none.
+              AND NOT (n.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                       AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel")))
             """), ["dates": days])[0]
         return DaemonState(completed: completed, started: started,
                            nextRetry: retry.string("next_retry").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },

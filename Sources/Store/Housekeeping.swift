@@ -18,6 +18,8 @@ package enum Housekeeping {
         package var held = HoldStore.Open()
         /// Every acknowledgement recorded (a contact said "I'm on it"), a counter.
         package var acknowledgements = 0
+        /// The bounce reader's record (docs/bounces.md); nil before its first recorded poll.
+        package var bounces: BounceStore.MailboxRecord?
 
         /// No run yet.
         package init() {}
@@ -52,6 +54,7 @@ package enum Housekeeping {
         }
         figures.acknowledgements = try db.execute("SELECT count(*) AS acknowledgements FROM sileme.acknowledgements")[0]
             .int("acknowledgements") ?? 0
+        figures.bounces = try BounceStore.mailboxRecord(db)
         return figures
     }
 

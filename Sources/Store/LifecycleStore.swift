@@ -36,6 +36,8 @@ package struct LifecycleStore: Sendable {
         package var pausedUntil: CalendarDate?
         /// Who acknowledged the streak's alert and when (an `acknowledged` notice).
         package var acknowledgement: (contact: String, at: Date)? = nil
+        /// The bounce an `undeliverable` event reports.
+        package var bounce: DeliveryJob.Bounce? = nil
 
         /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
         package static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
@@ -123,6 +125,7 @@ package struct LifecycleStore: Sendable {
             JOIN users u ON u.id = a.user_id
             WHERE \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
                                channel: "a.channel"))
+              AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "a.channel"))
             ORDER BY a.user_id, a.notification_date, a.channel, a.contact, q.checked_in_at
             """), [
             "window_start": windowStart.description, "latest_trusted": latestTrusted.description,
@@ -214,6 +217,7 @@ package struct LifecycleStore: Sendable {
               AND ($user_ids::uuid[] IS NULL OR a.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
               -- A contact said "I'm on it" (docs/acknowledgement.md): the others were told, no follow-up.
               AND NOT \(Self.acknowledged(user: "a.user_id", alertDate: "a.notification_date"))
+              AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "a.channel"))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
                                  channel: "a.channel"))
             ORDER BY a.notification_date, a.user_id, a.channel, a.contact
@@ -223,6 +227,57 @@ package struct LifecycleStore: Sendable {
             "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, kind: .followUp) }
     }
+
+    /// SQL: a mail of the streak of `user` whose alert is dated `date` to `contact` bounced for good
+    /// (docs/bounces.md), so the notices of that streak no longer go to it — on e-mail only
+    /// (`channel`): a webhook event is about the user, not one address. One probe of the delivery
+    /// key's index (the streak's messages share the alert's date).
+    package static func bounced(user: String, date: String, contact: String, channel: String) -> String {
+        """
+        (\(channel) = 'email' AND EXISTS (SELECT 1 FROM notification_logs b
+                                         WHERE b.user_id = \(user) AND b.notification_date = \(date) AND b.channel = 'email'
+                                           AND b.contact = \(contact) AND b.status = 'bounced'))
+        """
+    }
+
+    /// The `contact.undeliverable` events due now (docs/bounces.md): one per mail that bounced for
+    /// good since `since` (its first report's time), streak and contact — keyed by the bounced
+    /// mail's date and its contact — unless its row is sent, failed for good, in flight or waiting
+    /// for its retry (a retry comes from here when its time comes, with the bounce it reports).
+    /// The bounce and this event's row are the same commit's work: the bounced row is what makes
+    /// the event due, so nothing is lost between them. Reads only: the report events' time index,
+    /// then one probe per bounce.
+    package func dueUndeliverable(_ db: PGConnection, since: Date, onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute(SQLStatement("""
+            SELECT DISTINCT ON (n.user_id, n.notification_date, n.contact)
+                   n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
+                   n.last_check_in_date AS last, 'webhook' AS channel, n.kind AS bounced_kind, n.message_id AS bounced_message_id,
+                   e.status_code, e.diagnostic, extract(epoch FROM e.received_at) AS bounced_epoch
+            FROM sileme.bounce_events e
+            JOIN notification_logs n ON n.id = e.log_id AND n.status = 'bounced' AND n.channel = 'email' AND n.contact <> ''
+            JOIN users u ON u.id = n.user_id
+            WHERE e.kind = 'permanent' AND e.received_at >= to_timestamp($since::float8)
+              AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[]))
+              AND \(noSettledRow(user: "n.user_id", date: "n.notification_date", kind: "undeliverable", contact: "n.contact",
+                                 channel: "'webhook'"))
+            ORDER BY n.user_id, n.notification_date, n.contact, e.received_at
+            """), [
+            "since": String(since.timeIntervalSince1970), "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.compactMap { row in
+            var due = Due(row, kind: .undeliverable)
+            if let kind = row.string("bounced_kind").flatMap(DeliveryJob.Kind.init(rawValue:)),
+               let epoch = row.string("bounced_epoch").flatMap(Double.init) {
+                due?.bounce = DeliveryJob.Bounce(kind: kind, messageID: row.string("bounced_message_id"), status: row.string("status_code"),
+                                                 diagnostic: row.string("diagnostic"), at: Date(timeIntervalSince1970: epoch))
+            }
+            return due
+        }
+    }
+
+    /// How far back `due` looks for bounces whose event is owed: the event goes out within
+    /// seconds of the report, and a retry waits at most hours; a week covers a webhook endpoint
+    /// that was down for days.
+    package static let undeliverableWindow: TimeInterval = 7 * 86_400
 
     /// SQL: a contact acknowledged the streak of `user` whose alert is dated `alertDate` (one
     /// primary-key probe of `sileme.acknowledgements`).
@@ -255,6 +310,7 @@ package struct LifecycleStore: Sendable {
             JOIN users u ON u.id = a.user_id
             WHERE NOT EXISTS (SELECT 1 FROM sileme.acknowledgements o
                               WHERE o.user_id = k.user_id AND o.alert_date = k.alert_date AND o.contact = a.contact)
+              AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "'email'"))
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "acknowledged", contact: "a.contact"))
             UNION ALL
             SELECT k.user_id::text, u.name, '', k.alert_date, NULL,
@@ -447,7 +503,8 @@ package struct LifecycleStore: Sendable {
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
     /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices
-    /// (docs/acknowledgement.md), what escalated streaks owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
+    /// (docs/acknowledgement.md), undeliverable contacts (docs/bounces.md), what escalated streaks
+    /// owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
@@ -485,14 +542,18 @@ package struct LifecycleStore: Sendable {
                 due += try dueAcknowledgements(db, oldest: Self.acknowledgementWindow(runDate: runDate),
                                                webhook: hooked.contains(.acknowledged), onlyUsers: onlyUsers)
             }
+            if hooked.contains(.undeliverable) {
+                due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow), onlyUsers: onlyUsers)
+            }
             if kinds.contains(.escalation) || kinds.contains(.unheard) {
                 due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
                                           unheardWebhook: hooked.contains(.unheard), onlyUsers: onlyUsers)
                     .filter { kinds.contains($0.kind) }
             }
-            // The acknowledged events' retries come from `dueAcknowledgements` (which names who
-            // acknowledged), the escalation's from `dueEscalations`.
-            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest, kinds: hooked.subtracting([.acknowledged, .escalation, .unheard]),
+            // The acknowledged, undeliverable and escalation events' retries come from their own
+            // queries (which name who acknowledged, what bounced, which streak escalated).
+            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest,
+                                          kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard]),
                                           onlyUsers: onlyUsers, slots: slots)
             return due
         }

@@ -256,11 +256,16 @@ package struct NotificationStore: Sendable {
         SQLStatement("""
             WITH j AS MATERIALIZED (
                 SELECT j.*, EXISTS (SELECT 1 FROM users u WHERE u.id = j.user_id) AS live,
-                       CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
-                            THEN coalesce(\(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")),
-                                          -- A contact acknowledged the streak since the plan was read (docs/acknowledgement.md).
-                                          CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
-                                               THEN 'acknowledged' END) END AS cancelled
+                       coalesce(
+                           CASE WHEN j.kind IN ('alert', 'follow_up', 'reminder')
+                                THEN coalesce(\(GuardSQL.noLongerDue(job: "j", runDate: "$run_date::date", supersede: "$supersede::bool")),
+                                              -- A contact acknowledged the streak since the plan was read (docs/acknowledgement.md).
+                                              CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
+                                                   THEN 'acknowledged' END) END,
+                           -- A mail of the streak to this contact bounced since the plan was read (docs/bounces.md).
+                           CASE WHEN j.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                                     AND \(LifecycleStore.bounced(user: "j.user_id", date: "j.day", contact: "j.contact", channel: "j.channel"))
+                                THEN 'contact_bounced' END) AS cancelled
                 FROM unnest($user_ids::uuid[], $miss::int[], $message_ids::text[], $lasts::date[], $masked::text[],
                             $sinces::date[], $names::text[], $kinds::text[], $days::date[], $contacts::text[],
                             $in_reply_to::text[], $event_epochs::float8[], $channels::text[])
@@ -442,7 +447,10 @@ package struct NotificationStore: Sendable {
         try db.execute(SQLStatement("""
             SELECT n.user_id::text AS user_id, n.status, n.attempts, n.last_error,
                    coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END) AS recipient, n.kind,
-                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel
+                   n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel,
+                   n.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                       AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel"))
+                       AS contact_bounced
             FROM notification_logs n
             WHERE n.notification_date = $run_date::date AND NOT n.email_sent AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid)
               AND (n.status IN ('failed', 'retry')
@@ -456,6 +464,7 @@ package struct NotificationStore: Sendable {
                     target.kind = row.string("kind") ?? "alert"
                     target.contactInForce = row.bool("contact_in_force")
                     target.channel = row.string("channel") ?? "email"
+                    target.contactBounced = row.bool("contact_bounced")
                     if target.channel == "webhook" { target.recipient = "webhook" }
                     return target
                 }

@@ -17,4 +17,7 @@ package struct RetryTarget: Sendable, Equatable {
     /// Whether its contact is still one the user has in force (an alert to an address the app
     /// corrected or removed since is not sent again).
     package var contactInForce = true
+    /// Whether a mail of this streak to its contact bounced (docs/bounces.md): the streak's
+    /// notices no longer go to that contact, so this one is not sent again.
+    package var contactBounced = false
 }

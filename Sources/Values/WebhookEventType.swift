@@ -22,6 +22,9 @@ package enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable
     case unheard = "notifier.unheard"
     /// A contact address seen for the first time.
     case introduction = "contact.introduction"
+    /// A mail to a contact bounced for good (docs/bounces.md): the app can ask the user for
+    /// another address. One per bounced mail's streak and contact.
+    case undeliverable = "contact.undeliverable"
     /// For the operator, not about one user: a run held alerts over an intake gap (the app could
     /// not record check-ins, docs/intake-hold.md).
     case alertsHeld = "notifier.alerts_held"

@@ -15,8 +15,8 @@ import Values
 /// Variables (`variableNames`):
 /// - `type`, `id`, `timestamp`, `app_name`: the event type, its `webhook-id`, when it happened
 ///   (RFC 3339 UTC), `APP_NAME`.
-/// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_acknowledged`, `is_ping`,
-///   `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`:
+/// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_acknowledged`,
+///   `is_undeliverable`, `is_ping`, `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`:
 ///   true for the event's type, for sections: `{{#is_alert}}…{{/is_alert}}`.
 /// - `user_id`, `user_name`, `run_date`, `last_check_in_date`, `miss_days` (a number),
 ///   `contacts` (a list of `email`, `position` and, with `ACK_BASE_URL`, `ack_url` on an alert
@@ -24,7 +24,8 @@ import Values
 ///   `contact_emails` (the addresses joined with ", "), `contact_count`.
 /// - Present on some events only (use them as sections): `paused_until`, `alert_date`,
 ///   `alert_message_id`, `checked_in_at`, `contact` (`{{#contact}}{{email}}{{/contact}}`),
-///   `acknowledged_at`.
+///   `acknowledged_at`, `bounce` (`{{#bounce}}{{status}} {{diagnostic}}{{/bounce}}`, also
+///   `notification_kind`, `notification_date`, `message_id`, `bounced_at`).
 /// - Already JSON, to write unquoted: `json` (the whole default body), `data_json` (its `data`
 ///   object), `contacts_json` (the contacts array).
 ///
@@ -41,10 +42,10 @@ package struct WebhookBodyTemplate: Sendable {
     /// Every variable a template may use.
     package static let variableNames = [
         "type", "id", "timestamp", "app_name",
-        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_ping", "is_alerts_held",
-        "is_escalated", "is_outcome", "is_unheard",
+        "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_undeliverable", "is_ping",
+        "is_alerts_held", "is_escalated", "is_outcome", "is_unheard",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
-        "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at",
+        "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at", "bounce",
         "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
     ]
@@ -98,7 +99,8 @@ package struct WebhookBodyTemplate: Sendable {
         ]
         let flags: [(String, WebhookEventType)] = [
             ("is_alert", .alert), ("is_all_clear", .allClear), ("is_follow_up", .followUp), ("is_reminder", .reminder),
-            ("is_introduction", .introduction), ("is_acknowledged", .acknowledged), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
+            ("is_introduction", .introduction), ("is_acknowledged", .acknowledged),
+            ("is_undeliverable", .undeliverable), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
             ("is_escalated", .escalated), ("is_outcome", .outcome), ("is_unheard", .unheard),
         ]
         for (name, type) in flags { values[name] = event.type == type }
@@ -135,6 +137,16 @@ package struct WebhookBodyTemplate: Sendable {
         values["checked_in_at"] = payload.checkedInAt.map { CalendarDate.rfc3339($0) }
         values["contact"] = payload.contact.map(contact)
         values["acknowledged_at"] = payload.acknowledgedAt.map { CalendarDate.rfc3339($0) }
+        values["bounce"] = payload.bounce.map { bounce -> [String: Any] in
+            var values: [String: Any] = [
+                "notification_kind": text(bounce.notificationKind), "notification_date": bounce.notificationDate.description,
+                "bounced_at": CalendarDate.rfc3339(bounce.bouncedAt),
+            ]
+            values["message_id"] = bounce.messageID.map(text)
+            values["status"] = bounce.status.map(text)
+            values["diagnostic"] = bounce.diagnostic.map(text)
+            return values
+        }
         return values
     }
 
@@ -154,6 +166,8 @@ package struct WebhookBodyTemplate: Sendable {
         full.checkedInAt = time
         full.contact = contacts[0]
         full.acknowledgedAt = time
+        full.bounce = WebhookEvent.Bounce(notificationKind: "alert", notificationDate: day, messageID: hostile, status: "5.1.1",
+                                          diagnostic: hostile, bouncedAt: time)
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])
         var events: [WebhookEvent] = []
         for type in WebhookEventType.selectable where type != .alertsHeld {

@@ -117,6 +117,8 @@ extension WebhookEvent {
         package var contact: Contact?
         /// `acknowledged_at`: when the contact pressed "I'm on it" (`checkin.acknowledged`).
         package var acknowledgedAt: Date?
+        /// `bounce`: the mail that bounced and what the report said (`contact.undeliverable`).
+        package var bounce: Bounce?
 
         /// The facts every event about a user has; the optional ones start out absent.
         package init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
@@ -127,6 +129,34 @@ extension WebhookEvent {
             self.lastCheckInDate = lastCheckInDate
             self.missDays = missDays
             self.contacts = contacts
+        }
+    }
+
+    /// A mail's permanent bounce: `{"notification_kind", "notification_date", "message_id",
+    /// "status", "diagnostic", "bounced_at"}` (`message_id`, `status`, `diagnostic` `null` when unknown).
+    package struct Bounce: Sendable, Equatable {
+        /// `notification_kind`: what the mail was (`alert`, `all_clear`, …).
+        package var notificationKind: String
+        /// `notification_date`: the mail's date (the alert's, for the messages of its streak).
+        package var notificationDate: CalendarDate
+        /// `message_id`: the mail's `Message-ID`.
+        package var messageID: String?
+        /// `status`: the report's status code (`5.1.1`).
+        package var status: String?
+        /// `diagnostic`: the receiving server's words, as the report gave them.
+        package var diagnostic: String?
+        /// `bounced_at`: when the notifier read the report.
+        package var bouncedAt: Date
+
+        /// Creates the value.
+        package init(notificationKind: String, notificationDate: CalendarDate, messageID: String?, status: String?,
+                     diagnostic: String?, bouncedAt: Date) {
+            self.notificationKind = notificationKind
+            self.notificationDate = notificationDate
+            self.messageID = messageID
+            self.status = status
+            self.diagnostic = diagnostic
+            self.bouncedAt = bouncedAt
         }
     }
 
@@ -179,11 +209,21 @@ extension WebhookEvent {
         if let time = payload.checkedInAt { fields.append(("checked_in_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
         if let time = payload.acknowledgedAt { fields.append(("acknowledged_at", Escaping.json(CalendarDate.rfc3339(time)))) }
+        if let bounce = payload.bounce { fields.append(("bounce", Self.json(bounce))) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
     /// `[{"email","position"},…]`.
     static func json(_ contacts: [Contact]) -> String { "[" + contacts.map(json).joined(separator: ",") + "]" }
+
+    /// `{"notification_kind","notification_date","message_id","status","diagnostic","bounced_at"}`.
+    static func json(_ bounce: Bounce) -> String {
+        func text(_ value: String?) -> String { value.map(Escaping.json) ?? "null" }
+        return "{\"notification_kind\":\(Escaping.json(bounce.notificationKind)),"
+            + "\"notification_date\":\(Escaping.json(bounce.notificationDate.description)),"
+            + "\"message_id\":\(text(bounce.messageID)),\"status\":\(text(bounce.status)),"
+            + "\"diagnostic\":\(text(bounce.diagnostic)),\"bounced_at\":\(Escaping.json(CalendarDate.rfc3339(bounce.bouncedAt)))}"
+    }
 
     /// `{"email","position"}`.
     static func json(_ contact: Contact) -> String {

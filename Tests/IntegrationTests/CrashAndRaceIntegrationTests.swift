@@ -4,7 +4,7 @@ import TestSupport
 
 /// Issue 6: runs killed at random points, and several daemons racing a run by hand — docs/delivery.md's
 /// promise holds: every due user is mailed, once per streak, and a mail goes out twice only if it
-/// was in flight when its process was killed (then with the same `Message-ID`).
+/// was accepted and not yet recorded when its process was killed (then with the same `Message-ID`).
 @Suite("Crashes and races", .enabled(if: TestEnvironment.enabled))
 struct CrashAndRaceIntegrationTests {
     static let date = "2026-01-13"
@@ -22,7 +22,7 @@ struct CrashAndRaceIntegrationTests {
         #expect(gone, "the killed process's sessions ended")
     }
 
-    @Test("50 runs killed with SIGKILL at random points: every due user ends with one sent row; the only duplicates are mails in flight at a kill")
+    @Test("50 runs killed with SIGKILL at random points: every due user ends with one sent row; the only duplicates are mails accepted and not yet recorded at a kill")
     func randomKills() throws {
         let db = try TestDatabase()
         try Self.killAtRandom(db, kills: 50, users: 1500, url: db.url)
@@ -30,8 +30,8 @@ struct CrashAndRaceIntegrationTests {
 
     /// Kills `kills` runs of `users` due users with SIGKILL at random points (through `url`), then
     /// runs once more to the end, and checks docs/delivery.md's promise: every due user ends with
-    /// one sent row, and the only duplicates are the mails in flight at a kill (at most one per
-    /// SMTP connection), resent with the same `Message-ID`. Through a pooler (`lease` set) a
+    /// one sent row, and the only duplicates are the mails accepted and not yet recorded at a
+    /// kill (at most two per SMTP connection), resent with the same `Message-ID`. Through a pooler (`lease` set) a
     /// killed run's claims and lock are free once their lease has run out, so each next run waits
     /// for that.
     static func killAtRandom(_ db: TestDatabase, kills: Int, users: Int, url: String, lease: TimeInterval? = nil) throws {
@@ -72,14 +72,15 @@ struct CrashAndRaceIntegrationTests {
         let deliveries = try mail.deliveries()
         let byRecipient = Dictionary(grouping: deliveries, by: \.recipient)
         #expect(byRecipient.count == users, "no alert lost")
-        #expect(deliveries.count == users + unrecorded.count, "duplicates are exactly the mails in flight at the kills")
+        #expect(deliveries.count == users + unrecorded.count, "duplicates are exactly the mails accepted and not recorded at the kills")
         for (recipient, copies) in byRecipient where copies.count > 1 {
             #expect(Set(copies.map(\.messageID)).count == 1, "\(recipient): resent with the same Message-ID")
         }
         print("Kills (seed \(seed)\(lease == nil ? "" : ", through a pooler")): \(kills) SIGKILLs, \(progress.first ?? "?") of \(users) "
               + "recorded sent before the final run (\(progress.last ?? "?") claimed); duplicates \(unrecorded.count) in all, "
               + "worst kill \(perKill.max() ?? 0), kills with a duplicate \(perKill.filter { $0 > 0 }.count); alerts lost 0 of \(users)")
-        #expect((perKill.max() ?? 0) <= 3, "at most one mail in flight per SMTP connection at a kill")
+        // Three connections: each has at most one outcome waiting to be written and one mail in flight.
+        #expect((perKill.max() ?? 0) <= 6, "at most two accepted, unrecorded mails per SMTP connection at a kill")
     }
 
     @Test("three daemons and a --run-now racing on 10,000 due users: exactly 10,000 mails")

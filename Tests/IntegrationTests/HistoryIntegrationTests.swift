@@ -39,7 +39,7 @@ struct HistoryIntegrationTests {
         #expect(object["full_emails"] as? Bool == false)
         #expect(object["summary"] as? [String: Int] == [
             "days": 7, "days_without_run": 2, "runs": 5, "sent": 7, "failed": 2, "retry_pending": 1, "sending": 2,
-            "skipped": 3, "legacy_sent": 1, "legacy_not_sent": 1, "undelivered": 6,
+            "skipped": 3, "legacy_sent": 1, "legacy_not_sent": 1, "undelivered": 6, "bounced": 0,
         ])
 
         let days = try #require(object["days"] as? [[String: Any]])
@@ -172,8 +172,8 @@ struct HistoryIntegrationTests {
         let dayRows = Array(lines[(title + 1)...].prefix { !$0.isEmpty })
         #expect(dayRows.count == 7)
         for row in dayRows {
-            let note = row.dropFirst(67).trimmingCharacters(in: .whitespaces)
-            #expect(DisplayWidth.of(row) == (note.isEmpty ? 67 : 69 + DisplayWidth.of(note)), "\(row)")
+            let note = row.dropFirst(68).trimmingCharacters(in: .whitespaces)
+            #expect(DisplayWidth.of(row) == (note.isEmpty ? 68 : 70 + DisplayWidth.of(note)), "\(row)")
         }
         #expect(dayRows[1].hasSuffix("  no run"))
         #expect(dayRows[3].hasSuffix("  run failed"))
@@ -189,7 +189,7 @@ struct HistoryIntegrationTests {
         #expect(result.stdout.contains("            550 5.1.1 <w***@example.com>: Recipient address rejected: User"))
         #expect(result.stdout.contains("session gone: the next run resends it"))
         #expect(result.stdout.contains("next attempt 01-10 09:15 · 451 4.7.1 Try again later"))
-        #expect(lines.suffix(2) == ["Totals: sent 7, failed 2, retry 1, sending 2, skipped 3,",
+        #expect(lines.suffix(2) == ["Totals: sent 7, failed 2, bounced 0, retry 1, sending 2, skipped 3,",
                                     "        legacy 2 (1 sent, 1 not sent)"])
         #expect(lines.contains("Runs: 5 on 7 days; 2 days without a run"))
     }

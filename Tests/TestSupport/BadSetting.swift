@@ -291,6 +291,12 @@ public struct BadSetting: Sendable, CustomStringConvertible {
             cases.append(bounceCase("BOUNCE_PASSWORD_FILE", .unreadableFile,
                                     ["BOUNCE_PASSWORD_FILE": path, "BOUNCE_MAILBOX": "pop3s://bounces@mail.example.com"], unset: ["BOUNCE_PASSWORD"]))
         }
+        let imap = ["BOUNCE_MAILBOX": "imaps://bounces@mail.example.com/INBOX", "BOUNCE_PASSWORD": "pw"]
+        cases.append(bounceCase("BOUNCE_CA_FILE", .unreadableFile, imap.merging(["BOUNCE_CA_FILE": f.missing]) { $1 }))
+        for path in [f.folder, f.notPEM] {
+            cases.append(bounceCase("BOUNCE_CA_FILE", .wrongType, imap.merging(["BOUNCE_CA_FILE": path]) { $1 }))
+        }
+        cases.append(bounceCase("BOUNCE_CA_FILE", .invalid, ["BOUNCE_CA_FILE": "/etc/ssl/certs/ca-certificates.crt"]))
         for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
         cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
         return cases

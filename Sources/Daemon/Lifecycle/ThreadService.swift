@@ -44,6 +44,9 @@ struct ThreadService: Service {
     static func onThread(_ name: String, _ body: @escaping @Sendable () -> Void) async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let thread = Thread {
+                // Foundation on Linux keeps a name set before `start` to itself: the kernel's
+                // name (what `ps -L`, /proc and a core dump show, 15 bytes) is written here.
+                try? String(name.prefix(15)).write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
                 body()
                 done.resume()
             }

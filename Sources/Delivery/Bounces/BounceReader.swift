@@ -46,6 +46,13 @@ package final class BounceReader: @unchecked Sendable {
     private var mailbox: (any BounceMailbox)?
     /// Whether the last poll failed (its warning is logged once, until a poll succeeds again).
     private var failing = false
+    /// When the reader last wrote its record (`BounceStore.recordPoll`) after an empty poll.
+    private var recordedAt: Date?
+
+    /// How often an empty poll writes the reader's record (its `read_at`): an empty poll opens
+    /// no database session otherwise, so `check`'s "last read" is at most this old while the
+    /// mailbox stays empty.
+    package static let recordInterval: TimeInterval = 300
 
     /// A reader of `settings`' mailbox that records into `database`; `mailbox`: one opened
     /// already (a test's IMAP server, verified with its own certificate), else the configured one.
@@ -77,6 +84,7 @@ package final class BounceReader: @unchecked Sendable {
                     failing = true
                 }
                 mailbox = nil  // a new session next time
+                recordFailure()
             }
             _ = stop.sleep(TimeInterval(settings.pollSeconds))
         }
@@ -86,9 +94,28 @@ package final class BounceReader: @unchecked Sendable {
     /// aside. Throws when the mailbox or the database cannot be used (what is left stays for the
     /// next poll).
     package func poll(stop: StopSignal) throws -> Tally {
-        let mailbox = try self.mailbox ?? BounceMailboxes.open(settings)
+        let mailbox = try self.mailbox ?? BounceMailboxes.open(settings, stop: stop)
         self.mailbox = mailbox
         return try poll(mailbox, stop: stop)
+    }
+
+    /// A failed poll in the reader's record, when the database can be reached (when it cannot, that
+    /// is what failed, and the warning said so).
+    private func recordFailure() {
+        do {
+            let db = try PGConnection(database, applicationName: "sileme-notifier (bounces)")
+            try BounceStore.recordPoll(db, reports: 0, bounced: 0, keptAside: 0, failed: true)
+            recordedAt = nil
+        } catch {
+            logger.debug("bounce mailbox: its failed poll not recorded: \(error)")
+        }
+    }
+
+    /// Whether a poll that read `tally` writes the reader's record: one that read something, and
+    /// an empty one every `recordInterval` (pure).
+    package static func records(_ tally: Tally, now: Date, lastRecorded: Date?) -> Bool {
+        guard tally.read == 0, let lastRecorded else { return true }
+        return now.timeIntervalSince(lastRecorded) >= recordInterval
     }
 
     /// `poll` over the opened mailbox (generic: each mailbox names its messages its own way).
@@ -127,6 +154,11 @@ package final class BounceReader: @unchecked Sendable {
                             logger.error("bounce mailbox: cannot \(remove ? "remove" : "set aside") \(mailbox.name(message)): \(error); it is read again next poll")
                         }
                     })
+        }
+        let now = Date()
+        if Self.records(tally, now: now, lastRecorded: recordedAt) {
+            try BounceStore.recordPoll(connection(), reports: tally.read, bounced: tally.bounced, keptAside: tally.setAside, failed: false)
+            recordedAt = now
         }
         return tally
     }
@@ -209,6 +241,19 @@ package final class BounceReader: @unchecked Sendable {
     static func masked(_ diagnostic: String, contact: String) -> String {
         contact.isEmpty ? diagnostic
             : diagnostic.replacingOccurrences(of: contact, with: EmailMasking.mask(contact), options: .caseInsensitive)
+    }
+
+    /// What `check` sees of the mailbox: a real listing through the reader's own mailbox code —
+    /// how many messages wait, and how many are kept aside for a person. Changes nothing (no
+    /// message is read). Throws what the reader would meet. `mailbox`: one opened already (a
+    /// test's server with its own certificate), else the configured one.
+    package static func probe(_ settings: BounceSettings, mailbox: (any BounceMailbox)? = nil) throws -> (waiting: Int, keptAside: Int) {
+        let mailbox = try mailbox ?? BounceMailboxes.open(settings, timeoutSeconds: 10)
+        return try probe(mailbox)
+    }
+
+    private static func probe<Mailbox: BounceMailbox>(_ mailbox: Mailbox) throws -> (waiting: Int, keptAside: Int) {
+        (try mailbox.list().count, try mailbox.unparsedCount())
     }
 
     /// A poll's counts for people.

@@ -137,6 +137,16 @@ package final class WebhookChannel: DeliveryChannel {
                 payload.contact = WebhookEvent.Contact(email: acknowledgement.contact, position: position)
                 payload.acknowledgedAt = acknowledgement.at
             }
+        case .undeliverable:
+            // The contact the bounce is about, as the delivery key holds it, at its place in the list now.
+            let address = job.email.address.lowercased()
+            let position = job.contacts.first { $0.address.address.lowercased() == address }?.position ?? 0
+            payload.contact = WebhookEvent.Contact(email: address, position: position)
+            if let bounce = job.bounce {
+                payload.bounce = WebhookEvent.Bounce(notificationKind: bounce.kind.rawValue, notificationDate: job.date(runDate: runDate),
+                                                     messageID: bounce.messageID, status: bounce.status,
+                                                     diagnostic: bounce.diagnostic, bouncedAt: bounce.at)
+            }
         }
         return try WebhookEvent(type: job.kind.webhookEventType, id: claim.messageID, timestamp: at, payload: payload)
     }

@@ -21,6 +21,9 @@ package struct DayCounts: Sendable, Equatable {
     package var retryPending = 0
     /// Claims not finished (`status = 'sending'`): in flight, or left by a crashed run.
     package var sending = 0
+    /// Mails the server accepted whose report came back saying the mailbox is dead
+    /// (`status = 'bounced'`, docs/bounces.md): not counted in `sent`.
+    package var bounced = 0
     /// Users skipped for bad data (`status = 'skipped'`), with the reason in `last_error`.
     package var skipped = 0
     /// Rows from before the delivery-state migration (`status IS NULL`) whose `email_sent` is true
@@ -34,13 +37,13 @@ package struct DayCounts: Sendable, Equatable {
 
     /// Mails not delivered: failed, waiting for a retry, stuck in sending, or old rows not sent —
     /// the red part of the HTML report's bars.
-    package var undelivered: Int { failed + retryPending + sending + legacyNotSent }
+    package var undelivered: Int { failed + bounced + retryPending + sending + legacyNotSent }
 
     /// Rows written before the delivery-state migration.
     package var legacy: Int { legacySent + legacyNotSent }
 
     /// All `notification_logs` rows of the day.
-    package var rows: Int { sent + failed + retryPending + sending + skipped + legacyNotSent }
+    package var rows: Int { sent + failed + bounced + retryPending + sending + skipped + legacyNotSent }
 
     /// Adds `other`'s counts to these (the date stays).
     package mutating func add(_ other: DayCounts) {
@@ -50,6 +53,7 @@ package struct DayCounts: Sendable, Equatable {
         runningRuns += other.runningRuns
         sent += other.sent
         failed += other.failed
+        bounced += other.bounced
         retryPending += other.retryPending
         sending += other.sending
         skipped += other.skipped

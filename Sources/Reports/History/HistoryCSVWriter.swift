@@ -16,6 +16,8 @@ import Output
 ///   when not sent), `reason`
 /// - `miss_days`: `consecutive_miss_days`, `sent`, `not_sent`
 /// - `intake_gap`: `date`, `reason` (its intake and the usual), `held` (users held over it)
+/// - `bounces_day` (`date`) and `bounces_domain` (`domain`): the bounce reports read, `permanent`,
+///   `transient`, `complaint`, `unmatched`
 ///
 /// Values starting with `= + - @` are prefixed with `'` so that no value runs as a formula.
 package final class HistoryCSVWriter: HistorySink {
@@ -31,7 +33,7 @@ package final class HistoryCSVWriter: HistorySink {
         "run_status", "due", "user_id", "name", "status", "email_sent", "recipient", "contact_email",
         "consecutive_miss_days", "last_check_in_date", "next_check_in_date", "missed_days", "outcome", "attempts",
         "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason", "superseded", "paused", "cancelled",
-        "future_ignored", "held",
+        "future_ignored", "held", "bounced", "domain", "permanent", "transient", "complaint", "unmatched",
     ]
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
@@ -51,7 +53,7 @@ package final class HistoryCSVWriter: HistorySink {
             line(["record": "day", "date": HistoryTime.day(day.date), "runs": String(day.runs), "sent": String(day.sent),
                   "failed": String(day.failed), "retry_pending": String(day.retryPending), "sending": String(day.sending),
                   "skipped": String(day.skipped), "legacy_sent": String(day.legacySent),
-                  "legacy_not_sent": String(day.legacyNotSent)])
+                  "legacy_not_sent": String(day.legacyNotSent), "bounced": String(day.bounced)])
         }
         for skip in overview.skips {
             line(["record": "skipped", "date": HistoryTime.day(skip.date), "skipped": String(skip.count), "reason": skip.reason])
@@ -59,6 +61,13 @@ package final class HistoryCSVWriter: HistorySink {
         for contact in overview.undeliverable {
             line(["record": "undeliverable_contact", "user_id": contact.userID, "contact_email": contact.email,
                   "reason": contact.lastReply])
+        }
+        for (record, counts) in [("bounces_day", overview.bouncesByDay), ("bounces_domain", overview.bouncesByDomain)] {
+            for count in counts {
+                line(["record": record, record == "bounces_day" ? "date" : "domain": count.key,
+                      "permanent": String(count.permanent), "transient": String(count.transient),
+                      "complaint": String(count.complaint), "unmatched": String(count.unmatched)])
+            }
         }
         for gap in overview.intakeGaps {
             line(["record": "intake_gap", "date": HistoryTime.day(gap.date), "reason": "intake \(gap.intake) of a usual \(HistoryOverview.IntakeGap.number(gap.median))",

@@ -18,7 +18,7 @@ package enum HistoryCharts {
                 label: label, values: [day.sent, day.undelivered],
                 attributes: [("data-day", day.date.description), ("data-sent", String(day.sent)),
                              ("data-failed", String(day.undelivered))],
-                title: "\(day.date): \(day.sent) sent, \(day.undelivered) not delivered (\(day.failed) failed, "
+                title: "\(day.date): \(day.sent) sent, \(day.undelivered) not delivered (\(day.failed) failed, \(day.bounced) bounced, "
                     + "\(day.retryPending) retry pending, \(day.sending) sending, \(day.legacyNotSent) legacy not sent)")
         }
         return SVGBarChart(

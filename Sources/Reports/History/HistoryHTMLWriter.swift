@@ -74,6 +74,7 @@ package final class HistoryHTMLWriter: HistorySink {
             cards += card("Days without a run", String(overview.daysWithoutRun), bad: overview.daysWithoutRun > 0)
         }
         cards += card("Sent", String(totals.sent)) + card("Failed", String(totals.failed), bad: totals.failed > 0)
+            + card("Bounced", String(totals.bounced), bad: totals.bounced > 0)
             + card("Retry pending", String(totals.retryPending), bad: totals.retryPending > 0)
             + card("Sending / stuck", String(totals.sending), bad: totals.sending > 0)
             + card("Skipped", String(totals.skipped), bad: totals.skipped > 0)
@@ -81,7 +82,8 @@ package final class HistoryHTMLWriter: HistorySink {
         write("<section id=\"summary\">\n<h2>Summary</h2>\n<dl class=\"cards\">\n\(cards)</dl>\n</section>\n")
         if !overview.byKind.isEmpty {
             write("<section id=\"kinds\">\n<h2>By kind</h2>\n<dl class=\"cards\">\n"
-                  + overview.byKind.map { card($0.label, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending", bad: $0.failed > 0) }
+                  + overview.byKind.map { card($0.label, "\($0.sent) sent · \($0.failed) failed · \($0.pending) pending"
+                                                   + ($0.bounced > 0 ? " · \($0.bounced) bounced" : ""), bad: $0.failed + $0.bounced > 0) }
                       .joined() + "</dl>\n</section>\n")
         }
         if !overview.intakeGaps.isEmpty {
@@ -90,6 +92,19 @@ package final class HistoryHTMLWriter: HistorySink {
                   + overview.intakeGaps.map {
                       "<tr><td>\(e($0.date.description))</td><td>\($0.intake)</td><td>\(e(HistoryOverview.IntakeGap.number($0.median)))</td><td>\($0.held)</td></tr>\n"
                   }.joined() + "</tbody></table></div>\n</section>\n")
+        }
+        if !overview.bouncesByDay.isEmpty {
+            func rows(_ counts: [HistoryOverview.BounceCount]) -> String {
+                counts.map {
+                    "<tr><td>\(e($0.key.isEmpty ? "(none)" : $0.key))</td><td>\($0.permanent)</td><td>\($0.transient)</td>"
+                        + "<td>\($0.complaint)</td><td>\($0.unmatched)</td></tr>\n"
+                }.joined()
+            }
+            let head = th("Permanent", n: true) + th("Transient", n: true) + th("Complaints", n: true) + th("Unmatched", n: true)
+            write("<section id=\"bounces\">\n<h2>Bounce reports</h2>\n<div class=\"scroll\"><table>\n<thead><tr>" + th("Day read") + head
+                  + "</tr></thead>\n<tbody>\n" + rows(overview.bouncesByDay) + "</tbody></table></div>\n"
+                  + "<div class=\"scroll\"><table>\n<thead><tr>" + th("Recipient domain") + head
+                  + "</tr></thead>\n<tbody>\n" + rows(overview.bouncesByDomain) + "</tbody></table></div>\n</section>\n")
         }
         if !overview.undeliverable.isEmpty {
             write("<section id=\"undeliverable\">\n<h2>Undeliverable contacts</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
@@ -106,13 +121,13 @@ package final class HistoryHTMLWriter: HistorySink {
 
         guard header.user == nil else { return }
         write("<section id=\"days\">\n<h2>Per day</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
-              + th("Date") + th("Runs", n: true) + th("Sent", n: true) + th("Failed", n: true)
+              + th("Date") + th("Runs", n: true) + th("Sent", n: true) + th("Failed", n: true) + th("Bounced", n: true)
               + th("Retry pending", n: true) + th("Sending", n: true) + th("Skipped", n: true)
               + th("Legacy sent / not", n: true) + th("Note") + "</tr></thead>\n<tbody>\n")
         for day in overview.days {
             let note = day.runNote
             write("<tr data-day=\"\(day.date)\"\(note.isEmpty ? "" : " class=\"warn\"")>" + td(day.date.description, date: true)
-                  + td(day.runs) + td(day.sent) + td(day.failed) + td(day.retryPending) + td(day.sending)
+                  + td(day.runs) + td(day.sent) + td(day.failed) + td(day.bounced) + td(day.retryPending) + td(day.sending)
                   + td(day.skipped) + td("\(day.legacySent) / \(day.legacyNotSent)", n: true) + td(note) + "</tr>\n")
         }
         write("</tbody>\n</table></div>\n</section>\n")

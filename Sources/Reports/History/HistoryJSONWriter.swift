@@ -52,13 +52,21 @@ package final class HistoryJSONWriter: HistorySink {
         head.append(("miss_days", "[" + missDays.joined(separator: ",") + "]"))
         head.append(("by_kind", "[" + overview.byKind.map {
             Self.object([("kind", Self.string($0.kind)), ("channel", Self.string($0.channel)), ("sent", String($0.sent)),
-                         ("failed", String($0.failed)), ("pending", String($0.pending))])
+                         ("failed", String($0.failed)), ("pending", String($0.pending)), ("bounced", String($0.bounced))])
         }.joined(separator: ",") + "]"))
         head.append(("by_channel", "[" + overview.byChannel.map {
             Self.object([("channel", Self.string($0.channel)), ("sent", String($0.sent)), ("failed", String($0.failed)),
                          ("pending", String($0.pending))])
         }.joined(separator: ",") + "]"))
         head.append(("acknowledgements", String(overview.acknowledgements)))
+        func bounces(_ counts: [HistoryOverview.BounceCount], key: String) -> String {
+            "[" + counts.map {
+                Self.object([(key, Self.string($0.key)), ("permanent", String($0.permanent)), ("transient", String($0.transient)),
+                             ("complaint", String($0.complaint)), ("unmatched", String($0.unmatched))])
+            }.joined(separator: ",") + "]"
+        }
+        head.append(("bounces", Self.object([("by_day", bounces(overview.bouncesByDay, key: "date")),
+                                             ("by_domain", bounces(overview.bouncesByDomain, key: "domain"))])))
         head.append(("undeliverable_contacts", "[" + overview.undeliverable.map {
             Self.object([("user_id", Self.string($0.userID)), ("email", Self.string($0.email)),
                          ("last_reply", Self.string($0.lastReply)), ("since", Self.string(time.iso($0.since)))])
@@ -132,7 +140,7 @@ package final class HistoryJSONWriter: HistorySink {
 
     /// The counts every day and the summary have.
     package static func counts(_ day: DayCounts) -> [(String, String)] {
-        [("sent", String(day.sent)), ("failed", String(day.failed)), ("retry_pending", String(day.retryPending)),
+        [("sent", String(day.sent)), ("failed", String(day.failed)), ("bounced", String(day.bounced)), ("retry_pending", String(day.retryPending)),
          ("sending", String(day.sending)), ("skipped", String(day.skipped)), ("legacy_sent", String(day.legacySent)),
          ("legacy_not_sent", String(day.legacyNotSent)), ("undelivered", String(day.undelivered))]
     }

@@ -44,6 +44,54 @@ package struct HistoryOverview: Sendable, Equatable {
             "\(date): \(intake) check-ins (usually \(Self.number(median))), \(held) user(s)' alerts held"
         }
     }
+    /// The bounce reports read in the period (docs/bounces.md), per day they were read (in the
+    /// service zone) and per recipient domain (most first, at most 100), by what they were.
+    package var bouncesByDay: [BounceCount] = []
+    /// See `bouncesByDay`.
+    package var bouncesByDomain: [BounceCount] = []
+
+    /// The bounce reports of one day or one recipient domain, by kind (`bounce_events.kind`).
+    package struct BounceCount: Sendable, Equatable {
+        /// The day (`2026-01-13`) or the domain ('' when the report named none).
+        package var key: String
+        /// Dead addresses: their mails `bounced`.
+        package var permanent = 0
+        /// Delays, and failures given up on with `4.x.x`: noted.
+        package var transient = 0
+        /// RFC 5965 complaints.
+        package var complaint = 0
+        /// Reports that named no mail of ours (kept aside).
+        package var unmatched = 0
+
+        /// Creates the value.
+        package init(key: String, permanent: Int = 0, transient: Int = 0, complaint: Int = 0, unmatched: Int = 0) {
+            self.key = key
+            self.permanent = permanent
+            self.transient = transient
+            self.complaint = complaint
+            self.unmatched = unmatched
+        }
+
+        /// Every report counted.
+        package var total: Int { permanent + transient + complaint + unmatched }
+
+        /// Adds `count` reports of `kind` (an unknown kind is not counted rather than guessed).
+        mutating func add(kind: String, _ count: Int) {
+            switch kind {
+            case "permanent": permanent += count
+            case "transient": transient += count
+            case "complaint": complaint += count
+            case "unmatched": unmatched += count
+            default: break
+            }
+        }
+
+        /// `1 permanent, 0 transient, 0 complaints, 2 unmatched`.
+        package var described: String {
+            "\(permanent) permanent, \(transient) transient, \(complaint) complaint\(complaint == 1 ? "" : "s"), \(unmatched) unmatched"
+        }
+    }
+
     /// How many times a contact said "I'm on it" (docs/acknowledgement.md) for a streak whose alert is dated in
     /// the period: the rows of `sileme.acknowledgements`.
     package var acknowledgements = 0
@@ -54,12 +102,14 @@ package struct HistoryOverview: Sendable, Equatable {
         package var kind: String
         /// `notification_logs.channel`.
         package var channel: String = "email"
-        /// Accepted.
+        /// Accepted (and not bounced since).
         package var sent: Int
         /// Refused for good.
         package var failed: Int
         /// Waiting for a retry, or in flight.
         package var pending: Int
+        /// Accepted, then reported dead by a bounce (docs/bounces.md).
+        package var bounced = 0
 
         /// `alert`, or `alert (webhook)` for the webhook's.
         package var label: String { channel == "email" ? kind : "\(kind) (\(channel))" }

@@ -42,7 +42,8 @@ package struct HistoryReport: Sendable {
                 // --zone: the users counted in that zone (their slots, or the service's).
                 let slots = try request.zone.map { try SlotSQL.slots(db, service: configuration.schedule).keys(countedIn: $0) }
                 let overview = try store.overview(db, request: request, slots: slots, intakeGuard: configuration.intakeGuard,
-                                                  today: CalendarDate(Date(), in: configuration.timeZone))
+                                                  today: CalendarDate(Date(), in: configuration.timeZone),
+                                                  timeZone: configuration.timeZone)
                 let header = HistoryHeader(request: request, timeZone: configuration.timeZone,
                                            thresholdDays: configuration.rule.thresholdDays,
                                            catchUpDays: configuration.rule.catchUpDays, user: user)

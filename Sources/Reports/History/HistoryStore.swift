@@ -30,7 +30,8 @@ package struct HistoryStore {
     /// per day and reason, and the distribution of `m` — for the whole period, or one user's rows;
     /// of the users of `slots` only when given (`--zone`), and the runs that served them.
     package func overview(_ db: PGConnection, request: HistoryRequest, slots: [String]? = nil,
-                          intakeGuard: IntakeGuard = IntakeGuard(), today: CalendarDate = CalendarDate(Date(), in: TimeZone(identifier: "UTC")!))
+                          intakeGuard: IntakeGuard = IntakeGuard(), today: CalendarDate = CalendarDate(Date(), in: TimeZone(identifier: "UTC")!),
+                          timeZone: TimeZone = TimeZone(identifier: "UTC")!)
         throws -> HistoryOverview {
         let zone = SlotSQL.bind(slots)
         var days = request.days.map { DayCounts(date: $0) }
@@ -78,6 +79,7 @@ package struct HistoryStore {
             switch row.string("status") {
             case "sent"?: days[i].sent += count
             case "failed"?: days[i].failed += count
+            case "bounced"?: days[i].bounced += count
             case "retry"?: days[i].retryPending += count
             case "sending"?: days[i].sending += count
             case "skipped"?:
@@ -99,19 +101,21 @@ package struct HistoryStore {
         }
         var overview = HistoryOverview(days: days, skips: skipList, missDays: missDays.keys.sorted().map { missDays[$0]! })
         overview.byKind = try db.execute(SQLStatement("""
-            SELECT kind, channel, count(*) FILTER (WHERE email_sent) AS sent, count(*) FILTER (WHERE status = 'failed') AS failed,
-                   count(*) FILTER (WHERE status IN ('retry', 'sending')) AS pending
+            SELECT kind, channel, count(*) FILTER (WHERE email_sent AND status IS DISTINCT FROM 'bounced') AS sent,
+                   count(*) FILTER (WHERE status = 'failed') AS failed, count(*) FILTER (WHERE status IN ('retry', 'sending')) AS pending,
+                   count(*) FILTER (WHERE status = 'bounced') AS bounced
             FROM notification_logs n
             WHERE notification_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR user_id = $user_id::uuid)
               AND \(Self.inSlots("n.user_id"))
             GROUP BY kind, channel ORDER BY channel, kind
             """), scope).rows.map {
             HistoryOverview.KindCount(kind: $0.string("kind") ?? "", channel: $0.string("channel") ?? "", sent: $0.int("sent") ?? 0,
-                                      failed: $0.int("failed") ?? 0, pending: $0.int("pending") ?? 0)
+                                      failed: $0.int("failed") ?? 0, pending: $0.int("pending") ?? 0, bounced: $0.int("bounced") ?? 0)
         }
         overview.byChannel = Dictionary(grouping: overview.byKind, by: \.channel).sorted { $0.key < $1.key }.map { channel, counts in
             HistoryOverview.KindCount(kind: "", channel: channel, sent: counts.map(\.sent).reduce(0, +),
-                                      failed: counts.map(\.failed).reduce(0, +), pending: counts.map(\.pending).reduce(0, +))
+                                      failed: counts.map(\.failed).reduce(0, +), pending: counts.map(\.pending).reduce(0, +),
+                                      bounced: counts.map(\.bounced).reduce(0, +))
         }
         overview.undeliverable = try db.execute(SQLStatement("""
             SELECT s.user_id::text AS user_id, s.email, coalesce(s.last_reply, '') AS last_reply, extract(epoch FROM s.updated_at) AS since
@@ -128,12 +132,40 @@ package struct HistoryStore {
                                                  since: Self.instant($0, "since") ?? Date(timeIntervalSince1970: 0))
         }
         overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today)
+        (overview.bouncesByDay, overview.bouncesByDomain) = try bounces(db, scope: scope, timeZone: timeZone)
         overview.acknowledgements = try db.execute(SQLStatement("""
             SELECT count(*) AS acknowledgements FROM sileme.acknowledgements k
             WHERE k.alert_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR k.user_id = $user_id::uuid)
               AND \(Self.inSlots("k.user_id"))
             """), scope)[0].int("acknowledgements") ?? 0
         return overview
+    }
+
+    /// The bounce reports read in the period (`scope`'s days, in `timeZone`), per day and per
+    /// recipient domain (docs/bounces.md). A report of one user or zone counts the reports about
+    /// its users' mails (an unmatched report is about no one's). One range read of the reports'
+    /// time index.
+    private func bounces(_ db: PGConnection, scope: [String: String?], timeZone: TimeZone)
+        throws -> (byDay: [HistoryOverview.BounceCount], byDomain: [HistoryOverview.BounceCount]) {
+        var byDay: [String: HistoryOverview.BounceCount] = [:], byDomain: [String: HistoryOverview.BounceCount] = [:]
+        try db.stream(SQLStatement("""
+            SELECT (e.received_at AT TIME ZONE $zone)::date::text AS day, e.domain, e.kind, count(*) AS reports
+            FROM sileme.bounce_events e
+            LEFT JOIN notification_logs n ON n.id = e.log_id
+            WHERE e.received_at >= ($from::date::timestamp AT TIME ZONE $zone)
+              AND e.received_at < (($to::date + 1)::timestamp AT TIME ZONE $zone)
+              AND (($user_id::uuid IS NULL AND $slots::text[] IS NULL)
+                   OR (n.user_id IS NOT NULL AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid) AND \(Self.inSlots("n.user_id"))))
+            GROUP BY 1, 2, 3
+            """), scope.merging(["zone": timeZone.identifier]) { $1 }) { row in
+            let day = row.string("day") ?? "", domain = redaction.plain(row.string("domain")) ?? "", kind = row.string("kind") ?? ""
+            let count = row.int("reports") ?? 0
+            byDay[day, default: .init(key: day)].add(kind: kind, count)
+            byDomain[domain, default: .init(key: domain)].add(kind: kind, count)
+        }
+        let days = byDay.values.sorted { $0.key < $1.key }
+        let domains = byDomain.values.sorted { ($0.total, $1.key) > ($1.total, $0.key) }.prefix(100)
+        return (days, Array(domains))
     }
 
     /// The period's intake gaps as the guard judges them now (the intake of each day as received

@@ -20,8 +20,9 @@ package final class HistoryTableWriter: HistorySink {
     private static let detailWidth = 80 - 12
 
     package static let dayColumns = TextColumns([
-        ("DATE", 10, false), ("RUNS", 4, true), ("SENT", 7, true), ("FAILED", 6, true), ("RETRY", 6, true),
-        ("SENDING", 7, true), ("SKIPPED", 7, true), ("LEGACY", 6, true), ("NOTE", 10, false),
+        // No LEGACY column (rows from before delivery states: the totals count them) so that BOUNCED fits in 80.
+        ("DATE", 10, false), ("RUNS", 4, true), ("SENT", 7, true), ("FAILED", 6, true), ("BOUNCED", 7, true),
+        ("RETRY", 6, true), ("SENDING", 7, true), ("SKIPPED", 7, true), ("NOTE", 10, false),
     ])
     package static let runColumns = TextColumns([
         ("DATE", 10, false), ("STARTED", 11, false), ("SECS", 5, true), ("MODE", 7, false), ("HOST", 10, false),
@@ -60,14 +61,14 @@ package final class HistoryTableWriter: HistorySink {
         write(Self.dayColumns.titleLine)
         for day in overview.days {
             write(Self.dayColumns.line([
-                day.date.description, String(day.runs), String(day.sent), String(day.failed), String(day.retryPending),
-                String(day.sending), String(day.skipped), String(day.legacy), day.runNote,
+                day.date.description, String(day.runs), String(day.sent), String(day.failed), String(day.bounced), String(day.retryPending),
+                String(day.sending), String(day.skipped), day.runNote,
             ]))
         }
         if !overview.byKind.isEmpty {
             write("")
             for line in Self.joinWrapped("By kind:", overview.byKind.map {
-                "\($0.label) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending;"
+                "\($0.label) \($0.sent) sent, \($0.failed) failed, \($0.pending) pending\($0.bounced > 0 ? ", \($0.bounced) bounced" : "");"
             }) { write(line) }
         }
         if !overview.intakeGaps.isEmpty {
@@ -79,9 +80,18 @@ package final class HistoryTableWriter: HistorySink {
             write("")
             write("Acknowledgements: \(overview.acknowledgements) (a contact said \"I'm on it\"; the others were told)")
         }
+        if !overview.bouncesByDay.isEmpty {
+            write("")
+            write("Bounce reports read (a relay reporting a mail it had accepted undelivered)")
+            for day in overview.bouncesByDay { write("  \(day.key): \(day.described)") }
+            write("  By recipient domain:")
+            for domain in overview.bouncesByDomain {
+                write("    \(DisplayWidth.truncate(domain.key.isEmpty ? "(none)" : domain.key, to: 40)): \(domain.described)")
+            }
+        }
         if !overview.undeliverable.isEmpty {
             write("")
-            write("Undeliverable contacts (refused as unknown; ask the user to fix them)")
+            write("Undeliverable contacts (refused as unknown, or bounced; ask the user to fix them)")
             for contact in overview.undeliverable {
                 write("  \(contact.userID)  \(contact.email)  since \(time.iso(contact.since))  \(DisplayWidth.truncate(contact.lastReply, to: 60))")
             }
@@ -208,7 +218,7 @@ package final class HistoryTableWriter: HistorySink {
             let without = overview.daysWithoutRun
             write("Runs: \(totals.runs) on \(overview.days.count) days; \(without) day\(without == 1 ? "" : "s") without a run")
         }
-        let parts = ["sent \(totals.sent)", "failed \(totals.failed)", "retry \(totals.retryPending)",
+        let parts = ["sent \(totals.sent)", "failed \(totals.failed)", "bounced \(totals.bounced)", "retry \(totals.retryPending)",
                      "sending \(totals.sending)", "skipped \(totals.skipped)",
                      "legacy \(totals.legacy) (\(totals.legacySent) sent, \(totals.legacyNotSent) not sent)"]
         for line in Self.joinWrapped("Totals: ", parts) { write(line) }

@@ -82,10 +82,38 @@ final class Dovecot: @unchecked Sendable {
             """
         try conf.write(toFile: "\(directory)/dovecot.conf", atomically: true, encoding: .utf8)
         try PostgresCluster.shell(["/bin/chown", "-R", "nobody:nogroup", "\(directory)/mail"])
+        try start()
+    }
+
+    /// Starts the master on this instance's configuration and waits until IMAPS answers (again,
+    /// after `crash`: the same ports, the same Maildir).
+    func start() throws {
         try PostgresCluster.shell(["/usr/sbin/dovecot", "-c", "\(directory)/dovecot.conf"])
         let deadline = Date().addingTimeInterval(10)
         while !listening && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         guard listening else { throw TestFailure("dovecot did not start: \((try? String(contentsOfFile: "\(directory)/dovecot.log", encoding: .utf8)) ?? "")") }
+    }
+
+    /// SIGKILL to the master and to every process it started (found by their parent in `/proc`),
+    /// as a crash or an OOM kill would end it: sessions cut mid-command, nothing flushed.
+    func crash() {
+        guard let text = try? String(contentsOfFile: "\(directory)/run/master.pid", encoding: .utf8),
+              let master = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), master > 1 else { return }
+        var doomed = [master]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            // The fields after the command's closing parenthesis: state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == master { doomed.append(pid) }
+        }
+        for pid in doomed { kill(pid, SIGKILL) }
+        let deadline = Date().addingTimeInterval(3)
+        while listening && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        // The killed master may stay a zombie here (no init reaps it), which Dovecot would take
+        // for a running master: its pid file goes, as an operator's restart after a crash finds it.
+        try? FileManager.default.removeItem(atPath: "\(directory)/run/master.pid")
     }
 
     /// Delivers `bytes` into the user's `new/` as the MTA would (owned by the mail user).

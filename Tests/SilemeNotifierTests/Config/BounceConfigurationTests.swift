@@ -45,6 +45,21 @@ struct BounceConfigurationTests {
             == "imaps://bounces%40notify.example.com@mail.example.com:1993/INBOX")
     }
 
+    @Test("BOUNCE_CA_FILE: a readable PEM file verifies the IMAP or POP3 server; unset, the system's store")
+    func certificateAuthority() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bounce-ca-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pem = folder.appendingPathComponent("ca.pem").path
+        try "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".write(toFile: pem, atomically: true, encoding: .utf8)
+        let imap = Self.on.merging(["BOUNCE_MAILBOX": "imaps://bounces@mail.example.com/INBOX", "BOUNCE_PASSWORD": "pw"]) { $1 }
+        #expect(try Self.load(imap).bounce?.caFile == nil)
+        #expect(try Self.load(imap.merging(["BOUNCE_CA_FILE": pem]) { $1 }).bounce?.caFile == pem)
+        let missing = Self.refusal(imap.merging(["BOUNCE_CA_FILE": folder.appendingPathComponent("none.pem").path]) { $1 })
+        #expect(missing?.setting == "BOUNCE_CA_FILE")
+        #expect(Self.refusal(Self.on.merging(["BOUNCE_CA_FILE": pem]) { $1 })?.setting == "BOUNCE_CA_FILE", "a Maildir has no server")
+    }
+
     @Test("the key and the password from the value, a _FILE, or a systemd credential")
     func secretSources() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("bounce-conf-\(UUID().uuidString)")

@@ -13,9 +13,9 @@ struct RunScopeTests {
     /// At 01:00Z on the 13th: Kolkata at 06:00 and the service's users on the 13th, Los Angeles on the 12th.
     static let dates = NotifySlots(keys: ["|", "America/Los_Angeles|", "Asia/Kolkata|06:00:00"], service: service)
         .runDates(at: F.instant("2026-01-13T01:00:00Z"))
-    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .escalation, .unheard]
+    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .undeliverable, .escalation, .unheard]
     /// What answers an event at once: the daemon's all-clear pass sends it.
-    static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .escalation, .unheard]
+    static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard]
 
     @Test("a run of everyone: the first run date plans every kind, the others only what comes at the user's time")
     func everyone() {
@@ -27,7 +27,7 @@ struct RunScopeTests {
         #expect(first.slots == ["Asia/Kolkata|06:00:00", "|"] && second.slots == ["America/Los_Angeles|"])
     }
 
-    @Test("a run of some times: introductions still once, all-clears and acknowledged notices to the all-clear pass")
+    @Test("a run of some times: introductions still once, all-clears, acknowledged notices and undeliverable events to the all-clear pass")
     func some() {
         let first = RunPlan.Scope.runDate(Self.dates[0], first: true, everyone: false)
         let second = RunPlan.Scope.runDate(Self.dates[1], first: false, everyone: false)

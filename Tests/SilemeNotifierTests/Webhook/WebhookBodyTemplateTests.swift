@@ -71,7 +71,7 @@ struct WebhookBodyTemplateTests {
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
         #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "acknowledged_at", "held", "gap_days",
-                                                   "release_at"],
+                                                   "release_at", "bounce"],
                 "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},
@@ -177,15 +177,16 @@ struct WebhookBodyTemplateTests {
     func smsGateway() throws {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
-                                                 .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .ping: "PING", .alertsHeld: "ALERTS_HELD",
-                                                 .escalated: "ESCALATED", .outcome: "OUTCOME", .unheard: "UNHEARD"]
+                                                 .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .undeliverable: "UNDELIVERABLE", .ping: "PING",
+                                                 .alertsHeld: "ALERTS_HELD", .escalated: "ESCALATED", .outcome: "OUTCOME", .unheard: "UNHEARD"]
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
                 : type == .alertsHeld ? try Self.alertsHeld() : try Self.event(type)
             let json = try Self.parse(template.render(event))
             #expect(json["reference"] as? String == event.id && json["event"] as? String == type.rawValue)
             #expect(json["template_code"] as? String == "SILEME_" + (codes[type] ?? "?"))
-            #expect(json["to"] as? String == (type == .reminder ? "user" : type == .alertsHeld || type == .unheard ? "operator" : "contacts"))
+            #expect(json["to"] as? String == (type == .reminder || type == .undeliverable ? "user"
+                                              : type == .alertsHeld || type == .unheard ? "operator" : "contacts"))
             let contacts = try #require(json["contacts"] as? [[String: Any]])
             #expect(contacts.count == (type == .ping || type == .alertsHeld ? 0 : 2))
             if type == .alert {

@@ -24,7 +24,7 @@ struct HistoryWriterTests {
         #expect(object["generated_at"] as? String == "2026-01-14T08:00:00+08:00")
         let summary = try #require(object["summary"] as? [String: Int])
         #expect(summary == ["days": 3, "days_without_run": 1, "runs": 3, "sent": 17, "failed": 4, "retry_pending": 2,
-                            "sending": 1, "skipped": 2, "legacy_sent": 1, "legacy_not_sent": 1, "undelivered": 8])
+                            "sending": 1, "skipped": 2, "legacy_sent": 1, "legacy_not_sent": 1, "undelivered": 8, "bounced": 0])
         let days = try #require(object["days"] as? [[String: Any]])
         #expect(days.map { $0["date"] as? String } == ["2026-01-11", "2026-01-12", "2026-01-13"])
         #expect(days[2]["undelivered"] as? Int == 5)
@@ -136,7 +136,7 @@ struct HistoryWriterTests {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast()
         for line in lines { #expect(DisplayWidth.of(line) <= 80, "\(line)") }
         #expect(lines.last?.hasPrefix("        ") == true || lines.last?.hasPrefix("Totals:") == true)
-        #expect(text.contains("Totals: sent 17, failed 4, retry 2, sending 1, skipped 2,"))
+        #expect(text.contains("Totals: sent 17, failed 4, bounced 0, retry 2, sending 1, skipped 2,"))
         // Problem rows: the RECIPIENT and M columns start at the same display column, whatever the name.
         let rows = lines.filter { $0.hasPrefix("2026-01-1") && $0.contains("***@") }
         #expect(rows.count == 4)
