@@ -6,8 +6,8 @@ extension LifecycleStore {
     /// The messages escalated streaks owe now (docs/escalation.md), read from the streaks whose
     /// escalation was recorded (`EscalationStore.escalate`) and whose alert is dated from `oldest`
     /// on: one `escalation` notice to every first-tier contact whose alert of the streak was
-    /// accepted and did not bounce — threaded under that alert — but the contact who said they
-    /// could not reach the user; with `webhook`, one `checkin.escalated` event per streak; with
+    /// accepted and to whom no mail of the streak bounced (`bounced`) — threaded under that alert —
+    /// but the contact who said they could not reach the user; with `webhook`, one `checkin.escalated` event per streak; with
     /// `unheardWebhook`, one `notifier.unheard` event per streak declared unheard. Each unless its
     /// row is sent, failed for good, in flight or waiting for its retry (a retry comes from here
     /// when its time comes). A streak heard or closed since owes nothing more. Reads only.
@@ -24,9 +24,10 @@ extension LifecycleStore {
                    a.consecutive_miss_days AS miss, a.last_check_in_date AS last, 'email' AS channel, 'escalation' AS kind
             FROM e
             JOIN notification_logs a ON a.user_id = e.user_id AND a.notification_date = e.alert_date AND a.kind = 'alert'
-                                    AND a.channel = 'email' AND a.email_sent AND a.contact <> '' AND a.status <> 'bounced'
+                                    AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
             JOIN users u ON u.id = a.user_id
-            WHERE NOT EXISTS (SELECT 1 FROM emergency_contacts c
+            WHERE NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "'email'"))
+              AND NOT EXISTS (SELECT 1 FROM emergency_contacts c
                               WHERE c.user_id = a.user_id AND lower(btrim(c.email)) = a.contact AND c.tier = 2)
               AND a.contact IS DISTINCT FROM e.outcome_contact
               AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "escalation", contact: "a.contact"))

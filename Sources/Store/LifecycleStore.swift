@@ -228,6 +228,10 @@ package struct LifecycleStore: Sendable {
         ]).rows.compactMap { Due($0, kind: .followUp) }
     }
 
+    /// SQL: the kinds of a streak's notices (those threaded under its alert) as a list for `IN`:
+    /// the ones a contact to whom a mail of the streak bounced no longer gets (`bounced`).
+    package static let noticeKinds = "(" + DeliveryJob.Kind.threaded.sorted().map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
+
     /// SQL: a mail of the streak of `user` whose alert is dated `date` to `contact` bounced for good
     /// (docs/bounces.md), so the notices of that streak no longer go to it — on e-mail only
     /// (`channel`): a webhook event is about the user, not one address. One probe of the delivery

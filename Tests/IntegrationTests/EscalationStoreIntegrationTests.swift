@@ -122,6 +122,12 @@ struct EscalationStoreIntegrationTests {
                 "older streaks are out of the window")
         #expect(try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-01")!, webhook: false, unheardWebhook: false)
                     .map(\.contact) == ["d@example.com"], "without the webhook: the mails alone")
+        // Another mail of the streak to d bounced (its acknowledged notice, say): d is not told either.
+        try db.query("""
+            INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, status, consecutive_miss_days)
+            VALUES ($1, '2026-01-13', 'acknowledged', 'email', 'd@example.com', true, 'bounced', 2)
+            """, [user])
+        #expect(try owed() == ["u unheard webhook  - 2"])
         _ = waiting
     }
 }
