@@ -38,6 +38,9 @@ GRANT SELECT, INSERT ON sileme.acknowledgements TO sileme_notifier;
 GRANT SELECT, INSERT ON sileme.bounce_events TO sileme_notifier;
 -- The bounce reader's own record (when it last read the mailbox, its counts), one row it updates.
 GRANT SELECT, INSERT, UPDATE ON sileme.bounce_mailbox TO sileme_notifier;
+-- Escalation (ESCALATE_AFTER): the daemon moves each alerted streak's stage, the page records
+-- its outcome; the rows are made by the notifier's trigger when an alert is accepted.
+GRANT SELECT, UPDATE ON sileme.escalations TO sileme_notifier;
 -- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
 -- (the function runs as its owner; the role only reads the queue to say what a standby has not
 -- folded, and for `check`'s backlog line).

@@ -8,7 +8,9 @@ import Values
 /// `--preview USER_ID [--kind KIND] [--contact N]`: the exact message (RFC 5322 bytes) of a kind
 /// (the alert by default) that the user's `N`th contact in force (the first by default) would
 /// receive on a run date, with what the rule decides for that user and the contacts it would mail.
-/// Reads only. An all-clear or a follow-up is threaded under a placeholder alert id.
+/// Reads only. A kind that answers an alert (an all-clear, a follow-up, a notice) is threaded under
+/// a placeholder alert id; an outcome notice names the user's first other contact as the one who
+/// went (or the contact itself, when it is the only one).
 package struct MessagePreview: Sendable {
     /// What the rule says about the user on the run date, in words.
     package let verdict: String
@@ -64,15 +66,19 @@ package struct MessagePreview: Sendable {
         // The mail the rule would send (after a pause: the pause's text), whatever it decides today.
         let missed = evaluation?.missedDays ?? m
         let alertDate = runDate.adding(days: -max(0, missed - rule.thresholdDays))
+        let threaded = DeliveryJob.Kind.threaded.contains(kind)
+        let reporter = inForce.enumerated().first { $0.offset != contact - 1 }?.element.email ?? email.address
         let job = DeliveryJob(kind: kind, userID: candidate.userID, name: name, email: email,
                               position: inForce[contact - 1].position,
-                              notificationDate: kind == .allClear || kind == .followUp ? alertDate : nil,
+                              notificationDate: threaded ? alertDate : nil,
                               missedDays: missed, lastCheckIn: candidate.lastCheckIn,
                               pausedUntil: since > candidate.lastCheckIn ? since : nil,
-                              inReplyTo: kind == .allClear || kind == .followUp
+                              inReplyTo: threaded
                                   ? MailMessage.makeMessageID(userID: candidate.userID, runDate: alertDate.description, domain: composer.from.domain)
                                   : nil,
-                              checkedIn: kind == .allClear ? (Date(), runDate) : nil)
+                              checkedIn: kind == .allClear ? (Date(), runDate) : nil,
+                              acknowledgement: kind == .acknowledged ? (reporter.lowercased(), Date()) : nil,
+                              outcome: kind == .outcomeOK || kind == .outcomeUnreachable ? (reporter.lowercased(), Date()) : nil)
         let message = composer.message(for: job, runDate: runDate, messageID: composer.newMessageID(for: job, runDate: runDate))
         return MessagePreview(verdict: verdict + contacts, message: message.rendered())
     }

@@ -68,6 +68,11 @@ package struct NotifierConfiguration: Sendable {
     /// `FOLLOW_UP_DAYS`: with N > 0, a streak still open N days after its alert gets one
     /// follow-up to each contact that got the alert, threaded under it; 0 (default) sends none.
     package var followUpDays: Int = 0
+    /// `ESCALATE_AFTER`: an alert nobody has heard this long after it first went out escalates,
+    /// and one still unheard as long again is declared unheard (docs/escalation.md); nil turns
+    /// escalation off. Default 3 hours: long enough for a contact at work to see the mail, short
+    /// enough that someone else is asked the same day.
+    package var escalateAfter: Duration? = .seconds(3 * 3600)
     /// `INTRODUCE_CONTACTS`: a contact named for the first time gets one introduction (default on).
     package var introduceContacts: Bool = true
     /// `ALL_CLEAR_POLL_SECONDS`: how often the daemon looks for check-ins that end an alerted

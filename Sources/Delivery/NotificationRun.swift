@@ -69,6 +69,9 @@ package struct NotificationRun: Sendable {
             plan = try run.db.perform { db in
                 try CheckInQueue.fold(db)
                 if let users = scope.users { try run.releaseForRetry(db, users: users) }
+                if scope.kinds.contains(.escalation), let steps = EscalationSteps(configuration, logger: logger) {
+                    try steps.take(db, now: Date())
+                }
                 let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
                                             control: control)
                 return try run.record(db, plan)
@@ -98,7 +101,9 @@ package struct NotificationRun: Sendable {
         defer { sessions?.keep(db) }
         // A stop cancels the query at once (a pass at a million users reads the day's alerts).
         let plan = try db.cancellable(on: control.stop) {
-            try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: pass.scope, logger: logger)
+            // The escalation's steps due now first: the messages they owe go out in this pass.
+            if let steps = EscalationSteps(configuration, logger: logger) { try steps.take(db, now: Date()) }
+            return try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: pass.scope, logger: logger)
         }
         // The run's settle step, on this session; a failed write fails the pass.
         let settle = Steps.Settle(run: pass, store: Steps.newStore(self))

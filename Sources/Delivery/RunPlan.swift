@@ -43,11 +43,16 @@ package struct RunPlan: Sendable {
         }
 
         /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue),
-        /// which also sends the `acknowledged` notices (docs/acknowledgement.md) and the
-        /// `contact.undeliverable` events (docs/bounces.md): each answers an event at once.
+        /// which also sends the `acknowledged` notices (docs/acknowledgement.md), the
+        /// `contact.undeliverable` events (docs/bounces.md) and what escalated streaks owe
+        /// (docs/escalation.md): each answers an event at once.
         package static func allClears(users: Set<String>? = nil) -> Scope {
-            Scope(users: users, kinds: [.allClear, .acknowledged, .undeliverable], evaluatesRule: false)
+            Scope(users: users, kinds: answers, evaluatesRule: false)
         }
+
+        /// The kinds that answer an event whenever it comes, whatever the user's slot: the daemon's
+        /// all-clear pass sends them, and a run of one instant only with its first run date.
+        static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard]
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
         /// messages that come at once whatever the user's slot (introductions, all-clears) with
@@ -58,8 +63,8 @@ package struct RunPlan: Sendable {
         /// alert (0.05 s at a million users), and a day of many slots has ~200 instants.
         package static func runDate(_ runDate: NotifySlots.RunDate, first: Bool, everyone: Bool = true) -> Scope {
             var kinds = day.kinds
-            if !first { kinds.subtract([.introduction, .allClear, .acknowledged, .undeliverable]) }
-            if !everyone { kinds.subtract([.allClear, .acknowledged, .undeliverable]) }
+            if !first { kinds.subtract(answers.union([.introduction])) }
+            if !everyone { kinds.subtract(answers) }
             return Scope(users: nil, kinds: kinds, evaluatesRule: true, slots: runDate.keys)
         }
 

@@ -84,7 +84,7 @@ package enum SlotRuns {
             }
             if zone != nil {
                 for index in dates.indices {
-                    dates[index].1.kinds.subtract([.introduction, .allClear, .acknowledged, .undeliverable])
+                    dates[index].1.kinds.subtract(RunPlan.Scope.answers.union([.introduction]))
                     dates[index].1.slots = dates[index].1.slots ?? slots.slots.map(\.key)
                 }
             }

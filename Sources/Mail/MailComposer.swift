@@ -55,7 +55,7 @@ package struct MailComposer: Sendable {
         var variables = TemplateVariables(userName: job.name.value, missDays: job.missedDays, lastCheckInDate: job.lastCheckIn,
                                           runDate: runDate, appName: appName, pausedUntil: job.pausedUntil)
         switch job.kind {
-        case .reminder, .undeliverable: break  // never mailed (webhook only)
+        case .reminder, .unheard, .undeliverable: break  // never mailed (webhook only)
         case .alert:
             variables.ackURL = ackLink(for: job, runDate: runDate)
         case .allClear, .followUp:
@@ -71,6 +71,17 @@ package struct MailComposer: Sendable {
                 variables.acknowledgedBy = EmailMasking.mask(acknowledgement.contact)
                 variables.acknowledgedAt = Self.minuteFormat(acknowledgement.at, in: timeZone)
             }
+        case .escalation:
+            // Whoever is told nobody has answered can still say "I'm on it".
+            variables.alertDate = job.notificationDate
+            variables.ackURL = ackLink(for: job, runDate: runDate)
+        case .outcomeOK, .outcomeUnreachable:
+            variables.alertDate = job.notificationDate
+            if let outcome = job.outcome {
+                variables.outcomeBy = EmailMasking.mask(outcome.contact)
+                variables.outcomeAt = Self.minuteFormat(outcome.at, in: timeZone)
+            }
+            if job.kind == .outcomeUnreachable { variables.ackURL = ackLink(for: job, runDate: runDate) }
         case .introduction:
             variables.contactEmail = job.email.address
             variables.thresholdDays = thresholdDays
@@ -78,8 +89,9 @@ package struct MailComposer: Sendable {
         return variables
     }
 
-    /// The acknowledgement link of an alert or a follow-up to its contact (nil without
-    /// `ACK_BASE_URL`): the streak is the alert's date — the row's date of both.
+    /// The acknowledgement link of an alert, a follow-up, an escalation or an "I couldn't reach
+    /// them" notice to its contact (nil without `ACK_BASE_URL`): the streak is the alert's date —
+    /// the row's date of each.
     package func ackLink(for job: DeliveryJob, runDate: CalendarDate) -> String? {
         ackLinks?.link(userID: job.userID, alertDate: job.date(runDate: runDate), contact: job.email.address,
                        runDate: runDate, missedDays: job.missedDays)

@@ -16,7 +16,10 @@ import Rule
 /// `checked_in_at` (date and time in the service zone) and `check_in_date`; for an all-clear and
 /// a follow-up `alert_date`; for an introduction `contact_email` and `threshold_days`; for an alert
 /// and a follow-up `ack_url` (set only with `ACK_BASE_URL`: use it as a section); for an
-/// `acknowledged` notice `alert_date`, `acknowledged_by` (masked) and `acknowledged_at`. The subject
+/// `acknowledged` notice `alert_date`, `acknowledged_by` (masked) and `acknowledged_at`; for an
+/// `escalation` `alert_date` and `ack_url`; for the outcome notices (`outcome_ok`,
+/// `outcome_unreachable`) `alert_date`, `outcome_by` (masked) and `outcome_at`, and in
+/// `outcome_unreachable` `ack_url`. The subject
 /// and the text body are rendered without escaping; the HTML body escapes every value (see `render`).
 package struct MailTemplates: Sendable {
     /// The three templates of one kind.
@@ -107,6 +110,59 @@ package struct MailTemplates: Sendable {
             如需了解情况，您可以联系 TA 或这位联系人。TA 恢复签到后，我们会再通知您。
 
             这是一封自动通知邮件。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .escalation: ("[{{app_name}}] 仍无人回应：请确认 {{user_name}} 的状态\n", """
+            您好，
+
+            我们在 {{alert_date}} 告知您 {{user_name}} 已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。到现在为止，还没有任何紧急联系人表示正在前往查看 TA，TA 也没有签到。
+
+            请您尽快设法联系 TA，或请 TA 身边的人去看看。
+
+            {{#ack_url}}
+            如果您正在前往查看 TA，请打开下面的链接并选择"我去看看"，其他紧急联系人会收到通知：
+            {{ack_url}}
+
+            {{/ack_url}}
+            这是一封自动提醒邮件。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .outcomeOK: ("[{{app_name}}] {{user_name}} 一切安好\n", """
+            您好，
+
+            我们在 {{alert_date}} 告知您 {{user_name}} 已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。
+
+            前往查看的紧急联系人（{{outcome_by}}）已于 {{outcome_at}} 确认：TA 一切安好。
+
+            您无需再为此担心。
+
+            这是一封自动通知邮件。
+
+            此致
+            {{app_name}}团队
+
+            """),
+        .outcomeUnreachable: ("[{{app_name}}] 仍未联系上 {{user_name}}\n", """
+            您好，
+
+            我们在 {{alert_date}} 告知您 {{user_name}} 已连续 {{miss_days}} 天未在"{{app_name}}"应用中签到。
+
+            前往查看的紧急联系人（{{outcome_by}}）已于 {{outcome_at}} 告知：没能联系上 TA。
+
+            请您尽快设法联系 TA，或请 TA 身边的人去看看。
+
+            {{#ack_url}}
+            如果您正在前往查看 TA，请打开下面的链接并选择"我去看看"，其他紧急联系人会收到通知：
+            {{ack_url}}
+
+            {{/ack_url}}
+            这是一封自动提醒邮件。
 
             此致
             {{app_name}}团队

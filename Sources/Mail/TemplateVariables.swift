@@ -34,6 +34,10 @@ package struct TemplateVariables: Sendable, Equatable {
     package var acknowledgedBy: String?
     /// `{{acknowledged_at}}`: when (`YYYY-MM-DD HH:mm` in the service zone), in an `acknowledged` notice.
     package var acknowledgedAt: String?
+    /// `{{outcome_by}}`: who said how it ended (masked address), in an outcome notice.
+    package var outcomeBy: String?
+    /// `{{outcome_at}}`: when (`YYYY-MM-DD HH:mm` in the service zone), in an outcome notice.
+    package var outcomeAt: String?
 
     /// Creates the values.
     package init(userName: String, missDays: Int, lastCheckInDate: CalendarDate, runDate: CalendarDate, appName: String,
@@ -59,6 +63,8 @@ package struct TemplateVariables: Sendable, Equatable {
         if let ackURL { values["ack_url"] = ackURL }
         if let acknowledgedBy { values["acknowledged_by"] = acknowledgedBy }
         if let acknowledgedAt { values["acknowledged_at"] = acknowledgedAt }
+        if let outcomeBy { values["outcome_by"] = outcomeBy }
+        if let outcomeAt { values["outcome_at"] = outcomeAt }
         return values
     }
 }

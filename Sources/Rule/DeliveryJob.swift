@@ -22,6 +22,15 @@ package struct DeliveryJob: Sendable {
         case acknowledged
         /// A mail to the contact bounced for good (docs/bounces.md): the app is told. Webhook only.
         case undeliverable
+        /// Nobody heard the alert `ESCALATE_AFTER` after it went out (docs/escalation.md): each
+        /// first-tier contact is told nobody has said they are going, threaded under the alert.
+        case escalation
+        /// Nobody heard it after the escalation either: for the operator (webhook only, like the reminder).
+        case unheard
+        /// The contact who went said "They're OK": every other contact is told, threaded under the alert.
+        case outcomeOK = "outcome_ok"
+        /// The contact who went said "I couldn't reach them": every other contact is told, threaded.
+        case outcomeUnreachable = "outcome_unreachable"
 
         /// The order kinds are listed in.
         package static func < (lhs: Kind, rhs: Kind) -> Bool {
@@ -31,9 +40,14 @@ package struct DeliveryJob: Sendable {
         /// The kinds sent by mail (every kind but those only the webhook carries).
         package static let mailed: [Kind] = allCases.filter { !$0.webhookOnly }
 
+        /// The kinds that answer an alert: dated with the alert's date, threaded under its
+        /// `Message-ID` (`In-Reply-To`, `References`).
+        package static let threaded: Set<Kind> = [.allClear, .followUp, .acknowledged, .escalation, .outcomeOK, .outcomeUnreachable]
+
         /// Whether only the webhook carries this kind: the reminder (for the app to remind the
-        /// user) and the undeliverable contact (for the app to ask for another address).
-        package var webhookOnly: Bool { self == .reminder || self == .undeliverable }
+        /// user), the undeliverable contact (for the app to ask for another address) and
+        /// `unheard` (for the operator).
+        package var webhookOnly: Bool { self == .reminder || self == .undeliverable || self == .unheard }
 
         /// Whether a webhook event of this kind is one per contact (its delivery key names the
         /// contact it is about), not one per event about the user.
@@ -49,6 +63,9 @@ package struct DeliveryJob: Sendable {
             case .reminder: .reminder
             case .acknowledged: .acknowledged
             case .undeliverable: .undeliverable
+            case .escalation: .escalated
+            case .unheard: .unheard
+            case .outcomeOK, .outcomeUnreachable: .outcome
             }
         }
     }
@@ -96,6 +113,9 @@ package struct DeliveryJob: Sendable {
     /// Who acknowledged the alert and when (an `acknowledged` notice): the contact's address as
     /// the delivery key holds it (trimmed, lower-cased), shown masked.
     package let acknowledgement: (contact: String, at: Date)?
+    /// Who said how it ended and when (an outcome notice): the contact's address as the delivery
+    /// key holds it, shown masked.
+    package let outcome: (contact: String, at: Date)?
     /// The bounce an `undeliverable` event reports.
     package let bounce: Bounce?
 
@@ -143,7 +163,8 @@ package struct DeliveryJob: Sendable {
                  position: Int = 1, contacts: [Evaluation.Contact] = [],
                  notificationDate: CalendarDate? = nil, missedDays: Int, lastCheckIn: CalendarDate,
                  pausedUntil: CalendarDate? = nil, inReplyTo: String? = nil, checkedIn: (at: Date, date: CalendarDate)? = nil,
-                 acknowledgement: (contact: String, at: Date)? = nil, bounce: Bounce? = nil) {
+                 acknowledgement: (contact: String, at: Date)? = nil, outcome: (contact: String, at: Date)? = nil,
+                 bounce: Bounce? = nil) {
         self.kind = kind
         self.channel = channel
         self.contacts = contacts
@@ -158,6 +179,7 @@ package struct DeliveryJob: Sendable {
         self.inReplyTo = inReplyTo
         self.checkedIn = checkedIn
         self.acknowledgement = acknowledgement
+        self.outcome = outcome
         self.bounce = bounce
     }
 
@@ -166,6 +188,6 @@ package struct DeliveryJob: Sendable {
         DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
                     contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
                     pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement,
-                    bounce: bounce)
+                    outcome: outcome, bounce: bounce)
     }
 }

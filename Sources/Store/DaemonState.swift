@@ -58,7 +58,7 @@ package struct DaemonState: Equatable {
             WHERE n.notification_date = ANY($dates::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
               -- A notice to a contact whose mail of the streak bounced is no longer owed (docs/bounces.md):
               -- no pass would send it, so it wakes none.
-              AND NOT (n.kind IN ('all_clear', 'follow_up', 'acknowledged')
+              AND NOT (n.kind IN \(LifecycleStore.noticeKinds)
                        AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel")))
             """), ["dates": days])[0]
         return DaemonState(completed: completed, started: started,

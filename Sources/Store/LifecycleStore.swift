@@ -54,7 +54,7 @@ package struct LifecycleStore: Sendable {
 
     /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
     /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
-    private func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
+    func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
         """
         NOT EXISTS (SELECT 1 FROM notification_logs x
                     WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'
@@ -227,6 +227,10 @@ package struct LifecycleStore: Sendable {
             "slots": SlotSQL.bind(slots),
         ]).rows.compactMap { Due($0, kind: .followUp) }
     }
+
+    /// SQL: the kinds of a streak's notices (those threaded under its alert) as a list for `IN`:
+    /// the ones a contact to whom a mail of the streak bounced no longer gets (`bounced`).
+    package static let noticeKinds = "(" + DeliveryJob.Kind.threaded.sorted().map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
 
     /// SQL: a mail of the streak of `user` whose alert is dated `date` to `contact` bounced for good
     /// (docs/bounces.md), so the notices of that streak no longer go to it — on e-mail only
@@ -503,7 +507,8 @@ package struct LifecycleStore: Sendable {
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
     /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices
-    /// (docs/acknowledgement.md), undeliverable contacts (docs/bounces.md), then the webhook events to finish — each on e-mail and, for the
+    /// (docs/acknowledgement.md), undeliverable contacts (docs/bounces.md), what escalated streaks
+    /// owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
@@ -544,9 +549,15 @@ package struct LifecycleStore: Sendable {
             if hooked.contains(.undeliverable) {
                 due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow), onlyUsers: onlyUsers)
             }
-            // The acknowledged and undeliverable events' retries come from their own queries (which
-            // name who acknowledged, what bounced).
-            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest, kinds: hooked.subtracting([.acknowledged, .undeliverable]),
+            if kinds.contains(.escalation) || kinds.contains(.unheard) {
+                due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
+                                          unheardWebhook: hooked.contains(.unheard), onlyUsers: onlyUsers)
+                    .filter { kinds.contains($0.kind) }
+            }
+            // The acknowledged, undeliverable and escalation events' retries come from their own
+            // queries (which name who acknowledged, what bounced, which streak escalated).
+            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest,
+                                          kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard]),
                                           onlyUsers: onlyUsers, slots: slots)
             return due
         }

@@ -263,7 +263,7 @@ package struct NotificationStore: Sendable {
                                               CASE WHEN j.kind = 'follow_up' AND \(LifecycleStore.acknowledged(user: "j.user_id", alertDate: "j.day"))
                                                    THEN 'acknowledged' END) END,
                            -- A mail of the streak to this contact bounced since the plan was read (docs/bounces.md).
-                           CASE WHEN j.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                           CASE WHEN j.kind IN \(LifecycleStore.noticeKinds)
                                      AND \(LifecycleStore.bounced(user: "j.user_id", date: "j.day", contact: "j.contact", channel: "j.channel"))
                                 THEN 'contact_bounced' END) AS cancelled
                 FROM unnest($user_ids::uuid[], $miss::int[], $message_ids::text[], $lasts::date[], $masked::text[],
@@ -448,7 +448,7 @@ package struct NotificationStore: Sendable {
             SELECT n.user_id::text AS user_id, n.status, n.attempts, n.last_error,
                    coalesce(n.recipient_masked, CASE WHEN n.contact <> '' THEN n.contact END) AS recipient, n.kind,
                    n.contact = '' OR \(GuardSQL.contactInForce(user: "n.user_id", contact: "n.contact")) AS contact_in_force, n.channel,
-                   n.kind IN ('all_clear', 'follow_up', 'acknowledged')
+                   n.kind IN \(LifecycleStore.noticeKinds)
                        AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel"))
                        AS contact_bounced
             FROM notification_logs n

@@ -313,6 +313,31 @@ BEGIN
     RETURN NULL;
 END $function$;
 
+CREATE OR REPLACE FUNCTION sileme.sileme_watch_alert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme', 'public'
+AS $function$
+BEGIN
+    IF NEW.email_sent THEN
+        INSERT INTO escalations (user_id, alert_date, last_check_in_date, first_sent_at, clock_at)
+        VALUES (NEW.user_id, NEW.notification_date,
+                -- A row the app wrote without `L` still names it: m = D - L - 1.
+                coalesce(NEW.last_check_in_date, NEW.notification_date - NEW.consecutive_miss_days - 1),
+                coalesce(NEW.sent_at, now()), coalesce(NEW.sent_at, now()))
+        ON CONFLICT DO NOTHING;
+    END IF;
+    IF NEW.status = 'bounced'
+       AND NOT EXISTS (SELECT 1 FROM notification_logs a
+                       WHERE a.user_id = NEW.user_id AND a.notification_date = NEW.notification_date AND a.kind = 'alert'
+                         AND a.channel = 'email' AND a.contact <> '' AND a.email_sent AND a.status <> 'bounced') THEN
+        UPDATE escalations SET clock_at = '-infinity'
+        WHERE user_id = NEW.user_id AND alert_date = NEW.notification_date AND stage = 'alerted';
+    END IF;
+    RETURN NULL;
+END $function$;
+
 -- Triggers
 CREATE TRIGGER sileme_dequeue_check_in AFTER DELETE OR UPDATE OF user_id, check_in_date ON public.check_ins FOR EACH ROW EXECUTE FUNCTION sileme.sileme_dequeue_check_in();
 CREATE TRIGGER sileme_queue_check_in AFTER INSERT ON public.check_ins FOR EACH ROW EXECUTE FUNCTION sileme.sileme_queue_check_in();
@@ -322,6 +347,7 @@ CREATE TRIGGER sileme_note_contact AFTER INSERT OR UPDATE ON public.emergency_co
 CREATE TRIGGER sileme_track_last_notified_delete AFTER DELETE ON public.notification_logs FOR EACH ROW WHEN ((old.email_sent AND (old.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_track_last_notified_insert AFTER INSERT ON public.notification_logs FOR EACH ROW WHEN ((new.email_sent AND (new.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_track_last_notified_update AFTER UPDATE OF user_id, notification_date, email_sent, kind ON public.notification_logs FOR EACH ROW WHEN (((old.email_sent AND (old.kind = 'alert'::text)) OR (new.email_sent AND (new.kind = 'alert'::text)))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
+CREATE TRIGGER sileme_watch_alert AFTER INSERT OR UPDATE OF email_sent, status ON public.notification_logs FOR EACH ROW WHEN (((new.kind = 'alert'::text) AND (new.channel = 'email'::text) AND (new.contact <> ''::text) AND (new.email_sent OR (new.status = 'bounced'::text)))) EXECUTE FUNCTION sileme.sileme_watch_alert();
 CREATE TRIGGER sileme_fill_last_notified BEFORE INSERT ON sileme.user_last_check_in FOR EACH ROW EXECUTE FUNCTION sileme.sileme_fill_last_notified();
 CREATE TRIGGER sileme_count_user_times_delete AFTER DELETE ON public.users FOR EACH ROW WHEN (((old.time_zone IS NOT NULL) OR (old.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();
 CREATE TRIGGER sileme_count_user_times_insert AFTER INSERT ON public.users FOR EACH ROW WHEN (((new.time_zone IS NOT NULL) OR (new.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();

@@ -43,6 +43,12 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
     case contactUndeliverable = "contact_undeliverable"
     /// The bounce mailbox could not be read; the next poll tries again, and the alerting goes on.
     case bounceMailboxUnavailable = "bounce_mailbox_unavailable"
+    /// Nobody heard an alert `ESCALATE_AFTER` after it went out: the streak escalated (`USER_ID`,
+    /// `ALERT_DATE`, `ESCALATION_CAUSE`, `NOTICES`, `FIRST_ALERTS`) (docs/escalation.md).
+    case escalated
+    /// Nobody heard it after the escalation either (`USER_ID`, `ALERT_DATE`). Priority `crit`:
+    /// someone has to act by other means.
+    case unheard
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -70,7 +76,7 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .contactUndeliverable: "a6463324a233427b991a95d572da1d85"
-        case .bounceReceived, .bounceMailboxUnavailable,
+        case .bounceReceived, .bounceMailboxUnavailable, .escalated, .unheard,
              .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil

@@ -13,6 +13,13 @@ package enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable
     case reminder = "checkin.reminder"
     /// A contact pressed "I'm on it" on the acknowledgement page (docs/acknowledgement.md): the app can tell the user.
     case acknowledged = "checkin.acknowledged"
+    /// Nobody heard the alert `ESCALATE_AFTER` after it went out (docs/escalation.md): the
+    /// contacts, each with its tier and whether it bounced, for the app's SMS or voice gateway.
+    case escalated = "checkin.escalated"
+    /// The contact who went said how it ended ("They're OK" or "I couldn't reach them").
+    case outcome = "checkin.outcome"
+    /// For the operator: nobody heard the alert after the escalation either.
+    case unheard = "notifier.unheard"
     /// A contact address seen for the first time.
     case introduction = "contact.introduction"
     /// A mail to a contact bounced for good (docs/bounces.md): the app can ask the user for

@@ -16,7 +16,7 @@ import Values
 /// - `type`, `id`, `timestamp`, `app_name`: the event type, its `webhook-id`, when it happened
 ///   (RFC 3339 UTC), `APP_NAME`.
 /// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_acknowledged`,
-///   `is_undeliverable`, `is_ping`:
+///   `is_undeliverable`, `is_ping`, `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`:
 ///   true for the event's type, for sections: `{{#is_alert}}…{{/is_alert}}`.
 /// - `user_id`, `user_name`, `run_date`, `last_check_in_date`, `miss_days` (a number),
 ///   `contacts` (a list of `email`, `position` and, with `ACK_BASE_URL`, `ack_url` on an alert
@@ -43,7 +43,8 @@ package struct WebhookBodyTemplate: Sendable {
     package static let variableNames = [
         "type", "id", "timestamp", "app_name",
         "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_undeliverable", "is_ping",
-        "is_alerts_held", "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
+        "is_alerts_held", "is_escalated", "is_outcome", "is_unheard",
+        "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
         "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at", "bounce",
         "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
@@ -100,6 +101,7 @@ package struct WebhookBodyTemplate: Sendable {
             ("is_alert", .alert), ("is_all_clear", .allClear), ("is_follow_up", .followUp), ("is_reminder", .reminder),
             ("is_introduction", .introduction), ("is_acknowledged", .acknowledged),
             ("is_undeliverable", .undeliverable), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
+            ("is_escalated", .escalated), ("is_outcome", .outcome), ("is_unheard", .unheard),
         ]
         for (name, type) in flags { values[name] = event.type == type }
         if let held = event.held {

@@ -70,7 +70,7 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: "With --run-now --dry-run: print the exact message (headers and body) USER_ID's contact would receive on the run date, and the rule's verdict and the user's contacts on standard error.")
     var preview: String?
 
-    @Option(name: .long, help: "With --preview: the kind of message: alert (default), all_clear, follow_up or introduction.")
+    @Option(name: .long, help: "With --preview: the kind of message: alert (default), all_clear, follow_up, introduction, acknowledged, escalation, outcome_ok or outcome_unreachable.")
     var kind: String = "alert"
 
     @Option(name: .long, help: "With --preview: the contact in force to address, 1 (default) to 5, in serving order.")
@@ -84,8 +84,8 @@ struct RunCommand: ParsableCommand {
             throw ValidationError("--date, --at, --allow-future-date and --full-emails need --run-now")
         }
         if preview != nil && !dryRun { throw ValidationError("--preview needs --run-now --dry-run") }
-        if DeliveryJob.Kind(rawValue: kind) == nil {
-            throw ValidationError("--kind must be alert, all_clear, follow_up or introduction (got \"\(kind)\")")
+        if DeliveryJob.Kind(rawValue: kind).map({ DeliveryJob.Kind.mailed.contains($0) }) != true {
+            throw ValidationError("--kind must be one of \(DeliveryJob.Kind.mailed.map(\.rawValue).joined(separator: ", ")) (got \"\(kind)\")")
         }
         if preview == nil && (kind != "alert" || contact != 1) { throw ValidationError("--kind and --contact need --preview") }
     }

@@ -127,22 +127,25 @@ struct BounceEffectsIntegrationTests {
         #expect(try bounced.events("contact.undeliverable").count == 1)
     }
 
-    @Test("a notice planned before the report and claimed after it is cancelled: contact_bounced")
+    @Test("a notice planned before the report and claimed after it is cancelled: contact_bounced (a follow-up, an escalation)")
     func claimedAfterTheBounce() throws {
         let bounced = try Bounced()
         defer { bounced.remove() }
         #expect(try NotifierProcess.run(["bounces"], environment: bounced.env).stderr.contains("1 bounced"))
         let alertDate = try #require(CalendarDate(parsing: Wire.date))
-        func job(_ local: String) throws -> DeliveryJob {
-            DeliveryJob(kind: .followUp, channel: .email, userID: bounced.user, name: try DisplayName(cleaning: "张三"),
+        func job(_ local: String, _ kind: DeliveryJob.Kind) throws -> DeliveryJob {
+            DeliveryJob(kind: kind, channel: .email, userID: bounced.user, name: try DisplayName(cleaning: "张三"),
                         email: try EmailAddress(validating: bounced.mail.address(local)), notificationDate: alertDate, missedDays: 3,
                         lastCheckIn: alertDate.adding(days: -3))
         }
+        let jobs = [try job("gone", .followUp), try job("alive", .followUp), try job("gone", .escalation), try job("alive", .escalation)]
         let batch = try NotificationStore(owner: "test", claimLeaseSeconds: 300)
-            .claim(bounced.db.connection, jobs: [try job("gone"), try job("alive")], runDate: alertDate.adding(days: 1), runID: nil,
-                   newMessageIDs: ["sileme.t.1@sileme.app", "sileme.t.2@sileme.app"], supersede: true)
+            .claim(bounced.db.connection, jobs: jobs, runDate: alertDate.adding(days: 1), runID: nil,
+                   newMessageIDs: (1...4).map { "sileme.t.\($0)@sileme.app" }, supersede: true)
         #expect(batch.cancelled[0] == "contact_bounced" && batch.claims[0] == nil)
         #expect(batch.cancelled[1] == nil && batch.claims[1] != nil, "the other contact's follow-up is claimed")
+        #expect(batch.cancelled[2] == "contact_bounced" && batch.claims[2] == nil, "nor is the dead contact told of the escalation")
+        #expect(batch.cancelled[3] == nil && batch.claims[3] != nil)
     }
 
     @Test("the daemon: the report read, the event delivered within the poll")

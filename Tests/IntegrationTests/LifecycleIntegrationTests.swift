@@ -180,7 +180,8 @@ struct LifecycleIntegrationTests {
         #expect(Set(messages.compactMap { $0["email"] as? String }) == [EmailMasking.mask(mail.address("down")),
                                                                         EmailMasking.mask(mail.address("byhand"))])
         #expect((report["messages_summary"] as? [String: Int]) == ["alert": 0, "all_clear": 2, "follow_up": 0, "introduction": 0, "reminder": 0,
-                                                                    "acknowledged": 0, "undeliverable": 0])
+                                                                    "acknowledged": 0, "undeliverable": 0, "escalation": 0, "unheard": 0,
+                                                                    "outcome_ok": 0, "outcome_unreachable": 0])
         // --run-now (any date) answers the queue.
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-16"], environment: env).status == 0)
         #expect(try mail.deliveries().count == 4)

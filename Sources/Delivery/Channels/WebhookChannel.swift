@@ -122,6 +122,14 @@ package final class WebhookChannel: DeliveryChannel {
             payload.alertDate = job.date(runDate: runDate).adding(days: configuration.rule.thresholdDays - 1)
         case .introduction:
             payload.contact = WebhookEvent.Contact(email: job.email.address, position: job.position)
+        case .escalation, .unheard:
+            payload.alertMessageID = job.inReplyTo
+        case .outcomeOK, .outcomeUnreachable:
+            payload.alertMessageID = job.inReplyTo
+            if let outcome = job.outcome {
+                let position = job.contacts.first { $0.address.address.lowercased() == outcome.contact }?.position ?? 0
+                payload.contact = WebhookEvent.Contact(email: outcome.contact, position: position)
+            }
         case .acknowledged:
             payload.alertMessageID = job.inReplyTo
             if let acknowledgement = job.acknowledgement {

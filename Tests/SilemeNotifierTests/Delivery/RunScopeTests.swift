@@ -13,7 +13,9 @@ struct RunScopeTests {
     /// At 01:00Z on the 13th: Kolkata at 06:00 and the service's users on the 13th, Los Angeles on the 12th.
     static let dates = NotifySlots(keys: ["|", "America/Los_Angeles|", "Asia/Kolkata|06:00:00"], service: service)
         .runDates(at: F.instant("2026-01-13T01:00:00Z"))
-    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .undeliverable]
+    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .undeliverable, .escalation, .unheard]
+    /// What answers an event at once: the daemon's all-clear pass sends it.
+    static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard]
 
     @Test("a run of everyone: the first run date plans every kind, the others only what comes at the user's time")
     func everyone() {
@@ -29,10 +31,10 @@ struct RunScopeTests {
     func some() {
         let first = RunPlan.Scope.runDate(Self.dates[0], first: true, everyone: false)
         let second = RunPlan.Scope.runDate(Self.dates[1], first: false, everyone: false)
-        #expect(first.kinds == RunPlan.Scope.day.kinds.subtracting([.allClear, .acknowledged, .undeliverable]))
+        #expect(first.kinds == RunPlan.Scope.day.kinds.subtracting(Self.answers))
         #expect(first.kinds.contains(.introduction) && first.kinds.contains(.alert))
         #expect(second.kinds == RunPlan.Scope.day.kinds.subtracting(Self.once))
         // The pass the daemon's watcher runs plans exactly what these runs leave out.
-        #expect(RunPlan.Scope.allClears().kinds == [.allClear, .acknowledged, .undeliverable])
+        #expect(RunPlan.Scope.allClears().kinds == Self.answers)
     }
 }

@@ -178,14 +178,15 @@ struct WebhookBodyTemplateTests {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
                                                  .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .undeliverable: "UNDELIVERABLE", .ping: "PING",
-                                                 .alertsHeld: "ALERTS_HELD"]
+                                                 .alertsHeld: "ALERTS_HELD", .escalated: "ESCALATED", .outcome: "OUTCOME", .unheard: "UNHEARD"]
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
                 : type == .alertsHeld ? try Self.alertsHeld() : try Self.event(type)
             let json = try Self.parse(template.render(event))
             #expect(json["reference"] as? String == event.id && json["event"] as? String == type.rawValue)
             #expect(json["template_code"] as? String == "SILEME_" + (codes[type] ?? "?"))
-            #expect(json["to"] as? String == (type == .reminder || type == .undeliverable ? "user" : type == .alertsHeld ? "operator" : "contacts"))
+            #expect(json["to"] as? String == (type == .reminder || type == .undeliverable ? "user"
+                                              : type == .alertsHeld || type == .unheard ? "operator" : "contacts"))
             let contacts = try #require(json["contacts"] as? [[String: Any]])
             #expect(contacts.count == (type == .ping || type == .alertsHeld ? 0 : 2))
             if type == .alert {

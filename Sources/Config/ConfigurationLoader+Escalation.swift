@@ -1,0 +1,36 @@
+import Foundation
+
+extension ConfigurationLoader {
+    /// The settings this file reads.
+    static let escalationKeys = ["ESCALATE_AFTER"]
+
+    /// The longest `ESCALATE_AFTER`: an alert unheard is declared so one more `ESCALATE_AFTER`
+    /// later, and both steps must come while the streak's acknowledgement links still work (they
+    /// expire when the streak is 30 days old).
+    static let longestEscalation = Duration.seconds(10 * 86_400)
+
+    /// Reads `ESCALATE_AFTER` into `config`: a whole number with its unit (`45s`, `90m`, `3h`,
+    /// `2d`), or `0` (with a unit or without) for off. A bare number other than 0 is refused rather than guessed at: "90"
+    /// could mean minutes to one operator and seconds to another.
+    func loadEscalation(_ settings: SettingsReader, into config: inout NotifierConfiguration) throws(ConfigurationError) {
+        guard let text = try settings.string("ESCALATE_AFTER"), !text.isEmpty else { return }
+        config.escalateAfter = try Self.escalateAfter(text)
+    }
+
+    /// `ESCALATE_AFTER` as written: nil for zero (off), else the duration, from 1 s to 10 days.
+    static func escalateAfter(_ text: String) throws(ConfigurationError) -> Duration? {
+        if text.allSatisfy({ $0 == "0" }) { return nil }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[Character($0.lowercased())] }), text.count > 1,
+              text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(text.dropLast()) else {
+            throw ConfigurationError(setting: "ESCALATE_AFTER",
+                                     reason: "must be 0 (off) or a whole number with a unit s, m, h or d, such as 45s, 90m or 3h (got \"\(text)\")")
+        }
+        if count == 0 { return nil }
+        let (seconds, overflow) = count.multipliedReportingOverflow(by: unit)
+        guard !overflow, Duration.seconds(seconds) <= longestEscalation else {
+            throw ConfigurationError(setting: "ESCALATE_AFTER", reason: "must be 0 (off) or from 1s to 10d (got \"\(text)\")")
+        }
+        return .seconds(seconds)
+    }
+}

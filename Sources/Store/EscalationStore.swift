@@ -1,0 +1,114 @@
+import Foundation
+import Rule
+import Values
+
+/// The SQL of escalation (docs/escalation.md): the alerted streaks due a step, with the facts
+/// `EscalationRule` decides on, and the moves of a streak's stage. Each move is made only from the
+/// stage before it, so of two daemons only one makes it (and only that one queues its messages).
+package enum EscalationStore {
+    /// One streak due a step, with what is stored about it.
+    package struct Streak: Sendable, Equatable {
+        /// `users.id`.
+        package var userID: String
+        /// The streak's alert date (its name, as in the delivery rows).
+        package var alertDate: CalendarDate
+        /// `L` of the alert.
+        package var lastCheckIn: CalendarDate
+        /// `alerted` or `escalated`.
+        package var stage: String
+        /// The facts the rule decides on.
+        package var facts: EscalationRule.Facts
+    }
+
+    /// The streaks still `alerted` or `escalated` whose clock started at or before `before` (now
+    /// less `ESCALATE_AFTER`; a streak owed its step at once started at `-infinity`), oldest first,
+    /// at most `limit`: one probe of `escalations_due_idx`, which finds nothing when nothing is
+    /// due. Each comes with the rule's facts, read for it alone: its contacts in force (at most 5,
+    /// in serving order, or `users.emergency_email`) with their tier, whether their alert of the
+    /// streak was accepted and whether it bounced (for one not alerted: whether the address is
+    /// marked undeliverable); an acknowledgement; a check-in after `L`; the steps and the outcome
+    /// recorded. Reads only.
+    package static func due(_ db: PGConnection, before: Date, limit: Int) throws -> [Streak] {
+        try db.execute(SQLStatement("""
+            SELECT e.user_id::text AS user_id, e.alert_date, e.last_check_in_date AS last, e.stage,
+                   extract(epoch FROM e.first_sent_at)::text AS first_sent, extract(epoch FROM e.escalated_at)::text AS escalated,
+                   extract(epoch FROM e.unheard_at)::text AS unheard, e.outcome, e.outcome_contact,
+                   extract(epoch FROM e.outcome_at)::text AS outcome_at,
+                   EXISTS (SELECT 1 FROM sileme.acknowledgements k WHERE k.user_id = e.user_id AND k.alert_date = e.alert_date) AS acknowledged,
+                   EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = e.user_id AND c.check_in_date > e.last_check_in_date) AS checked_in,
+                   (SELECT json_agg(json_build_array(x.contact, x.tier, x.alerted, x.bounced) ORDER BY x.position, x.id)
+                    FROM (SELECT x.contact, x.tier, x.position, x.id, a.id IS NOT NULL AS alerted,
+                                 CASE WHEN a.id IS NOT NULL THEN a.status = 'bounced'
+                                      ELSE EXISTS (SELECT 1 FROM contact_status s WHERE s.user_id = e.user_id AND s.email = x.contact
+                                                                                  AND s.status = 'undeliverable') END AS bounced
+                          FROM (SELECT lower(btrim(c.email)) AS contact, c.tier, c.position, c.id
+                                FROM emergency_contacts c WHERE c.user_id = e.user_id ORDER BY c.position, c.id LIMIT 5) x
+                          LEFT JOIN notification_logs a ON a.user_id = e.user_id AND a.notification_date = e.alert_date
+                                                       AND a.kind = 'alert' AND a.channel = 'email' AND a.contact = x.contact
+                                                       AND a.email_sent
+                          UNION ALL
+                          SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false)
+                          FROM users u
+                          LEFT JOIN notification_logs a ON a.user_id = u.id AND a.notification_date = e.alert_date AND a.kind = 'alert'
+                                                       AND a.channel = 'email' AND a.contact = lower(btrim(u.emergency_email))
+                                                       AND a.email_sent
+                          WHERE u.id = e.user_id AND NOT EXISTS (SELECT 1 FROM emergency_contacts c WHERE c.user_id = e.user_id)) x
+                   )::text AS contacts
+            FROM sileme.escalations e
+            WHERE e.stage IN ('alerted', 'escalated') AND e.clock_at <= to_timestamp($before)
+            ORDER BY e.clock_at, e.user_id, e.alert_date
+            LIMIT $limit
+            """), ["before": String(before.timeIntervalSince1970), "limit": String(limit)]).rows.compactMap { row in
+            func instant(_ name: String) -> Date? { row.string(name).flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) }
+            guard let user = row.string("user_id"), let date = row.date("alert_date"), let last = row.date("last"),
+                  let stage = row.string("stage"), let first = instant("first_sent") else { return nil }
+            let outcome = row.string("outcome").flatMap(EscalationRule.Outcome.init(rawValue:)).flatMap { kind in
+                instant("outcome_at").map { (kind: kind, contact: row.string("outcome_contact") ?? "", at: $0) }
+            }
+            let facts = EscalationRule.Facts(firstSentAt: first, checkedIn: row.bool("checked_in"), acknowledged: row.bool("acknowledged"),
+                                             contacts: contacts(row.string("contacts")), escalatedAt: instant("escalated"),
+                                             unheardAt: instant("unheard"), outcome: outcome)
+            return Streak(userID: user, alertDate: date, lastCheckIn: last, stage: stage, facts: facts)
+        }
+    }
+
+    /// The contacts of the `contacts` column: `[[contact, tier, alerted, bounced], …]`.
+    static func contacts(_ text: String?) -> [EscalationRule.Contact] {
+        guard let data = text?.data(using: .utf8), let rows = try? JSONSerialization.jsonObject(with: data) as? [[Any]] else { return [] }
+        return rows.compactMap { row in
+            guard row.count == 4, let key = row[0] as? String, !key.isEmpty, let tier = (row[1] as? NSNumber)?.intValue,
+                  let alerted = row[2] as? Bool, let bounced = row[3] as? Bool else { return nil }
+            return EscalationRule.Contact(key: key, tier: tier, alerted: alerted, bounced: bounced)
+        }
+    }
+
+    /// Records that the streak escalated at `at` (its clock restarts there), if it is still
+    /// `alerted`. Returns whether this call made the move.
+    @discardableResult
+    package static func escalate(_ db: PGConnection, userID: String, alertDate: CalendarDate, at: Date) throws -> Bool {
+        try move(db, userID: userID, alertDate: alertDate, from: ["alerted"], set: "stage = 'escalated', escalated_at = to_timestamp($at), clock_at = to_timestamp($at)", at: at)
+    }
+
+    /// Records that the streak is unheard, if it is still `escalated`. Returns whether this call made the move.
+    @discardableResult
+    package static func declareUnheard(_ db: PGConnection, userID: String, alertDate: CalendarDate, at: Date) throws -> Bool {
+        try move(db, userID: userID, alertDate: alertDate, from: ["escalated"], set: "stage = 'unheard', unheard_at = to_timestamp($at)", at: at)
+    }
+
+    /// Records that the streak needs nothing more — heard (a check-in, an acknowledgement) or
+    /// closed ("They're OK") — if it is still waiting for a step. Returns whether this call made the move.
+    @discardableResult
+    package static func settle(_ db: PGConnection, userID: String, alertDate: CalendarDate, closed: Bool, at: Date) throws -> Bool {
+        try move(db, userID: userID, alertDate: alertDate, from: ["alerted", "escalated"],
+                 set: "stage = '\(closed ? "closed" : "heard")', heard_at = to_timestamp($at)", at: at)
+    }
+
+    /// One move of a streak's stage, made only from one of `from`.
+    private static func move(_ db: PGConnection, userID: String, alertDate: CalendarDate, from: [String], set: String, at: Date) throws -> Bool {
+        try db.execute(SQLStatement("""
+            UPDATE sileme.escalations SET \(set)
+            WHERE user_id = $user_id::uuid AND alert_date = $alert_date::date AND stage = ANY($from::text[])
+            """), ["user_id": userID, "alert_date": alertDate.description, "from": PGArray.literal(from),
+                   "at": String(at.timeIntervalSince1970)]).affectedRows == 1
+    }
+}

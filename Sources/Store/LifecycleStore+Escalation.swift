@@ -1,0 +1,60 @@
+import Foundation
+import Rule
+import Values
+
+extension LifecycleStore {
+    /// The messages escalated streaks owe now (docs/escalation.md), read from the streaks whose
+    /// escalation was recorded (`EscalationStore.escalate`) and whose alert is dated from `oldest`
+    /// on: one `escalation` notice to every first-tier contact whose alert of the streak was
+    /// accepted and to whom no mail of the streak bounced (`bounced`) — threaded under that alert —
+    /// but the contact who said they could not reach the user; with `webhook`, one `checkin.escalated` event per streak; with
+    /// `unheardWebhook`, one `notifier.unheard` event per streak declared unheard. Each unless its
+    /// row is sent, failed for good, in flight or waiting for its retry (a retry comes from here
+    /// when its time comes). A streak heard or closed since owes nothing more. Reads only.
+    package func dueEscalations(_ db: PGConnection, oldest: CalendarDate, webhook: Bool, unheardWebhook: Bool,
+                               onlyUsers: [String]? = nil) throws -> [Due] {
+        try db.execute(SQLStatement("""
+            WITH e AS MATERIALIZED (
+                SELECT e.user_id, e.alert_date, e.last_check_in_date, e.stage, e.outcome_contact
+                FROM sileme.escalations e
+                WHERE e.stage IN ('escalated', 'unheard') AND e.alert_date >= $oldest::date
+                  AND ($user_ids::uuid[] IS NULL OR e.user_id = ANY($user_ids::uuid[]))
+            )
+            SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
+                   a.consecutive_miss_days AS miss, a.last_check_in_date AS last, 'email' AS channel, 'escalation' AS kind
+            FROM e
+            JOIN notification_logs a ON a.user_id = e.user_id AND a.notification_date = e.alert_date AND a.kind = 'alert'
+                                    AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
+            JOIN users u ON u.id = a.user_id
+            WHERE NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "'email'"))
+              AND NOT EXISTS (SELECT 1 FROM emergency_contacts c
+                              WHERE c.user_id = a.user_id AND lower(btrim(c.email)) = a.contact AND c.tier = 2)
+              AND a.contact IS DISTINCT FROM e.outcome_contact
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "escalation", contact: "a.contact"))
+            UNION ALL
+            SELECT e.user_id::text, u.name, '', e.alert_date, NULL, \(Self.streakMiss("e")), e.last_check_in_date, 'webhook', 'escalation'
+            FROM e
+            JOIN users u ON u.id = e.user_id
+            WHERE $webhook::bool
+              AND \(noSettledRow(user: "e.user_id", date: "e.alert_date", kind: "escalation", contact: "''", channel: "'webhook'"))
+            UNION ALL
+            SELECT e.user_id::text, u.name, '', e.alert_date, NULL, \(Self.streakMiss("e")), e.last_check_in_date, 'webhook', 'unheard'
+            FROM e
+            JOIN users u ON u.id = e.user_id
+            WHERE $unheard_webhook::bool AND e.stage = 'unheard'
+              AND \(noSettledRow(user: "e.user_id", date: "e.alert_date", kind: "unheard", contact: "''", channel: "'webhook'"))
+            ORDER BY 1, 4, 8, 9, 3
+            """), [
+            "oldest": oldest.description, "webhook": webhook ? "true" : "false", "unheard_webhook": unheardWebhook ? "true" : "false",
+            "user_ids": onlyUsers.map { PGArray.literal($0) },
+        ]).rows.compactMap { Due($0) }
+    }
+
+    /// SQL: `m` of the streak `e` names (its alerts' largest), for an event about the streak.
+    static func streakMiss(_ e: String) -> String {
+        """
+        coalesce((SELECT max(x.consecutive_miss_days) FROM notification_logs x
+                  WHERE x.user_id = \(e).user_id AND x.notification_date = \(e).alert_date AND x.kind = 'alert'), 0)
+        """
+    }
+}
