@@ -84,10 +84,14 @@ BEGIN
                 coalesce(NEW.sent_at, now()), coalesce(NEW.sent_at, now()))
         ON CONFLICT DO NOTHING;
     END IF;
+    -- `coalesce(a.email_sent, false)`, not `a.email_sent`: the same test, which the partial index
+    -- of a date's accepted alerts (notification_logs_alerts_idx) cannot answer — else a cached
+    -- generic plan may take it, read every alert of the day for each bounce, and a day's bounces
+    -- cost the square of its alerts. This way it is a probe of the delivery key (user, date, kind).
     IF NEW.status = 'bounced'
        AND NOT EXISTS (SELECT 1 FROM notification_logs a
                        WHERE a.user_id = NEW.user_id AND a.notification_date = NEW.notification_date AND a.kind = 'alert'
-                         AND a.channel = 'email' AND a.contact <> '' AND a.email_sent AND a.status <> 'bounced') THEN
+                         AND a.channel = 'email' AND a.contact <> '' AND coalesce(a.email_sent, false) AND a.status <> 'bounced') THEN
         UPDATE escalations SET clock_at = '-infinity'
         WHERE user_id = NEW.user_id AND alert_date = NEW.notification_date AND stage = 'alerted';
     END IF;
