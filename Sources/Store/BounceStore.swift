@@ -81,7 +81,7 @@ package enum BounceStore {
     /// The delivery row `id` (the row a verified tag names); nil when there is none (retention
     /// deleted it, or it never was).
     package static func delivery(_ db: PGConnection, id: Int64) throws -> Delivery? {
-        try db.execute(SQLStatement("SELECT \(deliveryColumns) FROM notification_logs n WHERE n.id = $id::bigint"),
+        try db.executePrepared(SQLStatement("SELECT \(deliveryColumns) FROM notification_logs n WHERE n.id = $id::bigint"),
                        ["id": String(id)]).rows.first.flatMap(delivery)
     }
 
@@ -132,7 +132,8 @@ package enum BounceStore {
         package var bounced: Bool
     }
 
-    /// A permanent bounce of `event.logID`, in one statement (one transaction): the event
+    /// A permanent bounce of `event.logID`, in one statement (prepared once per session: a full
+    /// mailbox runs it thousands of times): the event
     /// recorded; the row `bounced` with the report's status, diagnostic and time — only a sent
     /// mail, and only once; its contact `undeliverable` in `contact_status`, as a send refused with
     /// "no such user" marks it (`NotificationStore.contactStatusUpsert`); the listening daemons
@@ -141,7 +142,7 @@ package enum BounceStore {
     /// changes nothing: its event exists, so nothing after it runs.
     package static func applyPermanent(_ db: PGConnection, _ event: Event) throws -> Applied {
         precondition(event.kind == .permanent && event.logID != nil, "BounceStore.applyPermanent: a permanent event of a row")
-        let row = try db.execute(SQLStatement("""
+        let row = try db.executePrepared(SQLStatement("""
             WITH event AS (
                 \(insertEvent)
                 RETURNING log_id
@@ -169,7 +170,7 @@ package enum BounceStore {
     @discardableResult
     package static func record(_ db: PGConnection, _ event: Event) throws -> Bool {
         precondition(event.kind != .permanent, "BounceStore.record: a permanent bounce is applied, not only recorded")
-        return try db.execute(SQLStatement("""
+        return try db.executePrepared(SQLStatement("""
             WITH event AS (
                 \(insertEvent)
                 RETURNING 1
