@@ -23,7 +23,7 @@
 #   runtime   `sileme-notifier --version` with no Swift toolchain and no libswift in ld.so's cache;
 #             ldd resolves everything; man page and completions
 #   service   migrate (packaged migrations), enable --now: the due user's contact gets the mail;
-#             idle VmRSS of the daemon at most 40 MB
+#             idle: the daemon's anonymous memory (RssAnon) at most 16 MB, VmRSS at most 64 MB
 #   upgrade   dpkg -i of the newer package: the edited notifier.conf kept byte for byte (and its
 #             mode and group), no .dpkg-dist; the running daemon restarted on the new package
 #   purge     dpkg --purge: service stopped, files, /etc/sileme-notifier, user and group gone,
@@ -51,7 +51,13 @@ readonly NS_OWNER=package-test.sh
 readonly UNIT=sileme-notifier.service
 readonly PY=/usr/bin/python3 # Debian's
 readonly ZONE=Asia/Shanghai
-readonly RSS_LIMIT_KB=40960
+# The idle daemon's memory. Most of its RSS is the statically linked binary's own code and
+# read-only data (127 MB on disk; the pages touched at start, ~23 MB, are page cache the kernel can
+# drop and share), which grows with every feature and says nothing about leaks. What a leak or a
+# held due set would grow is the anonymous memory: that is the tight limit. The whole RSS is held to
+# the 64 MB every run must stay under.
+readonly ANON_LIMIT_KB=16384
+readonly RSS_LIMIT_KB=65536
 # Lintian warnings docs/install.md explains ("What lintian says").
 readonly EXPLAINED_WARNINGS="non-standard-dir-perm non-standard-file-perm"
 BUDGET=180
@@ -408,10 +414,12 @@ wait_until 10 has_next_run || true
 sleep "$(cap 5)"
 rss_kb=$(nst 5 awk '/^VmRSS:/ {print $2}' "/proc/$MAIN_PID/status" 2>/dev/null || echo 0)
 hwm_kb=$(nst 5 awk '/^VmHWM:/ {print $2}' "/proc/$MAIN_PID/status" 2>/dev/null || echo 0)
-if ((rss_kb > 0 && rss_kb <= RSS_LIMIT_KB)); then
-    pass "memory: the packaged daemon idles at VmRSS $rss_kb kB (VmHWM $hwm_kb kB) after its run, limit $RSS_LIMIT_KB kB"
+anon_kb=$(nst 5 awk '/^RssAnon:/ {print $2}' "/proc/$MAIN_PID/status" 2>/dev/null || echo 0)
+file_kb=$(nst 5 awk '/^RssFile:/ {print $2}' "/proc/$MAIN_PID/status" 2>/dev/null || echo 0)
+if ((rss_kb > 0 && anon_kb > 0 && anon_kb <= ANON_LIMIT_KB && rss_kb <= RSS_LIMIT_KB)); then
+    pass "memory: the packaged daemon idles after its run at RssAnon $anon_kb kB (limit $ANON_LIMIT_KB kB), VmRSS $rss_kb kB (limit $RSS_LIMIT_KB kB; RssFile $file_kb kB, VmHWM $hwm_kb kB)"
 else
-    fail "memory: VmRSS ${rss_kb:-?} kB (VmHWM $hwm_kb kB) of MainPID $MAIN_PID, limit $RSS_LIMIT_KB kB"
+    fail "memory: RssAnon ${anon_kb:-?} kB (limit $ANON_LIMIT_KB kB), VmRSS ${rss_kb:-?} kB (limit $RSS_LIMIT_KB kB; RssFile ${file_kb:-?} kB, VmHWM $hwm_kb kB) of MainPID $MAIN_PID"
 fi
 
 # --- upgrade: the edited conffile survives --------------------------------------------------------------
