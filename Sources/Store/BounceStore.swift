@@ -130,6 +130,9 @@ package enum BounceStore {
         package var recorded: Bool
         /// The row went from `sent` to `bounced` now (false: it was bounced already, or never sent).
         package var bounced: Bool
+        /// The streak's notices to the contact that were waiting for a retry, now skipped
+        /// (`contact_bounced`).
+        package var noticesSkipped = 0
     }
 
     /// A permanent bounce of `event.logID`, in one statement (prepared once per session: a full
@@ -150,7 +153,17 @@ package enum BounceStore {
                 UPDATE notification_logs n SET status = 'bounced', bounced_at = now(), bounce_status = $status,
                        bounce_diagnostic = $diagnostic, updated_at = now()
                 FROM event WHERE n.id = event.log_id AND n.email_sent AND n.status = 'sent' AND n.channel = 'email'
-                RETURNING n.user_id, n.contact, n.channel, coalesce($diagnostic, $status) AS reply
+                RETURNING n.user_id, n.notification_date, n.contact, n.channel, coalesce($diagnostic, $status) AS reply
+            ), settled AS (
+                -- The streak's notices to this contact waiting for a retry are no longer owed
+                -- (docs/bounces.md): no run would send them, and as `retry` they would count in
+                -- the backlog until they aged out. Skipped, with the reason, like a notice the
+                -- claim cancels.
+                UPDATE notification_logs r SET status = 'skipped', last_error = 'contact_bounced', updated_at = now()
+                FROM bounced b
+                WHERE r.user_id = b.user_id AND r.notification_date = b.notification_date AND r.channel = 'email'
+                  AND r.contact = b.contact AND r.kind IN \(LifecycleStore.noticeKinds) AND r.status = 'retry' AND NOT r.email_sent
+                RETURNING 1
             ), marked AS (
                 \(NotificationStore.contactStatusUpsert(from: "bounced", status: "'undeliverable'"))
                 RETURNING 1
@@ -160,9 +173,11 @@ package enum BounceStore {
                 SELECT pg_notify('sileme_check_in', user_id::text) FROM bounced
             )
             SELECT (SELECT count(*) FROM event)::int AS recorded, (SELECT count(*) FROM bounced)::int AS bounced,
-                   (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM woken)::int AS woken
+                   (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM woken)::int AS woken,
+                   (SELECT count(*) FROM settled)::int AS settled
             """), binds(event))[0]
-        return Applied(recorded: (row.int("recorded") ?? 0) > 0, bounced: (row.int("bounced") ?? 0) > 0)
+        return Applied(recorded: (row.int("recorded") ?? 0) > 0, bounced: (row.int("bounced") ?? 0) > 0,
+                       noticesSkipped: row.int("settled") ?? 0)
     }
 
     /// Records a transient bounce, a complaint or an unmatched report; nothing else changes.

@@ -46,7 +46,7 @@ struct BounceStoreIntegrationTests {
         #expect(try db.logs(plain).first?.status == "sent")
     }
 
-    @Test("a permanent bounce is applied once: the row bounced, the contact undeliverable; again, or a second report, or a row not sent: nothing more")
+    @Test("a permanent bounce is applied once: the row bounced, the contact undeliverable, a notice waiting for its retry skipped; again, or a second report, or a row not sent: nothing more")
     func appliedOnce() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
@@ -66,10 +66,24 @@ struct BounceStoreIntegrationTests {
         #expect(try BounceStore.delivery(connection, messageID: "7k3mq2xw9d8f1a.alert@notify.sileme.test") == nil)
         #expect(try BounceStore.delivery(connection, id: 999_999) == nil)
 
+        // The streak's follow-up to the contact, waiting for its retry on e-mail and on the webhook.
+        for channel in ["email", "webhook"] {
+            try db.query("""
+                INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, consecutive_miss_days,
+                                               status, attempts, message_id, last_check_in_date, last_error)
+                SELECT user_id, notification_date, 'follow_up', $2, contact, false, consecutive_miss_days, 'retry', 1,
+                       message_id || '.' || $2, last_check_in_date, '451 4.3.0 try again'
+                FROM notification_logs WHERE id = $1
+                """, [String(sent.id), channel])
+        }
+
         let event = BounceStore.Event(report: "report-1", kind: .permanent, domain: mail.domain, logID: sent.id, status: "5.1.1",
                                       diagnostic: "smtp; 550 5.1.1 mailbox unavailable")
         let first = try BounceStore.applyPermanent(connection, event)
-        #expect(first.recorded && first.bounced)
+        #expect(first.recorded && first.bounced && first.noticesSkipped == 1)
+        #expect(try db.query("SELECT channel, status, last_error FROM notification_logs WHERE user_id = $1 AND kind = 'follow_up' ORDER BY channel",
+                             [gone]) == [["email", "skipped", "contact_bounced"], ["webhook", "retry", "451 4.3.0 try again"]],
+                "the mail waiting for its retry is no longer owed; the webhook event about the user still is")
         let after = try db.query("""
             SELECT n.status, n.email_sent::text, n.bounce_status, n.bounce_diagnostic, n.bounced_at::text, s.status, s.last_reply
             FROM notification_logs n JOIN contact_status s ON s.user_id = n.user_id AND s.email = n.contact WHERE n.id = $1
