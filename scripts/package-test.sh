@@ -168,8 +168,8 @@ for entry in \
     "drwxr-x--- ./etc/sileme-notifier/" \
     "-rw-r----- ./etc/sileme-notifier/notifier.conf" \
     "-rw-r--r-- ./usr/share/sileme-notifier/migrations/001_app_tables.sql" \
-    "-rw-r--r-- ./usr/share/sileme-notifier/templates/body.txt.mustache" \
-    "-rw-r--r-- ./usr/share/sileme-notifier/templates/all_clear.subject.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/templates/zh-Hans/body.txt.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/templates/zh-Hant/all_clear.subject.mustache" \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/en/introduction.body.txt.mustache" \
     "-rw-r--r-- ./usr/share/sileme-notifier/migrations/010_lifecycle.sql" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/README.md" \

@@ -23,7 +23,7 @@
 #   /usr/lib/systemd/catalog/sileme-notifier.catalog  the journal catalog
 #   /etc/sileme-notifier/notifier.conf                conffile, 0640 root:sileme-notifier (group set
 #                                                     by the postinst), from config/notifier.conf.example
-#   /usr/share/sileme-notifier/migrations/*.sql, templates/ (and templates/en/), webhooks/ (body template examples), least-privilege.sql
+#   /usr/share/sileme-notifier/migrations/*.sql, templates/zh-Hans/, zh-Hant/, en/, webhooks/ (body template examples), least-privilege.sql
 #   /usr/share/doc/sileme-notifier/                   README.md, docs/, copyright, changelog.gz, examples/
 #   /usr/share/man/man8/sileme-notifier.8.gz          from the command definitions (swift-argument-parser's
 #                                                     generate-manual) plus FILES, settings and exit codes
@@ -155,10 +155,14 @@ chmod 0640 "$root/etc/sileme-notifier/notifier.conf"
 echo /etc/sileme-notifier/notifier.conf >"$root/DEBIAN/conffiles"
 
 share=$root/usr/share/sileme-notifier
-install -d "$share/migrations" "$share/templates" "$share/templates/en" "$share/webhooks"
+install -d "$share/migrations" "$share/templates" "$share/webhooks"
 install -m 0644 Sources/Store/Migrations/*.sql "$share/migrations/"
-install -m 0644 config/templates/*.mustache config/templates/*.example "$share/templates/"
-install -m 0644 config/templates/en/*.mustache "$share/templates/en/"
+install -m 0644 config/templates/*.example "$share/templates/"
+for language in config/templates/*/; do
+    language=$(basename "$language")
+    install -d "$share/templates/$language"
+    install -m 0644 "config/templates/$language"/*.mustache "$share/templates/$language/"
+done
 install -m 0644 config/webhooks/* "$share/webhooks/"
 install -m 0644 config/least-privilege.sql "$share/"
 

@@ -60,12 +60,13 @@ package struct HealthCheck: Sendable {
             note("configuration", false, error.description, failure: .configuration)
         }
         do {
-            let templates = try MailTemplates(directory: configuration.templateDirectory)
+            let templates = try MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
             let sample = templates.render(TemplateVariables(
                 userName: "张三", missDays: configuration.rule.thresholdDays,
                 lastCheckInDate: CalendarDate(year: 2026, month: 1, day: 10)!,
                 runDate: CalendarDate(year: 2026, month: 1, day: 13)!, appName: configuration.appName))
             note("templates", true, "subject: \(sample.subject)", failure: .configuration)
+            note("languages", true, Self.languages(templates), failure: .configuration)
         } catch {
             note("templates", false, error.description, failure: .configuration)
         }
@@ -256,5 +257,21 @@ package struct HealthCheck: Sendable {
         let release = open.nextRelease.map { CalendarDate.rfc3339($0) } ?? "?"
         return Finding(subject: "held alerts", ok: true, warning: true,
                        detail: "\(open.count) user(s)' alerts held over the intake gap(s) \(gaps); they go out at \(release), or now with `sileme-notifier release`")
+    }
+}
+
+extension HealthCheck {
+    /// The `languages` line: which languages have templates and where from, the default, and
+    /// each kind a language writes in another (docs/languages.md).
+    static func languages(_ templates: MailTemplates) -> String {
+        let names = templates.languages.sorted { $0.identifier < $1.identifier }.map { language in
+            language.identifier + (language == templates.defaultLanguage ? " (default)" : "")
+                + (templates.folders.contains(language) ? " from TEMPLATE_DIR" : "")
+        }
+        var line = names.joined(separator: ", ")
+        if !templates.fallbacks.isEmpty {
+            line += "; falls back: " + templates.fallbacks.map(\.description).joined(separator: ", ")
+        }
+        return line
     }
 }

@@ -62,7 +62,7 @@ package struct MessagePreview: Sendable {
         }
         var sending = configuration
         if sending.fromEmail == nil { sending.fromEmail = "preview@invalid.example" }
-        let composer = try MailComposer(sending.mail, templates: MailTemplates(directory: configuration.templateDirectory))
+        let composer = try MailComposer(sending.mail, templates: MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage))
         // The mail the rule would send (after a pause: the pause's text), whatever it decides today.
         let missed = evaluation?.missedDays ?? m
         let alertDate = runDate.adding(days: -max(0, missed - rule.thresholdDays))

@@ -17,7 +17,7 @@ package struct ConfigurationLoader: Sendable {
         "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT", "SMTP_HELO_NAME",
         "FROM_EMAIL", "FROM_NAME", "APP_NAME",
         "NOTIFY_TIME", "NOTIFY_TIME_ZONE", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS", "SUPERSEDE",
-        "TEMPLATE_DIR", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
+        "TEMPLATE_DIR", "DEFAULT_LANGUAGE", "MIGRATIONS_DIR", "HEARTBEAT_URL", "RETRY_LATER_SECONDS",
         "DATABASE_RECONNECT_SECONDS", "CLAIM_LEASE_SECONDS",
         "DATABASE_READ_URL", "DATABASE_READ_URL_FILE", "METRICS_FILE", "RETENTION_DAYS",
         "DATABASE_LISTEN_URL", "DATABASE_LISTEN_URL_FILE", "DATABASE_SCHEMA", "FOLLOW_UP_DAYS", "INTRODUCE_CONTACTS",
@@ -152,6 +152,14 @@ package struct ConfigurationLoader: Sendable {
         if let dir = try settings.string("TEMPLATE_DIR"), !dir.isEmpty {
             try requireDirectory(dir, setting: "TEMPLATE_DIR")
             config.templateDirectory = dir
+        }
+        if let text = try settings.string("DEFAULT_LANGUAGE"), !text.isEmpty {
+            // Whether templates exist in it is the templates' question (MailTemplates), asked
+            // where they are loaded; here only whether it names a language at all.
+            guard let tag = LanguageTag(text) else {
+                throw ConfigurationError(setting: "DEFAULT_LANGUAGE", reason: "\"\(text)\" is not a language tag (like zh-Hans, zh-Hant, en)")
+            }
+            config.defaultLanguage = tag
         }
         if let dir = try settings.string("MIGRATIONS_DIR"), !dir.isEmpty {
             try requireDirectory(dir, setting: "MIGRATIONS_DIR")

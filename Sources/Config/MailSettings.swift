@@ -1,4 +1,5 @@
 import Foundation
+import Values
 
 /// The mail's slice of the configuration: the sender, the words and zone a message is written
 /// with, its templates and links, and the transport that carries it. All the Mail target is given.
@@ -15,6 +16,8 @@ package struct MailSettings: Sendable {
     package var thresholdDays: Int
     /// `TEMPLATE_DIR`: nil uses the built-in templates.
     package var templateDirectory: String?
+    /// `DEFAULT_LANGUAGE`.
+    package var defaultLanguage: LanguageTag?
     /// The acknowledgement page's settings (the links alerts and follow-ups carry).
     package var ack: AckSettings?
     /// `MAIL_TRANSPORT`.
@@ -55,6 +58,6 @@ extension NotifierConfiguration {
     /// The mail's slice, for the Mail target.
     package var mail: MailSettings {
         MailSettings(fromEmail: fromEmail, fromName: fromName, appName: appName, timeZone: timeZone, thresholdDays: rule.thresholdDays,
-                     templateDirectory: templateDirectory, ack: ack, transport: mailTransport, smtp: smtp, outboxDirectory: outboxDirectory)
+                     templateDirectory: templateDirectory, defaultLanguage: defaultLanguage, ack: ack, transport: mailTransport, smtp: smtp, outboxDirectory: outboxDirectory)
     }
 }

@@ -38,6 +38,10 @@ package struct NotifierConfiguration: Sendable {
     package var intakeGuard = IntakeGuard()
     /// `TEMPLATE_DIR`: folder with the mail templates; nil uses the built-in default text.
     package var templateDirectory: String?
+    /// `DEFAULT_LANGUAGE`: the language of a contact whose row and user's row name none (or none
+    /// with templates). Nil (not set): `zh-Hans`, or the language `TEMPLATE_DIR` is named by when
+    /// templates lie at its top (`MailTemplates`).
+    package var defaultLanguage: LanguageTag?
     /// `RETRY_LATER_SECONDS`: after a run's own attempts, the first later retry of a transiently
     /// failed mail (default 300; doubled per round, at most 2 hours apart, until the day ends).
     package var retryLaterSeconds: Double = 300

@@ -29,7 +29,7 @@ package struct MailComposer: Sendable {
     /// (`ConfigurationLoader.validateForSending`), reads the templates once and the sender.
     package init(sending mail: MailSettings) throws {
         try mail.validateForSending()
-        try self.init(mail, templates: MailTemplates(directory: mail.templateDirectory))
+        try self.init(mail, templates: MailTemplates(directory: mail.templateDirectory, defaultLanguage: mail.defaultLanguage))
     }
 
     /// Creates a composer from the configuration (which must have passed `validateForSending`).
@@ -97,9 +97,15 @@ package struct MailComposer: Sendable {
                        runDate: runDate, missedDays: job.missedDays)
     }
 
-    /// The message for `job`, dated `date`: its kind's templates, threaded under the alert it answers.
+    /// The language `job`'s recipient is written to in, and why it is not the one asked for, if so.
+    package func language(of job: DeliveryJob) -> LanguageTag.Choice {
+        templates.choose(contact: job.languages.contact, user: job.languages.user)
+    }
+
+    /// The message for `job`, dated `date`: its kind's templates in the recipient's language,
+    /// threaded under the alert it answers.
     package func message(for job: DeliveryJob, runDate: CalendarDate, messageID: String, date: Date = Date()) -> MailMessage {
-        let rendered = templates.render(variables(for: job, runDate: runDate), kind: job.kind)
+        let rendered = templates.render(variables(for: job, runDate: runDate), kind: job.kind, language: language(of: job).tag)
         return MailMessage(from: from, fromName: fromName.isEmpty ? nil : fromName, to: job.email,
                            subject: rendered.subject, textBody: rendered.text, htmlBody: rendered.html,
                            date: date, timeZone: timeZone, messageID: messageID, inReplyTo: job.inReplyTo)

@@ -51,7 +51,25 @@ package struct TemplateVariables: Sendable, Equatable {
     }
 
     /// The values by template name.
-    package var dictionary: [String: String] {
+    package var dictionary: [String: String] { dictionary(wordedIn: nil) }
+
+    /// The values by template name, and with `language` each count's and date's `_text` twin
+    /// written for it by Foundation (`miss_days_text` "2 days", `alert_date_text` "January 13,
+    /// 2026"): formatting costs, so only for a template that names one.
+    package func dictionary(wordedIn language: LanguageTag?) -> [String: String] {
+        var values = plainValues
+        guard let language else { return values }
+        values["miss_days_text"] = language.days(missDays)
+        values["last_check_in_date_text"] = language.date(lastCheckInDate)
+        values["run_date_text"] = language.date(runDate)
+        if let pausedUntil { values["paused_until_text"] = language.date(pausedUntil) }
+        if let alertDate { values["alert_date_text"] = language.date(alertDate) }
+        if let checkInDate { values["check_in_date_text"] = language.date(checkInDate) }
+        if let thresholdDays { values["threshold_days_text"] = language.days(thresholdDays) }
+        return values
+    }
+
+    private var plainValues: [String: String] {
         var values = ["user_name": userName, "miss_days": String(missDays), "last_check_in_date": lastCheckInDate.description,
                       "run_date": runDate.description, "app_name": appName]
         if let pausedUntil { values["paused_until"] = pausedUntil.description }

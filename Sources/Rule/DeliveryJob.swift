@@ -118,6 +118,24 @@ package struct DeliveryJob: Sendable {
     package let outcome: (contact: String, at: Date)?
     /// The bounce an `undeliverable` event reports.
     package let bounce: Bounce?
+    /// The languages the rows name for the recipient (docs/languages.md): the mail is written in
+    /// the contact's, else the user's, else the service's default.
+    package var languages = Languages()
+
+    /// `emergency_contacts.language` and `users.language` as stored (BCP 47 tags, or anything the
+    /// app wrote: a text that is not a tag falls back and is reported, never skipped).
+    package struct Languages: Sendable, Equatable {
+        /// The contact's.
+        package var contact: String?
+        /// The user's.
+        package var user: String?
+
+        /// Creates the value.
+        package init(contact: String? = nil, user: String? = nil) {
+            self.contact = contact
+            self.user = user
+        }
+    }
 
     /// A mail's permanent bounce, as an `undeliverable` event reports it (docs/bounces.md).
     package struct Bounce: Sendable, Equatable {
@@ -185,9 +203,11 @@ package struct DeliveryJob: Sendable {
 
     /// This event's twin on the webhook: the same facts, with the user's `contacts`.
     package func onWebhook(contacts: [Evaluation.Contact]) -> DeliveryJob {
-        DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
-                    contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
-                    pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement,
-                    outcome: outcome, bounce: bounce)
+        var twin = DeliveryJob(kind: kind, channel: .webhook, userID: userID, name: name, email: email, position: position,
+                               contacts: contacts, notificationDate: notificationDate, missedDays: missedDays, lastCheckIn: lastCheckIn,
+                               pausedUntil: pausedUntil, inReplyTo: inReplyTo, checkedIn: checkedIn, acknowledgement: acknowledgement,
+                               outcome: outcome, bounce: bounce)
+        twin.languages = languages
+        return twin
     }
 }

@@ -75,6 +75,10 @@ package struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
         return found
     }
 
+    /// The service's language unless `DEFAULT_LANGUAGE` says otherwise: the design's text is
+    /// simplified Chinese.
+    package static let serviceDefault = LanguageTag("zh-Hans")!
+
     /// The tag's `Locale`, for Foundation's formatters (plural rules, month names).
     package var locale: Locale { Locale(identifier: identifier) }
 }

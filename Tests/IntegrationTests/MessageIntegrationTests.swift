@@ -45,7 +45,7 @@ struct MessageIntegrationTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let shipped = TestEnvironment.root.appendingPathComponent("config/templates")
         for file in ["subject.mustache", "body.txt.mustache"] {
-            try FileManager.default.copyItem(at: shipped.appendingPathComponent(file), to: dir.appendingPathComponent(file))
+            try FileManager.default.copyItem(at: shipped.appendingPathComponent("zh-Hans").appendingPathComponent(file), to: dir.appendingPathComponent(file))
         }
         try FileManager.default.copyItem(at: shipped.appendingPathComponent("body.html.mustache.example"),
                                          to: dir.appendingPathComponent("body.html.mustache"))

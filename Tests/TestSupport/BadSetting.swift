@@ -214,6 +214,7 @@ public struct BadSetting: Sendable, CustomStringConvertible {
         cases += each("FOLLOW_UP_DAYS", .outOfRange, ["-1", "366"])
         cases += each("ESCALATE_AFTER", .wrongType, ["3", "three hours", "3 h", "1.5h", "-3h", "3hours", "h", "３h", "3w"])
         cases += each("ESCALATE_AFTER", .outOfRange, ["11d", "241h", "864001s", "99999999999999999d"])
+        cases += each("DEFAULT_LANGUAGE", .invalid, ["klingon!", "e", "en-", "中文", "12", "zh--Hant"])
         cases += each("INTRODUCE_CONTACTS", .invalid, ["yes", "true", "1", "of"])
         cases += each("ALL_CLEAR_POLL_SECONDS", .wrongType, ["soon", "30s"])
         cases += each("ALL_CLEAR_POLL_SECONDS", .outOfRange, ["0", "0.5", "3601", "-30"])

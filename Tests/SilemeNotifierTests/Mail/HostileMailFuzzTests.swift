@@ -299,7 +299,7 @@ struct HostileMailFuzzTests {
     static func htmlTemplateDirectory() throws -> URL {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-tpl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for (source, target) in [("subject.mustache", "subject.mustache"), ("body.txt.mustache", "body.txt.mustache"),
+        for (source, target) in [("zh-Hans/subject.mustache", "subject.mustache"), ("zh-Hans/body.txt.mustache", "body.txt.mustache"),
                                  ("body.html.mustache.example", "body.html.mustache")] {
             try FileManager.default.copyItem(at: configTemplates.appendingPathComponent(source),
                                              to: directory.appendingPathComponent(target))
