@@ -61,7 +61,8 @@ package struct Lifecycle: Sendable {
                                   position: row.position, contacts: row.channel == .webhook ? known : [],
                                   notificationDate: row.notificationDate, missedDays: row.missedDays,
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
-                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, bounce: row.bounce)
+                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, outcome: row.outcome,
+                                  bounce: row.bounce)
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
         return (jobs, unusable)

@@ -25,7 +25,8 @@ import Values
 /// - Present on some events only (use them as sections): `paused_until`, `alert_date`,
 ///   `alert_message_id`, `checked_in_at`, `contact` (`{{#contact}}{{email}}{{/contact}}`),
 ///   `acknowledged_at`, `bounce` (`{{#bounce}}{{status}} {{diagnostic}}{{/bounce}}`, also
-///   `notification_kind`, `notification_date`, `message_id`, `bounced_at`).
+///   `notification_kind`, `notification_date`, `message_id`, `bounced_at`), `outcome` (`ok` or
+///   `unreachable`) with `outcome_by` (masked) and `outcome_at` (`checkin.outcome`).
 /// - Already JSON, to write unquoted: `json` (the whole default body), `data_json` (its `data`
 ///   object), `contacts_json` (the contacts array).
 ///
@@ -46,6 +47,7 @@ package struct WebhookBodyTemplate: Sendable {
         "is_alerts_held", "is_escalated", "is_outcome", "is_unheard",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
         "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at", "bounce",
+        "outcome", "outcome_by", "outcome_at",
         "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
     ]
@@ -137,6 +139,9 @@ package struct WebhookBodyTemplate: Sendable {
         values["checked_in_at"] = payload.checkedInAt.map { CalendarDate.rfc3339($0) }
         values["contact"] = payload.contact.map(contact)
         values["acknowledged_at"] = payload.acknowledgedAt.map { CalendarDate.rfc3339($0) }
+        values["outcome"] = payload.outcome.map { text($0.kind) }
+        values["outcome_by"] = payload.outcome.map { text($0.by) }
+        values["outcome_at"] = payload.outcome.map { CalendarDate.rfc3339($0.at) }
         values["bounce"] = payload.bounce.map { bounce -> [String: Any] in
             var values: [String: Any] = [
                 "notification_kind": text(bounce.notificationKind), "notification_date": bounce.notificationDate.description,
@@ -166,6 +171,7 @@ package struct WebhookBodyTemplate: Sendable {
         full.checkedInAt = time
         full.contact = contacts[0]
         full.acknowledgedAt = time
+        full.outcome = WebhookEvent.Outcome(kind: "ok", by: hostile, at: time)
         full.bounce = WebhookEvent.Bounce(notificationKind: "alert", notificationDate: day, messageID: hostile, status: "5.1.1",
                                           diagnostic: hostile, bouncedAt: time)
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])

@@ -119,6 +119,9 @@ extension WebhookEvent {
         package var acknowledgedAt: Date?
         /// `bounce`: the mail that bounced and what the report said (`contact.undeliverable`).
         package var bounce: Bounce?
+        /// `outcome`, `outcome_by`, `outcome_at`: how a contact who went said it ended
+        /// (`checkin.outcome`).
+        package var outcome: Outcome?
 
         /// The facts every event about a user has; the optional ones start out absent.
         package init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
@@ -157,6 +160,23 @@ extension WebhookEvent {
             self.status = status
             self.diagnostic = diagnostic
             self.bouncedAt = bouncedAt
+        }
+    }
+
+    /// What a contact who went said on the acknowledgement page (`checkin.outcome`).
+    package struct Outcome: Sendable, Equatable {
+        /// `outcome`: `ok` ("They're OK") or `unreachable` ("I couldn't reach them").
+        package var kind: String
+        /// `outcome_by`: who said it, masked (`d***@example.com`).
+        package var by: String
+        /// `outcome_at`: when.
+        package var at: Date
+
+        /// Creates the value.
+        package init(kind: String, by: String, at: Date) {
+            self.kind = kind
+            self.by = by
+            self.at = at
         }
     }
 
@@ -210,6 +230,10 @@ extension WebhookEvent {
         if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
         if let time = payload.acknowledgedAt { fields.append(("acknowledged_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         if let bounce = payload.bounce { fields.append(("bounce", Self.json(bounce))) }
+        if let outcome = payload.outcome {
+            fields += [("outcome", Escaping.json(outcome.kind)), ("outcome_by", Escaping.json(outcome.by)),
+                       ("outcome_at", Escaping.json(CalendarDate.rfc3339(outcome.at)))]
+        }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

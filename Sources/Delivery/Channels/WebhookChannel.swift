@@ -125,10 +125,12 @@ package final class WebhookChannel: DeliveryChannel {
         case .escalation, .unheard:
             payload.alertMessageID = job.inReplyTo
         case .outcomeOK, .outcomeUnreachable:
-            payload.alertMessageID = job.inReplyTo
+            // The streak (its alert's date) and who said what, masked: the app learns how it
+            // ended, not another contact's address.
+            payload.alertDate = job.notificationDate
             if let outcome = job.outcome {
-                let position = job.contacts.first { $0.address.address.lowercased() == outcome.contact }?.position ?? 0
-                payload.contact = WebhookEvent.Contact(email: outcome.contact, position: position)
+                payload.outcome = WebhookEvent.Outcome(kind: job.kind == .outcomeOK ? "ok" : "unreachable",
+                                                       by: EmailMasking.mask(outcome.contact), at: outcome.at)
             }
         case .acknowledged:
             payload.alertMessageID = job.inReplyTo
