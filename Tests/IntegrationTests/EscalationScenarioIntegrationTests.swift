@@ -118,4 +118,100 @@ struct EscalationScenarioIntegrationTests {
         #expect(deadEvent.contains("\"email\":\"\(mail.address("g"))\",\"position\":2,\"tier\":1,\"alerted\":true,\"bounced\":true}"), "\(deadEvent)")
         #expect(try events("checkin.escalated", dead).count == 1)
     }
+
+    @Test("two daemons on one database, one SIGKILLed while it sends the escalation step of 150 streaks: each notice, second-tier alert and checkin.escalated exactly once per streak and contact, but the mails accepted and not recorded at the kill (at most two per connection, resent with the same Message-ID); nothing lost")
+    func twoDaemonsAndAKill() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let secret = WebhookTransportIntegrationTests.secret()
+        let receiver = try WebhookReceiver(secret: secret)
+        let day = EscalationDeliveryIntegrationTests.today
+        let streaks = 150
+        // Each user: one first-tier contact (a-N) and one of the second tier (n-N).
+        try db.addUsers(count: streaks, domain: mail.domain, lastCheckIn: day.adding(days: -3).description)
+        try db.query("""
+            INSERT INTO emergency_contacts (user_id, email, position, tier)
+            SELECT u.id, c.local || '-' || split_part(u.emergency_email, '@', 1) || '@' || $1, c.position, c.tier
+            FROM users u CROSS JOIN (VALUES ('a', 1, 1), ('n', 2, 2)) AS c(local, position, tier)
+            """, [mail.domain])
+        // Slow enough (two connections, 40 mails a second) that the kill lands mid-step. The
+        // daemon claims on the sessions it keeps, which hold a lease: a short one, so that the
+        // killed daemon's claims are taken over within the test.
+        let env = try NotifierProcess.environment(database: db, [
+            "INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "1h", "ALL_CLEAR_POLL_SECONDS": "1",
+            "SMTP_CONNECTIONS": "2", "SMTP_RATE_LIMIT": "40", "CLAIM_LEASE_SECONDS": "4",
+            "WEBHOOK_URL": receiver.plainURL, "WEBHOOK_SECRET": secret, "WEBHOOK_EVENTS": "checkin.escalated",
+        ])
+        var fast = env
+        fast["SMTP_RATE_LIMIT"] = nil
+        let run = try NotifierProcess.run(["--run-now", "--date", day.description], environment: fast)
+        #expect(run.status == 0, "\(run.stderr.suffix(1500))")
+        let alerts = try mail.deliveries().count
+        #expect(alerts == streaks, "the first tier only")
+        // Every streak an hour old: the escalation is due for all of them at the daemons' first pass.
+        try db.query("UPDATE sileme.escalations SET first_sent_at = first_sent_at - interval '1 hour', clock_at = clock_at - interval '1 hour'")
+
+        let first = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        var second: (Process, Pipe, Pipe)?
+        defer {
+            for daemon in [first, second].compactMap({ $0 }) where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
+        }
+        // The first daemon has made the step and is sending what it owes: the second starts, and
+        // the first is killed a moment later, mid-send.
+        #expect(try DaemonIntegrationTests.eventually(60) { try mail.deliveries().count >= alerts + 30 })
+        var other = env
+        other["NOTIFY_TIME"] = DaemonIntegrationTests.localTime(offset: 3 * 3600).time
+        second = try NotifierProcess.start([], environment: other)
+        Thread.sleep(forTimeInterval: 0.7)
+        kill(first.0.processIdentifier, SIGKILL)
+        let killed = NotifierProcess.finish(first.0, first.1, first.2)
+        let atKill = try mail.deliveries().count - alerts
+
+        let done = try DaemonIntegrationTests.eventually(90) {
+            try db.query("""
+                SELECT count(*) FILTER (WHERE kind = 'escalation' AND channel = 'email' AND email_sent),
+                       count(*) FILTER (WHERE kind = 'alert' AND channel = 'email' AND email_sent),
+                       count(*) FILTER (WHERE kind = 'escalation' AND channel = 'webhook' AND email_sent)
+                FROM notification_logs
+                """).first == ["\(streaks)", "\(2 * streaks)", "\(streaks)"]
+        }
+        Thread.sleep(forTimeInterval: 2)  // a few more passes: nothing more may come
+        let survivor = try #require(second)
+        kill(survivor.0.processIdentifier, SIGTERM)
+        let result = NotifierProcess.finish(survivor.0, survivor.1, survivor.2)
+        #expect(done, "\(result.stderr.suffix(2000))\n--- killed:\n\(killed.stderr.suffix(1500))")
+        #expect(result.status == 0)
+        #expect(atKill > 0 && atKill < 2 * streaks, "killed mid-step: \(atKill) of \(2 * streaks) mails sent")
+        #expect(try db.query("SELECT count(*) FROM sileme.escalations WHERE stage = 'escalated'").first == ["\(streaks)"])
+
+        // Exactly one row of each per streak and contact, each sent.
+        #expect(try db.query("""
+            SELECT kind, channel, count(*), count(DISTINCT (user_id, contact)), count(*) FILTER (WHERE status = 'sent')
+            FROM notification_logs GROUP BY kind, channel ORDER BY kind, channel
+            """) == [["alert", "email", "\(2 * streaks)", "\(2 * streaks)", "\(2 * streaks)"],
+                     ["escalation", "email", "\(streaks)", "\(streaks)", "\(streaks)"],
+                     ["escalation", "webhook", "\(streaks)", "\(streaks)", "\(streaks)"]])
+        // The mails: one notice to each a-N and one alert to each n-N after the first alerts; a
+        // copy only of a mail accepted and not recorded at the kill, with the same Message-ID.
+        let later = Array(try mail.deliveries().dropFirst(alerts))
+        let byRecipient = Dictionary(grouping: later, by: \.recipient)
+        #expect(byRecipient.count == 2 * streaks, "nothing lost")
+        #expect(byRecipient.keys.filter { $0.hasPrefix("a-") }.count == streaks && byRecipient.keys.filter { $0.hasPrefix("n-") }.count == streaks)
+        for (recipient, copies) in byRecipient where copies.count > 1 {
+            #expect(Set(copies.map(\.messageID)).count == 1, "\(recipient): resent with the same Message-ID")
+        }
+        // (The survivor sends meanwhile, so what was unrecorded at the kill cannot be read apart
+        // from its own mails in flight: the copies are counted at the end instead.)
+        let copies = later.count - byRecipient.count
+        #expect(copies <= 4, "at most two accepted, unrecorded mails per SMTP connection of the killed daemon: \(copies)")
+        // The events: one delivered per streak (a resend carries the same webhook-id).
+        let events = try receiver.received().filter { $0.body.contains("\"type\":\"checkin.escalated\"") }
+        #expect(events.allSatisfy { $0.signature_ok })
+        let delivered = events.filter(\.delivered)
+        #expect(delivered.count == streaks && Set(delivered.compactMap(\.id)).count == streaks)
+        let users = Set(try db.query("SELECT id::text FROM users").compactMap { $0[0] })
+        #expect(Set(users.filter { user in delivered.contains { $0.body.contains(user) } }).count == streaks, "one per streak")
+        print("Escalation kill: \(atKill) of \(2 * streaks) escalation mails out at the kill, \(copies) resent; "
+              + "\(events.count - streaks) webhook resends; lost 0")
+    }
 }
