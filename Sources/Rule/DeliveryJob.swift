@@ -118,6 +118,9 @@ package struct DeliveryJob: Sendable {
     package let outcome: (contact: String, at: Date)?
     /// The bounce an `undeliverable` event reports.
     package let bounce: Bounce?
+    /// Where each contact stands in the streak (a `checkin.escalated` or `notifier.unheard`
+    /// event lists it): read with the event, empty for every other job.
+    package var streakContacts: [EscalationRule.Contact] = []
 
     /// A mail's permanent bounce, as an `undeliverable` event reports it (docs/bounces.md).
     package struct Bounce: Sendable, Equatable {

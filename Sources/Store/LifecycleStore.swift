@@ -552,9 +552,11 @@ package struct LifecycleStore: Sendable {
                 due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow), onlyUsers: onlyUsers)
             }
             if kinds.contains(.escalation) || kinds.contains(.unheard) {
+                // The second tier's alerts are the escalation's own: they come with its kind.
                 due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
-                                          unheardWebhook: hooked.contains(.unheard), onlyUsers: onlyUsers)
-                    .filter { kinds.contains($0.kind) }
+                                          unheardWebhook: hooked.contains(.unheard), firstAlerts: kinds.contains(.escalation),
+                                          onlyUsers: onlyUsers)
+                    .filter { kinds.contains($0.kind) || $0.kind == .alert }
             }
             if kinds.contains(.outcomeOK) || kinds.contains(.outcomeUnreachable) {
                 due += try dueOutcomes(db, oldest: Self.acknowledgementWindow(runDate: runDate),

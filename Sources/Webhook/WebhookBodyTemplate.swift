@@ -122,6 +122,11 @@ package struct WebhookBodyTemplate: Sendable {
         func contact(_ contact: WebhookEvent.Contact) -> [String: Any] {
             var values: [String: Any] = ["email": text(contact.email), "position": contact.position]
             if let link = contact.ackURL { values["ack_url"] = text(link) }
+            if let streak = contact.streak {
+                values["tier"] = streak.tier
+                values["alerted"] = streak.alerted
+                values["bounced"] = streak.bounced
+            }
             return values
         }
         values["user_id"] = text(payload.userID)
@@ -160,7 +165,8 @@ package struct WebhookBodyTemplate: Sendable {
     static let samples: [WebhookEvent] = {
         let hostile = "\"Q\" \\ </x> \n\r\t\u{0}\u{1F}\u{7F}\u{2028}\u{2029} 张三 👩‍👩‍👧 e\u{301}"
         let contacts = [WebhookEvent.Contact(email: "first\"@example.com", position: 1, ackURL: "https://x.example/a\"\\\u{2028}"),
-                        WebhookEvent.Contact(email: "second@example.com", position: 2)]
+                        WebhookEvent.Contact(email: "second@example.com", position: 2,
+                                             streak: WebhookEvent.StreakState(tier: 2, alerted: false, bounced: true))]
         let day = CalendarDate(year: 2026, month: 1, day: 13)!
         let time = Date(timeIntervalSince1970: 1_768_266_000)
         var full = WebhookEvent.Payload(userID: "00000000-0000-4000-8000-000000000000", userName: hostile, runDate: day,

@@ -180,7 +180,8 @@ extension WebhookEvent {
         }
     }
 
-    /// An emergency contact: `{"email", "position"}`.
+    /// An emergency contact: `{"email", "position"}`, with `ack_url` and the streak's state where
+    /// the event has them.
     package struct Contact: Sendable, Equatable {
         /// The contact's address.
         package var email: String
@@ -189,12 +190,35 @@ extension WebhookEvent {
         /// `ack_url`: the contact's acknowledgement link (an alert or a follow-up with
         /// `ACK_BASE_URL` set), for a gateway that texts it; absent otherwise.
         package var ackURL: String?
+        /// `tier`, `alerted`, `bounced`: where the contact stands in the streak (`checkin.escalated`,
+        /// `notifier.unheard`), for a gateway that calls or texts whom the mail did not reach.
+        package var streak: StreakState?
 
         /// A contact at `position`.
-        package init(email: String, position: Int, ackURL: String? = nil) {
+        package init(email: String, position: Int, ackURL: String? = nil, streak: StreakState? = nil) {
             self.email = email
             self.position = position
             self.ackURL = ackURL
+            self.streak = streak
+        }
+    }
+
+    /// Where a contact stands in an escalated streak.
+    package struct StreakState: Sendable, Equatable {
+        /// `tier`: 1, or 2 ("only if nobody answers": alerted by the escalation).
+        package var tier: Int
+        /// `alerted`: the streak's first alert was accepted for the contact (a second-tier contact
+        /// gets its alert from the escalation itself, so it is `false` there).
+        package var alerted: Bool
+        /// `bounced`: a mail of the streak to the contact bounced, or (not alerted) the address is
+        /// known to be undeliverable.
+        package var bounced: Bool
+
+        /// Creates the value.
+        package init(tier: Int, alerted: Bool, bounced: Bool) {
+            self.tier = tier
+            self.alerted = alerted
+            self.bounced = bounced
         }
     }
 }
@@ -249,9 +273,10 @@ extension WebhookEvent {
             + "\"diagnostic\":\(text(bounce.diagnostic)),\"bounced_at\":\(Escaping.json(CalendarDate.rfc3339(bounce.bouncedAt)))}"
     }
 
-    /// `{"email","position"}`.
+    /// `{"email","position"}`, then `ack_url` and `tier`, `alerted`, `bounced` where known.
     static func json(_ contact: Contact) -> String {
         "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)"
-            + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "") + "}"
+            + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "")
+            + (contact.streak.map { ",\"tier\":\($0.tier),\"alerted\":\($0.alerted),\"bounced\":\($0.bounced)" } ?? "") + "}"
     }
 }
