@@ -41,6 +41,10 @@ GRANT SELECT, INSERT, UPDATE ON sileme.bounce_mailbox TO sileme_notifier;
 -- Escalation (ESCALATE_AFTER): the daemon moves each alerted streak's stage, the page records
 -- its outcome; the rows are made by the notifier's trigger when an alert is accepted.
 GRANT SELECT, UPDATE ON sileme.escalations TO sileme_notifier;
+-- Its streaks older than RETENTION_DAYS are deleted with the rest (the role may already settle any
+-- streak: deleting an old one gives it nothing new); the counts of the steps made are read, never written.
+GRANT DELETE ON sileme.escalations TO sileme_notifier;
+GRANT SELECT ON sileme.escalation_tally TO sileme_notifier;
 -- The check-in queue: the app's insert trigger appends, the notifier folds it into the summary
 -- (the function runs as its owner; the role only reads the queue to say what a standby has not
 -- folded, and for `check`'s backlog line).

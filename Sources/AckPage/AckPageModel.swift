@@ -17,13 +17,21 @@ package enum AckPageModel {
         let name = (try? DisplayName(cleaning: streak.rawName ?? "").value) ?? "—"
         func minute(_ date: Date) -> String { Self.minuteFormat(date, in: zone) }
         let missed = streak.missedDaysAtAlert + max(0, today.days(since: token.alertDate))
-        let model = AckPageView.Model(
+        var model = AckPageView.Model(
             userName: name, missedDays: missed, lastCheckIn: streak.lastCheckIn, alertDate: token.alertDate,
             checkedInSince: streak.checkedInSince,
             recipients: zip(streak.recipients, distinct(streak.recipients)).map { recipient, shown in
                 (shown, recipient.contact == reader.contact, recipient.acknowledgedAt.map(minute))
             },
             readerAcknowledgedAt: reader.acknowledgedAt.map(minute), formField: key.formField(token: tokenText))
+        if let said = streak.outcome {
+            let by = streak.recipients.firstIndex { $0.contact == said.contact }.map { distinct(streak.recipients)[$0] }
+                ?? EmailMasking.mask(said.contact)
+            model.outcome = .init(ok: said.kind == .ok, by: by, at: minute(said.at), byReader: said.contact == reader.contact)
+        }
+        // Only a contact who went can say how it ended, once per streak, while the streak is open.
+        model.canSayOutcome = streak.recordsOutcome && streak.outcome == nil && reader.acknowledgedAt != nil
+            && streak.checkedInSince == nil
         return (model, reader)
     }
 

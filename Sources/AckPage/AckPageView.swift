@@ -26,6 +26,23 @@ package enum AckPageView {
         package var readerAcknowledgedAt: String?
         /// The anti-forgery value of the form (only shown while the reader can still press).
         package var formField: String
+        /// How it ended, if a contact who went said so.
+        package var outcome: Said? = nil
+        /// Whether the reader may say how it ended: they said "I'm on it", nobody has said how it
+        /// ended yet, and the user has not checked in.
+        package var canSayOutcome = false
+
+        /// An outcome as the page shows it.
+        package struct Said: Sendable {
+            /// "They're OK" (else "I couldn't reach them").
+            package var ok: Bool
+            /// Who said it, masked as the page shows the recipients.
+            package var by: String
+            /// When (`YYYY-MM-DD HH:mm`).
+            package var at: String
+            /// Whether the reader said it.
+            package var byReader: Bool
+        }
     }
 
     /// The style sheet (small, readable on a 390-pixel phone and on a desktop).
@@ -59,6 +76,8 @@ package enum AckPageView {
         case chooseOne
         /// The reader answered "I can't go now".
         case notRecorded
+        /// The reader answered "No news yet" to how it ended.
+        case noNewsYet
     }
 
     /// The form's field that carries the answer, and its two values.
@@ -70,6 +89,21 @@ package enum AckPageView {
 
         /// The field's name.
         package static let field = "going"
+    }
+
+    /// The outcome form's field and its three values: none preselected, the one that records
+    /// nothing first (a program that submits the form as found, or picks the first answer, says
+    /// nothing — "They're OK" would close the streak).
+    package enum OutcomeAnswer: String, Sendable, CaseIterable {
+        /// "No news yet": nothing is recorded.
+        case noNews = "none"
+        /// "They're OK": the streak is closed, the others told.
+        case ok
+        /// "I couldn't reach them": the others told, the next step at once.
+        case unreachable
+
+        /// The field's name.
+        package static let field = "outcome"
     }
 
     /// The page for `model` in `language`, with the app's name (and a `notice` after a
@@ -88,15 +122,19 @@ package enum AckPageView {
             body += "<li><span class=\"who\">\(h(recipient.masked))\(you)</span>\(mark)</li>\n"
         }
         body += "</ul>\n"
+        if let said = model.outcome {
+            body += "<p class=\"\(said.ok ? "ok" : "note")\">\(h(t.said(said.ok, by: said.by, at: said.at, byReader: said.byReader)))</p>\n"
+        }
         if let at = model.readerAcknowledgedAt {
-            body += "<p class=\"ok\">\(h(t.thanks(at)))</p>\n"
-        } else if model.checkedInSince == nil {
+            if model.outcome == nil { body += "<p class=\"ok\">\(h(t.thanks(at)))</p>\n" }
+            if model.canSayOutcome { body += outcomeForm(model, t, notice: notice) }
+        } else if model.checkedInSince == nil && model.outcome?.ok != true {
             let others = model.recipients.filter { !$0.isReader && $0.acknowledgedAt != nil }
             if !others.isEmpty { body += "<p>\(h(t.someoneElse))</p>\n" }
             switch notice {
             case .chooseOne: body += "<p class=\"note\">\(h(t.chooseOne))</p>\n"
             case .notRecorded: body += "<p class=\"note\">\(h(t.notRecorded))</p>\n"
-            case nil: break
+            case .noNewsYet, nil: break
             }
             // Two taps for a person (an answer, then Send); none preselected, so that a program
             // that submits the form as it finds it sends no answer and records nothing.
@@ -112,6 +150,25 @@ package enum AckPageView {
         }
         return document(title: "\(appName) · \(t.title)", language: language,
                         body: body + "<footer class=\"muted\">\(h(t.footer(appName)))</footer>")
+    }
+
+    /// The form that asks a contact who went how it ended: the same shape as the first question
+    /// (the anti-forgery field, no answer chosen, Send), the answer that records nothing first.
+    private static func outcomeForm(_ model: Model, _ t: AckText, notice: Notice?) -> String {
+        let h = Escaping.html
+        var form = ""
+        switch notice {
+        case .chooseOne: form += "<p class=\"note\">\(h(t.chooseOne))</p>\n"
+        case .noNewsYet: form += "<p class=\"note\">\(h(t.noNewsYetRecorded))</p>\n"
+        case .notRecorded, nil: break
+        }
+        let field = OutcomeAnswer.field
+        let labels: [(OutcomeAnswer, String)] = [(.noNews, t.noNewsYet), (.ok, t.theyAreOK), (.unreachable, t.couldNotReach)]
+        form += "<form method=\"post\"><input type=\"hidden\" name=\"form\" value=\"\(h(model.formField))\">"
+            + "<p class=\"muted\">\(h(t.outcomeExplain))</p><fieldset><legend>\(h(t.outcomeQuestion(model.userName)))</legend>"
+            + labels.map { "<label><input type=\"radio\" name=\"\(field)\" value=\"\($0.0.rawValue)\" required>\(h($0.1))</label>" }.joined()
+            + "</fieldset><button type=\"submit\">\(h(t.send))</button></form>\n"
+        return form
     }
 
     /// The neutral page: the same for every link that is not good (malformed, forged, truncated,

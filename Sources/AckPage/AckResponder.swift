@@ -90,6 +90,9 @@ struct AckResponder: HTTPResponder {
             return neutral(.forbidden, language)
         }
         guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
+        if form[AckPageView.OutcomeAnswer.field] != nil {
+            return try await sayOutcome(token, tokenText: tokenText, form: form, found: found, language: language)
+        }
         // A program that loads the page and submits its form as found sends no answer: nothing is
         // recorded, and the page asks again. "I can't go now" records nothing either.
         switch form[AckPageView.Answer.field].flatMap(AckPageView.Answer.init(rawValue:)) {
@@ -102,7 +105,8 @@ struct AckResponder: HTTPResponder {
         case .going:
             break
         }
-        if found.model.checkedInSince == nil && found.reader.acknowledgedAt == nil {
+        // Nobody is asked to go once the user checked in or a contact who went said they're OK.
+        if found.model.checkedInSince == nil && found.reader.acknowledgedAt == nil && found.model.outcome?.ok != true {
             let contact = found.reader.contact
             let recorded = try await database.run { db in
                 try AcknowledgementStore().record(db, userID: token.userID, alertDate: token.alertDate, contact: contact)
@@ -117,6 +121,43 @@ struct AckResponder: HTTPResponder {
         }
         // Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token
         // itself, so it resolves to the same link whatever path the proxy serves it under.
+        var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
+        response.headers[.location] = tokenText
+        return response
+    }
+
+    /// POST of the outcome form (the request already checked as the page's own): a person's
+    /// answer — "They're OK" or "I couldn't reach them" — recorded once per streak, only from a
+    /// contact who said "I'm on it"; an empty answer (a program submitting the form as found) or
+    /// "No news yet" records nothing. Whatever was recorded first stands: a later answer, by
+    /// anyone, changes nothing, and the page it is sent back to shows what was said.
+    private func sayOutcome(_ token: AckToken, tokenText: String, form: [String: String],
+                            found: (model: AckPageView.Model, reader: AcknowledgementStore.Recipient),
+                            language: AckLanguage) async throws -> Response {
+        switch form[AckPageView.OutcomeAnswer.field].flatMap(AckPageView.OutcomeAnswer.init(rawValue:)) {
+        case nil:
+            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .chooseOne),
+                        language: language, status: .unprocessableContent)
+        case .noNews:
+            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .noNewsYet),
+                        language: language)
+        case .ok, .unreachable:
+            let ok = form[AckPageView.OutcomeAnswer.field] == AckPageView.OutcomeAnswer.ok.rawValue
+            guard found.model.canSayOutcome else { break }
+            let contact = found.reader.contact
+            let recorded = try await database.run { db in
+                try OutcomeStore.record(db, userID: token.userID, alertDate: token.alertDate, contact: contact,
+                                        outcome: ok ? .ok : .unreachable)
+            }
+            if recorded {
+                let said = ok ? "ok" : "unreachable"
+                logger.notice("outcome recorded for user \(token.userID): \(found.reader.masked) said \(said)",
+                              metadata: NotifierEvent.outcomeRecorded.metadata.merging([
+                                "user_id": "\(token.userID)", "alert_date": "\(token.alertDate)",
+                                "recipient": "\(found.reader.masked)", "outcome": "\(said)",
+                              ]) { $1 })
+            }
+        }
         var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
         response.headers[.location] = tokenText
         return response

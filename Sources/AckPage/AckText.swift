@@ -63,6 +63,42 @@ struct AckText {
             : "Thank you. You said at \(at) that you are on it; the other emergency contacts are being told."
     }
 
+    /// Above the outcome form, to a contact who said "I'm on it".
+    var outcomeExplain: String {
+        zh ? "见到 TA 或联系过之后，请告诉其他紧急联系人结果：" : "Once you have seen them, or tried, tell the other emergency contacts how it went."
+    }
+
+    /// The outcome form's question.
+    func outcomeQuestion(_ name: String) -> String { zh ? "\(name) 怎么样？" : "How is \(name)?" }
+
+    /// The outcome answer that records nothing (first).
+    var noNewsYet: String { zh ? "还没有结果" : "No news yet" }
+
+    /// "They're OK": the streak is closed.
+    var theyAreOK: String { zh ? "TA 一切安好" : "They're OK" }
+
+    /// "I couldn't reach them": the next step comes at once.
+    var couldNotReach: String { zh ? "我联系不上 TA" : "I couldn't reach them" }
+
+    /// After "No news yet": nothing was recorded.
+    var noNewsYetRecorded: String {
+        zh ? "好的，没有记录任何内容。有结果时请再打开这个链接。" : "All right: nothing was recorded. Open this link again when you know more."
+    }
+
+    /// What was said about how it ended, and by whom (the reader, or another contact, masked).
+    func said(_ ok: Bool, by: String, at: String, byReader: Bool) -> String {
+        switch (ok, byReader, zh) {
+        case (true, true, true): "您已于 \(at) 告知：TA 一切安好。其他紧急联系人会收到通知。"
+        case (true, true, false): "You said at \(at) that they're OK; the other emergency contacts are being told."
+        case (false, true, true): "您已于 \(at) 告知：没能联系上 TA。其他紧急联系人会收到通知。"
+        case (false, true, false): "You said at \(at) that you couldn't reach them; the other emergency contacts are being told."
+        case (true, false, true): "\(by) 已于 \(at) 告知：TA 一切安好。"
+        case (true, false, false): "\(by) said at \(at) that they're OK."
+        case (false, false, true): "\(by) 已于 \(at) 告知：没能联系上 TA。如果您能去，请告诉大家。"
+        case (false, false, false): "\(by) said at \(at) that they couldn't reach them. If you can go, please say so."
+        }
+    }
+
     func footer(_ app: String) -> String { zh ? "\(app) · 这是一封提醒邮件中的链接" : "\(app) · a link from an alert mail" }
 
     var neutralHeading: String { zh ? "此链接无法使用" : "This link cannot be used" }

@@ -15,7 +15,8 @@ import Webhook
 /// and warns of every role besides the notifier's that can reach its schema, or the app's tables
 /// without row-level security (`Exposure`: on Supabase, the app's anonymous key). With
 /// `BOUNCE_MAILBOX` set, it lists the bounce mailbox through the reader's own code and says when a
-/// daemon last read it.
+/// daemon last read it. It says `ESCALATE_AFTER` and warns of the streaks unheard now (nobody
+/// answered an alert or its escalation), naming how many and the oldest.
 /// Each finding says what is wrong in words, never with a secret.
 package struct HealthCheck: Sendable {
     /// One line of the check's report.
@@ -43,6 +44,7 @@ package struct HealthCheck: Sendable {
         var status = ExitStatus.success
         var ackCount: String?
         var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
+        var escalationFigures: Result<EscalationFigures, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
             findings.append(Finding(subject: subject, ok: ok, detail: detail))
             if !ok, status == .success || failure == .configuration { status = failure }
@@ -128,12 +130,16 @@ package struct HealthCheck: Sendable {
                 } catch let error as DatabaseError {
                     note("held alerts", false, error.description, failure: .configuration)
                 }
+                escalationFigures = Result { try EscalationFigures.read(db) }
             }
         } catch let error as DatabaseError {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)
         } catch {
             note("database", false, "\(error)", failure: .configuration)
         }
+        let escalation = Self.escalation(after: configuration.escalateAfter, figures: escalationFigures, now: Date())
+        findings.append(escalation)
+        if !escalation.ok, status == .success { status = .failure }
         if configuration.databaseReadURL != nil {
             do {
                 let standby = try PGConnection(configuration.database, \.readURL)

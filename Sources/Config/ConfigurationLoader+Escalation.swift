@@ -11,10 +11,11 @@ extension ConfigurationLoader {
 
     /// Reads `ESCALATE_AFTER` into `config`: a whole number with its unit (`45s`, `90m`, `3h`,
     /// `2d`), or `0` (with a unit or without) for off. A bare number other than 0 is refused rather than guessed at: "90"
-    /// could mean minutes to one operator and seconds to another.
+    /// could mean minutes to one operator and seconds to another. The rule holds the second tier
+    /// back for the escalation only while there is one: with `0` it is alerted with the first.
     func loadEscalation(_ settings: SettingsReader, into config: inout NotifierConfiguration) throws(ConfigurationError) {
-        guard let text = try settings.string("ESCALATE_AFTER"), !text.isEmpty else { return }
-        config.escalateAfter = try Self.escalateAfter(text)
+        if let text = try settings.string("ESCALATE_AFTER"), !text.isEmpty { config.escalateAfter = try Self.escalateAfter(text) }
+        config.rule.secondTierWaits = config.escalateAfter != nil
     }
 
     /// `ESCALATE_AFTER` as written: nil for zero (off), else the duration, from 1 s to 10 days.

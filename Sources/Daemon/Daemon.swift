@@ -288,8 +288,8 @@ package final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// `RETENTION_DAYS`: after a daily run, deletes `notification_logs` and `notifier_runs` rows
-    /// dated more than that many days before the run date, in small batches (a stop ends it
+    /// `RETENTION_DAYS`: after a daily run, deletes `notification_logs`, `notifier_runs` and
+    /// `escalations` rows dated more than that many days before the run date, in small batches (a stop ends it
     /// between two batches; the next day goes on). A failure — for a role without DELETE on those
     /// tables, say — is logged and changes nothing else.
     private func applyRetention(runDate: CalendarDate) {
@@ -302,8 +302,12 @@ package final class Daemon: @unchecked Sendable {
                 try Housekeeping.deleteOlder($0, than: cutoff, stop: stop)
             }
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
-            logger.notice("retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff) in \(seconds) s",
-                          metadata: ["retention_cutoff": "\(cutoff)", "deleted_logs": "\(deleted.logs)", "deleted_runs": "\(deleted.runs)"])
+            logger.notice("""
+                retention: deleted \(deleted.logs) notification rows and \(deleted.runs) runs dated before \(cutoff), \
+                and \(deleted.escalations) escalation records of streaks alerted before it, in \(seconds) s
+                """,
+                          metadata: ["retention_cutoff": "\(cutoff)", "deleted_logs": "\(deleted.logs)", "deleted_runs": "\(deleted.runs)",
+                                     "deleted_escalations": "\(deleted.escalations)"])
         } catch {
             logger.error("retention: rows before \(cutoff) not deleted: \(error)")
         }

@@ -37,6 +37,10 @@ package struct Lifecycle: Sendable {
         let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
         let hooked = due.filter { $0.channel == .webhook }.map(\.userID)
         let contacts = try store.contacts(db, of: hooked).mapValues { MissRule.validate($0).valid }
+        // Where each contact stands in an escalated streak, for the events that list it.
+        let streaks = try EscalationStore.contacts(db, of: due.compactMap { row in
+            row.channel == .webhook && Self.listsStreak(row.kind) ? row.notificationDate.map { (row.userID, $0) } : nil
+        })
         var jobs: [DeliveryJob] = []
         var keys = Set<String>()
         var unusable: [(user: String, contact: String)] = []
@@ -57,13 +61,20 @@ package struct Lifecycle: Sendable {
                 if row.kind == .introduction && row.channel == .email { unusable.append((row.userID, row.contact.lowercased())) }
                 continue
             }
-            let job = DeliveryJob(kind: row.kind, channel: row.channel, userID: row.userID, name: name, email: address,
+            var job = DeliveryJob(kind: row.kind, channel: row.channel, userID: row.userID, name: name, email: address,
                                   position: row.position, contacts: row.channel == .webhook ? known : [],
                                   notificationDate: row.notificationDate, missedDays: row.missedDays,
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
-                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, bounce: row.bounce)
+                                  checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, outcome: row.outcome,
+                                  bounce: row.bounce)
+            if row.channel == .webhook, Self.listsStreak(row.kind), let date = row.notificationDate {
+                job.streakContacts = streaks[EscalationStore.streakKey(userID: row.userID, alertDate: date)] ?? []
+            }
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
         }
         return (jobs, unusable)
     }
+
+    /// Whether the webhook event of `kind` lists where each contact stands in the streak.
+    static func listsStreak(_ kind: DeliveryJob.Kind) -> Bool { kind == .escalation || kind == .unheard }
 }

@@ -61,6 +61,21 @@ package struct MetricsFile: Sendable {
         }
         metric("acknowledgements_total", "counter", "Acknowledgements recorded: a contact said \"I'm on it\" on the page (the others were told).",
                [("", Double(figures.acknowledgements))])
+        // Escalation (docs/escalation.md): the steps made (counted as made: retention never lowers
+        // them), and the escalated streaks nobody has heard yet.
+        let escalation = figures.escalation
+        metric("escalations_total", "counter", "Alerted streaks escalated: nobody heard the alert ESCALATE_AFTER after it went out.",
+               [("", Double(escalation.escalated))])
+        metric("unheard_total", "counter", "Escalated streaks declared unheard: still nobody heard ESCALATE_AFTER after the escalation.",
+               [("", Double(escalation.declaredUnheard))])
+        metric("escalations_open", "gauge", "Escalated streaks not heard yet, waiting for their unheard step.",
+               [("", Double(escalation.open))])
+        metric("unheard_streaks", "gauge", "Streaks declared unheard that nobody has heard since (no check-in, acknowledgement or \"They're OK\").",
+               [("", Double(escalation.unheard))])
+        if let oldest = escalation.oldestUnheard {
+            metric("unheard_oldest_timestamp_seconds", "gauge", "When the oldest of them was declared unheard.",
+                   [("", oldest.since.timeIntervalSince1970)])
+        }
         metric("retry_backlog", "gauge", "Mails of the open days not sent yet, by status (retry: due again later; failed: permanent; sending: claimed).",
                figures.backlog.sorted { $0.key < $1.key }.map { ("status=\"\($0.key)\"", Double($0.value)) })
         metric("held_alerts", "gauge", "Users whose alert is held now over an intake gap (the app could not record check-ins); they go out at the hold's end.",

@@ -44,15 +44,16 @@ package struct RunPlan: Sendable {
 
         /// The daemon's all-clear pass (of the given users, or every user in the all-clear queue),
         /// which also sends the `acknowledged` notices (docs/acknowledgement.md), the
-        /// `contact.undeliverable` events (docs/bounces.md) and what escalated streaks owe
-        /// (docs/escalation.md): each answers an event at once.
+        /// `contact.undeliverable` events (docs/bounces.md), what escalated streaks owe and the
+        /// outcome notices (docs/escalation.md): each answers an event at once.
         package static func allClears(users: Set<String>? = nil) -> Scope {
             Scope(users: users, kinds: answers, evaluatesRule: false)
         }
 
         /// The kinds that answer an event whenever it comes, whatever the user's slot: the daemon's
         /// all-clear pass sends them, and a run of one instant only with its first run date.
-        static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard]
+        static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard,
+                                                      .outcomeOK, .outcomeUnreachable]
 
         /// One run date of an instant (docs/user-time.md): its slots' users, every kind — the
         /// messages that come at once whatever the user's slot (introductions, all-clears) with

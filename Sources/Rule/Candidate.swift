@@ -36,11 +36,15 @@ package struct Candidate: Sendable, Equatable {
         package var email: String?
         /// `emergency_contacts.position`.
         package var position: Int
+        /// `emergency_contacts.tier`: 1 is alerted at once, 2 only when the alert escalates
+        /// (`users.emergency_email` is tier 1).
+        package var tier: Int
 
         /// Creates the value.
-        package init(email: String?, position: Int) {
+        package init(email: String?, position: Int, tier: Int = 1) {
             self.email = email
             self.position = position
+            self.tier = tier
         }
     }
 

@@ -118,6 +118,9 @@ package struct DeliveryJob: Sendable {
     package let outcome: (contact: String, at: Date)?
     /// The bounce an `undeliverable` event reports.
     package let bounce: Bounce?
+    /// Where each contact stands in the streak (a `checkin.escalated` or `notifier.unheard`
+    /// event lists it): read with the event, empty for every other job.
+    package var streakContacts: [EscalationRule.Contact] = []
     /// The languages the rows name for the recipient (docs/languages.md): the mail is written in
     /// the contact's, else the user's, else the service's default.
     package var languages = Languages()

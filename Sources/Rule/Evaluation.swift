@@ -10,8 +10,11 @@ package struct Evaluation: Sendable {
     package var reason: String?
     /// The first valid contact address (present for `.send`, and for `.invalidName`).
     package var email: EmailAddress? { contacts.first?.address }
-    /// Every valid contact in force, in serving order (one alert each).
+    /// The valid contacts in force the alert goes to now, in serving order (one alert each): the
+    /// first tier, or every tier when there is no second step to wait for (`MissRule.firstAlerted`).
     package var contacts: [Contact] = []
+    /// The valid second-tier contacts held back: their first alert comes with the escalation.
+    package var waiting: [Contact] = []
     /// The contacts in force that are not valid addresses (each skipped with its reason while the
     /// valid ones are served; all of them invalid is the decision `invalid_email`).
     package var invalidContacts: [InvalidContact] = []
@@ -28,11 +31,14 @@ package struct Evaluation: Sendable {
         package let address: EmailAddress
         /// `emergency_contacts.position` (1 for `users.emergency_email`).
         package let position: Int
+        /// `emergency_contacts.tier` (1 for `users.emergency_email`).
+        package let tier: Int
 
         /// Creates the value.
-        package init(address: EmailAddress, position: Int) {
+        package init(address: EmailAddress, position: Int, tier: Int = 1) {
             self.address = address
             self.position = position
+            self.tier = tier
         }
     }
 
@@ -55,6 +61,13 @@ package struct Evaluation: Sendable {
         self.contacts = contacts
         self.invalidContacts = invalidContacts
         self.name = name
+    }
+
+    /// A copy with the second-tier contacts held back set.
+    package func holding(_ waiting: [Contact]) -> Evaluation {
+        var copy = self
+        copy.waiting = waiting
+        return copy
     }
 
     /// A copy with `L'` and the newer account set.

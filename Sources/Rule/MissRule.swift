@@ -17,12 +17,17 @@ package struct MissRule: Sendable, Equatable {
     package let catchUpDays: Int
     /// `SUPERSEDE`: whether a newer account of the same person silences the old one (default on).
     package let supersede: Bool
+    /// Whether second-tier contacts wait for the escalation (`ESCALATE_AFTER` other than 0, the
+    /// default): with escalation off they are alerted with the first tier, else nobody would
+    /// ever tell them.
+    package var secondTierWaits: Bool
 
     /// Creates the rule.
-    package init(thresholdDays: Int, catchUpDays: Int, supersede: Bool = true) {
+    package init(thresholdDays: Int, catchUpDays: Int, supersede: Bool = true, secondTierWaits: Bool = true) {
         self.thresholdDays = thresholdDays
         self.catchUpDays = catchUpDays
         self.supersede = supersede
+        self.secondTierWaits = secondTierWaits
     }
 
     /// The latest check-in date the rule trusts on `runDate`: `D + 1` (a phone a zone ahead).
@@ -106,7 +111,7 @@ package struct MissRule: Sendable, Equatable {
             do {
                 let address = try EmailAddress(validating: contact.email ?? "")
                 if !valid.contains(where: { $0.address.address.lowercased() == address.address.lowercased() }) {
-                    valid.append(Evaluation.Contact(address: address, position: contact.position))
+                    valid.append(Evaluation.Contact(address: address, position: contact.position, tier: contact.tier))
                 }
             } catch {
                 invalid.append(Evaluation.InvalidContact(raw: contact.email ?? "", position: contact.position, reason: error.reason))
@@ -115,11 +120,23 @@ package struct MissRule: Sendable, Equatable {
         return (valid, invalid)
     }
 
+    /// The valid contacts split into those the first alert goes to and those held back for the
+    /// escalation: the second tier waits while there is an escalation to wait for and at least one
+    /// valid first-tier contact to tell now — a user whose contacts are all of the second tier
+    /// (or whose first-tier addresses are all unusable) has them alerted at once, since nobody
+    /// else would be told.
+    package func firstAlerted(_ contacts: [Evaluation.Contact]) -> (now: [Evaluation.Contact], waiting: [Evaluation.Contact]) {
+        let first = contacts.filter { $0.tier != 2 }
+        guard secondTierWaits, !first.isEmpty else { return (contacts, []) }
+        return (first, contacts.filter { $0.tier == 2 })
+    }
+
     /// The decision once `m` (counted from `since = L'`) reached the threshold.
     private func decide(_ candidate: Candidate, missedDays m: Int, since: CalendarDate) -> Evaluation {
         if !isDue(missedDays: m) { return Evaluation(missedDays: m, decision: .stale) }
         if candidate.notifiedInStreak { return Evaluation(missedDays: m, decision: .alreadyNotified) }
-        let (contacts, invalid) = Self.validate(candidate.contactsInForce)
+        let (valid, invalid) = Self.validate(candidate.contactsInForce)
+        let (contacts, waiting) = firstAlerted(valid)
         guard !contacts.isEmpty else {
             let reason = invalid.count == 1 ? "emergency email: \(invalid[0].reason)"
                 : "no valid emergency email: " + invalid.map { "#\($0.position): \($0.reason)" }.joined(separator: "; ")
@@ -128,14 +145,14 @@ package struct MissRule: Sendable, Equatable {
         let name: DisplayName
         do { name = try DisplayName(cleaning: candidate.rawName ?? "") } catch {
             return Evaluation(missedDays: m, decision: .invalidName, reason: "name is empty after cleaning",
-                              contacts: contacts, invalidContacts: invalid)
+                              contacts: contacts, invalidContacts: invalid).holding(waiting)
         }
         if let newer = newerAccount(of: candidate, name: name, since: since) {
             return Evaluation(missedDays: m, decision: .superseded, reason: Self.supersededReason(newer), contacts: contacts,
                               invalidContacts: invalid, name: name)
-                .with(effectiveLastCheckIn: since, supersededBy: newer)
+                .with(effectiveLastCheckIn: since, supersededBy: newer).holding(waiting)
         }
-        return Evaluation(missedDays: m, decision: .send, contacts: contacts, invalidContacts: invalid, name: name)
+        return Evaluation(missedDays: m, decision: .send, contacts: contacts, invalidContacts: invalid, name: name).holding(waiting)
     }
 
     /// The recorded reason of a `superseded` user: it starts with `superseded:` and names the newer account.
@@ -143,7 +160,8 @@ package struct MissRule: Sendable, Equatable {
         "superseded: newer account \(newer.userID) (same contact and name) checked in on \(newer.lastCheckIn?.description ?? "?")"
     }
 
-    /// The alerts of a `.send` evaluation, one per valid contact (none for any other decision).
+    /// The alerts of a `.send` evaluation, one per valid contact it goes to now (none for any other
+    /// decision; the second tier held back is alerted by the escalation).
     package func jobs(for candidate: Candidate, _ evaluation: Evaluation) -> [DeliveryJob] {
         guard evaluation.decision == .send, let name = evaluation.name else { return [] }
         let since = evaluation.effectiveLastCheckIn ?? candidate.lastCheckIn

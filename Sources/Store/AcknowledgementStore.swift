@@ -33,15 +33,22 @@ package struct AcknowledgementStore: Sendable {
         package var checkedInSince: CalendarDate?
         /// The contacts whose alert was accepted, in the order their alerts were claimed.
         package var recipients: [Recipient]
+        /// Whether the streak has its escalation record (`sileme.escalations`, every streak alerted
+        /// since migration 024): where an outcome is kept, so only then can one be said.
+        package var recordsOutcome: Bool
+        /// How it ended, as a contact who went said on the page (once per streak).
+        package var outcome: OutcomeStore.Recorded?
 
         /// Creates the value.
         package init(rawName: String?, lastCheckIn: CalendarDate, missedDaysAtAlert: Int, checkedInSince: CalendarDate?,
-                    recipients: [Recipient]) {
+                    recipients: [Recipient], recordsOutcome: Bool = false, outcome: OutcomeStore.Recorded? = nil) {
             self.rawName = rawName
             self.lastCheckIn = lastCheckIn
             self.missedDaysAtAlert = missedDaysAtAlert
             self.checkedInSince = checkedInSince
             self.recipients = recipients
+            self.recordsOutcome = recordsOutcome
+            self.outcome = outcome
         }
     }
 
@@ -55,9 +62,12 @@ package struct AcknowledgementStore: Sendable {
             SELECT u.name, a.contact, coalesce(a.recipient_masked, '') AS masked, a.last_check_in_date AS last,
                    a.consecutive_miss_days AS miss, extract(epoch FROM k.acknowledged_at) AS ack_epoch,
                    (SELECT max(c.check_in_date) FROM check_ins c
-                    WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date) AS since
+                    WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date) AS since,
+                   e.user_id IS NOT NULL AS records_outcome, e.outcome, e.outcome_contact,
+                   extract(epoch FROM e.outcome_at) AS outcome_epoch
             FROM notification_logs a
             JOIN users u ON u.id = a.user_id
+            LEFT JOIN sileme.escalations e ON e.user_id = a.user_id AND e.alert_date = a.notification_date
             LEFT JOIN sileme.acknowledgements k ON k.user_id = a.user_id AND k.alert_date = a.notification_date
                                                AND k.contact = a.contact
             WHERE a.user_id = $user_id::uuid AND a.notification_date = $alert_date::date AND a.kind = 'alert'
@@ -72,7 +82,8 @@ package struct AcknowledgementStore: Sendable {
                               Recipient(contact: $0, masked: row.string("masked") ?? "",
                                         acknowledgedAt: row.string("ack_epoch").flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
                           }
-                      })
+                      },
+                      recordsOutcome: first.bool("records_outcome"), outcome: OutcomeStore.Recorded(first))
     }
 
     /// Records that `contact` acknowledged the streak (once: a second press finds the row and

@@ -36,24 +36,7 @@ package enum EscalationStore {
                    extract(epoch FROM e.outcome_at)::text AS outcome_at,
                    EXISTS (SELECT 1 FROM sileme.acknowledgements k WHERE k.user_id = e.user_id AND k.alert_date = e.alert_date) AS acknowledged,
                    EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = e.user_id AND c.check_in_date > e.last_check_in_date) AS checked_in,
-                   (SELECT json_agg(json_build_array(x.contact, x.tier, x.alerted, x.bounced) ORDER BY x.position, x.id)
-                    FROM (SELECT x.contact, x.tier, x.position, x.id, a.id IS NOT NULL AS alerted,
-                                 CASE WHEN a.id IS NOT NULL THEN a.status = 'bounced'
-                                      ELSE EXISTS (SELECT 1 FROM contact_status s WHERE s.user_id = e.user_id AND s.email = x.contact
-                                                                                  AND s.status = 'undeliverable') END AS bounced
-                          FROM (SELECT lower(btrim(c.email)) AS contact, c.tier, c.position, c.id
-                                FROM emergency_contacts c WHERE c.user_id = e.user_id ORDER BY c.position, c.id LIMIT 5) x
-                          LEFT JOIN notification_logs a ON a.user_id = e.user_id AND a.notification_date = e.alert_date
-                                                       AND a.kind = 'alert' AND a.channel = 'email' AND a.contact = x.contact
-                                                       AND a.email_sent
-                          UNION ALL
-                          SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false)
-                          FROM users u
-                          LEFT JOIN notification_logs a ON a.user_id = u.id AND a.notification_date = e.alert_date AND a.kind = 'alert'
-                                                       AND a.channel = 'email' AND a.contact = lower(btrim(u.emergency_email))
-                                                       AND a.email_sent
-                          WHERE u.id = e.user_id AND NOT EXISTS (SELECT 1 FROM emergency_contacts c WHERE c.user_id = e.user_id)) x
-                   )::text AS contacts
+                   \(Self.contactsSQL("e")) AS contacts
             FROM sileme.escalations e
             WHERE e.stage IN ('alerted', 'escalated') AND e.clock_at <= to_timestamp($before)
             ORDER BY e.clock_at, e.user_id, e.alert_date
@@ -71,6 +54,52 @@ package enum EscalationStore {
             return Streak(userID: user, alertDate: date, lastCheckIn: last, stage: stage, facts: facts)
         }
     }
+
+    /// SQL: the contacts of the streak row `e` (with `user_id`, `alert_date`) as JSON text,
+    /// `[[contact, tier, alerted, bounced], …]`: the contacts in force (at most 5, in serving
+    /// order, or `users.emergency_email`), whether their alert of the streak was accepted and
+    /// whether it bounced (for one not alerted: whether the address is marked undeliverable).
+    static func contactsSQL(_ e: String) -> String {
+        """
+        (SELECT json_agg(json_build_array(x.contact, x.tier, x.alerted, x.bounced) ORDER BY x.position, x.id)
+                    FROM (SELECT x.contact, x.tier, x.position, x.id, a.id IS NOT NULL AS alerted,
+                                 CASE WHEN a.id IS NOT NULL THEN a.status = 'bounced'
+                                      ELSE EXISTS (SELECT 1 FROM contact_status s WHERE s.user_id = \(e).user_id AND s.email = x.contact
+                                                                                  AND s.status = 'undeliverable') END AS bounced
+                          FROM (SELECT lower(btrim(c.email)) AS contact, c.tier, c.position, c.id
+                                FROM emergency_contacts c WHERE c.user_id = \(e).user_id ORDER BY c.position, c.id LIMIT 5) x
+                          LEFT JOIN notification_logs a ON a.user_id = \(e).user_id AND a.notification_date = \(e).alert_date
+                                                       AND a.kind = 'alert' AND a.channel = 'email' AND a.contact = x.contact
+                                                       AND a.email_sent
+                          UNION ALL
+                          SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false)
+                          FROM users u
+                          LEFT JOIN notification_logs a ON a.user_id = u.id AND a.notification_date = \(e).alert_date AND a.kind = 'alert'
+                                                       AND a.channel = 'email' AND a.contact = lower(btrim(u.emergency_email))
+                                                       AND a.email_sent
+                          WHERE u.id = \(e).user_id AND NOT EXISTS (SELECT 1 FROM emergency_contacts c WHERE c.user_id = \(e).user_id)) x
+                   )::text
+        """
+    }
+
+    /// Where each contact stands in each of `streaks` (user, alert date), as `due` reads it for
+    /// the rule: what `checkin.escalated` and `notifier.unheard` list. One statement. Reads only.
+    package static func contacts(_ db: PGConnection, of streaks: [(userID: String, alertDate: CalendarDate)]) throws
+        -> [String: [EscalationRule.Contact]] {
+        guard !streaks.isEmpty else { return [:] }
+        var found: [String: [EscalationRule.Contact]] = [:]
+        for row in try db.execute(SQLStatement("""
+            SELECT e.user_id::text AS user_id, e.alert_date, \(contactsSQL("e")) AS contacts
+            FROM unnest($user_ids::uuid[], $dates::date[]) AS e(user_id, alert_date)
+            """), ["user_ids": PGArray.literal(streaks.map(\.userID)), "dates": PGArray.literal(streaks.map(\.alertDate.description))]).rows {
+            guard let user = row.string("user_id"), let date = row.date("alert_date") else { continue }
+            found[streakKey(userID: user, alertDate: date)] = contacts(row.string("contacts"))
+        }
+        return found
+    }
+
+    /// The key of `contacts(_:of:)`' answer.
+    package static func streakKey(userID: String, alertDate: CalendarDate) -> String { "\(userID.lowercased()) \(alertDate)" }
 
     /// The contacts of the `contacts` column: `[[contact, tier, alerted, bounced], …]`.
     static func contacts(_ text: String?) -> [EscalationRule.Contact] {

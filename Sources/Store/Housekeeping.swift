@@ -20,6 +20,8 @@ package enum Housekeeping {
         package var acknowledgements = 0
         /// The bounce reader's record (docs/bounces.md); nil before its first recorded poll.
         package var bounces: BounceStore.MailboxRecord?
+        /// Escalation's steps made and the escalated streaks not heard now (docs/escalation.md).
+        package var escalation = EscalationFigures()
 
         /// No run yet.
         package init() {}
@@ -55,23 +57,44 @@ package enum Housekeeping {
         figures.acknowledgements = try db.execute("SELECT count(*) AS acknowledgements FROM sileme.acknowledgements")[0]
             .int("acknowledgements") ?? 0
         figures.bounces = try BounceStore.mailboxRecord(db)
+        figures.escalation = try EscalationFigures.read(db)
         return figures
     }
 
-    /// Deletes `notification_logs` rows dated before `cutoff` and `notifier_runs` rows of run dates
-    /// before it, `batch` rows per statement (each its own short transaction, so a check-in
-    /// insert never waits long behind it), until none is left or `stop` is raised. Returns the
-    /// rows deleted from each table.
+    /// How long past the retention cutoff a streak still waiting for an escalation step is kept:
+    /// both steps come within twice the longest `ESCALATE_AFTER` (10 days) of the alert.
+    package static let escalationGraceDays = 21
+
+    /// Deletes `notification_logs` rows dated before `cutoff`, `notifier_runs` rows of run dates
+    /// before it and the streaks of `sileme.escalations` whose alert is dated before it (their
+    /// alerts are gone with the rows), `batch` rows per statement (each its own short transaction,
+    /// so a check-in insert never waits long behind it), until none is left or `stop` is raised.
+    /// A streak still waiting for a step is kept until the step is made — a short `RETENTION_DAYS`
+    /// with a long `ESCALATE_AFTER` must not silence it — but not past `escalationGraceDays`
+    /// after the cutoff (with escalation turned off, no step ever comes). Returns the rows deleted
+    /// from each table.
     package static func deleteOlder(_ db: PGConnection, than cutoff: CalendarDate, batch: Int = 500,
-                                   stop: StopSignal? = nil) throws -> (logs: Int, runs: Int) {
-        var deleted = (logs: 0, runs: 0)
-        for (table, column) in [("notification_logs", "notification_date"), ("sileme.notifier_runs", "run_date")] {
+                                   stop: StopSignal? = nil) throws -> (logs: Int, runs: Int, escalations: Int) {
+        var deleted = (logs: 0, runs: 0, escalations: 0)
+        // Each table by its date index, oldest first; the streaks have no `id`: their primary key.
+        let tables: [(table: String, column: String, key: [String], also: String)] = [
+            ("notification_logs", "notification_date", ["id"], ""), ("sileme.notifier_runs", "run_date", ["id"], ""),
+            ("sileme.escalations", "alert_date", ["user_id", "alert_date"],
+             "AND (stage NOT IN ('alerted', 'escalated') OR alert_date < $cutoff::date - \(escalationGraceDays))"),
+        ]
+        for (table, column, key, also) in tables {
+            let keys = key.joined(separator: ", ")
+            let match = key.map { "t.\($0) = old.\($0)" }.joined(separator: " AND ")
             while stop?.isStopped != true {
                 let count = try db.execute(SQLStatement("""
-                    WITH old AS (SELECT id FROM \(table) WHERE \(column) < $cutoff::date ORDER BY \(column) LIMIT $batch)
-                    DELETE FROM \(table) t USING old WHERE t.id = old.id
+                    WITH old AS (SELECT \(keys) FROM \(table) WHERE \(column) < $cutoff::date \(also) ORDER BY \(column) LIMIT $batch)
+                    DELETE FROM \(table) t USING old WHERE \(match)
                     """), ["cutoff": cutoff.description, "batch": String(batch)]).affectedRows
-                if table == "notification_logs" { deleted.logs += count } else { deleted.runs += count }
+                switch table {
+                case "notification_logs": deleted.logs += count
+                case "sileme.notifier_runs": deleted.runs += count
+                default: deleted.escalations += count
+                }
                 if count < batch { break }
             }
         }

@@ -38,6 +38,8 @@ package struct LifecycleStore: Sendable {
         package var acknowledgement: (contact: String, at: Date)? = nil
         /// The bounce an `undeliverable` event reports.
         package var bounce: DeliveryJob.Bounce? = nil
+        /// Who said how the streak ended and when (an outcome notice).
+        package var outcome: (contact: String, at: Date)? = nil
 
         /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
         package static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
@@ -550,14 +552,22 @@ package struct LifecycleStore: Sendable {
                 due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow), onlyUsers: onlyUsers)
             }
             if kinds.contains(.escalation) || kinds.contains(.unheard) {
+                // The second tier's alerts are the escalation's own: they come with its kind.
                 due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
-                                          unheardWebhook: hooked.contains(.unheard), onlyUsers: onlyUsers)
+                                          unheardWebhook: hooked.contains(.unheard), firstAlerts: kinds.contains(.escalation),
+                                          onlyUsers: onlyUsers)
+                    .filter { kinds.contains($0.kind) || $0.kind == .alert }
+            }
+            if kinds.contains(.outcomeOK) || kinds.contains(.outcomeUnreachable) {
+                due += try dueOutcomes(db, oldest: Self.acknowledgementWindow(runDate: runDate),
+                                       webhook: hooked.contains(.outcomeOK) || hooked.contains(.outcomeUnreachable), onlyUsers: onlyUsers)
                     .filter { kinds.contains($0.kind) }
             }
-            // The acknowledged, undeliverable and escalation events' retries come from their own
-            // queries (which name who acknowledged, what bounced, which streak escalated).
+            // The acknowledged, undeliverable, escalation and outcome events' retries come from their
+            // own queries (which name who acknowledged, what bounced, which streak escalated, who said how it ended).
             due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest,
-                                          kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard]),
+                                          kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard,
+                                                             .outcomeOK, .outcomeUnreachable]),
                                           onlyUsers: onlyUsers, slots: slots)
             return due
         }

@@ -5,6 +5,19 @@
 --   SILEME_WRITE_CURRENT_FUNCTIONS=1 swift test --filter CurrentFunctions
 -- and commit the result. Not run by anything.
 
+CREATE OR REPLACE FUNCTION sileme.sileme_count_escalation_step()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO 'pg_catalog', 'sileme'
+AS $function$
+BEGIN
+    UPDATE escalation_tally
+       SET escalated = escalated + (NEW.escalated_at IS NOT NULL AND OLD.escalated_at IS NULL)::int,
+           unheard   = unheard + (NEW.unheard_at IS NOT NULL AND OLD.unheard_at IS NULL)::int;
+    RETURN NULL;
+END $function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_count_user_times_change()
  RETURNS trigger
  LANGUAGE plpgsql
@@ -352,6 +365,7 @@ CREATE TRIGGER sileme_track_last_notified_delete AFTER DELETE ON public.notifica
 CREATE TRIGGER sileme_track_last_notified_insert AFTER INSERT ON public.notification_logs FOR EACH ROW WHEN ((new.email_sent AND (new.kind = 'alert'::text))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_track_last_notified_update AFTER UPDATE OF user_id, notification_date, email_sent, kind ON public.notification_logs FOR EACH ROW WHEN (((old.email_sent AND (old.kind = 'alert'::text)) OR (new.email_sent AND (new.kind = 'alert'::text)))) EXECUTE FUNCTION sileme.sileme_track_last_notified();
 CREATE TRIGGER sileme_watch_alert AFTER INSERT OR UPDATE OF email_sent, status ON public.notification_logs FOR EACH ROW WHEN (((new.kind = 'alert'::text) AND (new.channel = 'email'::text) AND (new.contact <> ''::text) AND (new.email_sent OR (new.status = 'bounced'::text)))) EXECUTE FUNCTION sileme.sileme_watch_alert();
+CREATE TRIGGER sileme_count_escalation_step AFTER UPDATE OF escalated_at, unheard_at ON sileme.escalations FOR EACH ROW WHEN ((((new.escalated_at IS NOT NULL) AND (old.escalated_at IS NULL)) OR ((new.unheard_at IS NOT NULL) AND (old.unheard_at IS NULL)))) EXECUTE FUNCTION sileme.sileme_count_escalation_step();
 CREATE TRIGGER sileme_fill_last_notified BEFORE INSERT ON sileme.user_last_check_in FOR EACH ROW EXECUTE FUNCTION sileme.sileme_fill_last_notified();
 CREATE TRIGGER sileme_count_user_times_delete AFTER DELETE ON public.users FOR EACH ROW WHEN (((old.time_zone IS NOT NULL) OR (old.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();
 CREATE TRIGGER sileme_count_user_times_insert AFTER INSERT ON public.users FOR EACH ROW WHEN (((new.time_zone IS NOT NULL) OR (new.notify_time IS NOT NULL))) EXECUTE FUNCTION sileme.sileme_count_user_times_change();

@@ -49,6 +49,10 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
     /// Nobody heard it after the escalation either (`USER_ID`, `ALERT_DATE`). Priority `crit`:
     /// someone has to act by other means.
     case unheard
+    /// A contact who said "I'm on it" said how it ended on the acknowledgement page (`USER_ID`,
+    /// `ALERT_DATE`, masked `RECIPIENT`, `OUTCOME`: `ok` or `unreachable`): the other contacts are
+    /// told, and the streak is closed or its next step comes at once (docs/escalation.md).
+    case outcomeRecorded = "outcome_recorded"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -76,7 +80,7 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .contactUndeliverable: "a6463324a233427b991a95d572da1d85"
-        case .bounceReceived, .bounceMailboxUnavailable, .escalated, .unheard,
+        case .bounceReceived, .bounceMailboxUnavailable, .escalated, .unheard, .outcomeRecorded,
              .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,
              .configurationReloaded, .configurationRejected: nil

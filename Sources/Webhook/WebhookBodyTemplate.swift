@@ -25,7 +25,8 @@ import Values
 /// - Present on some events only (use them as sections): `paused_until`, `alert_date`,
 ///   `alert_message_id`, `checked_in_at`, `contact` (`{{#contact}}{{email}}{{/contact}}`),
 ///   `acknowledged_at`, `bounce` (`{{#bounce}}{{status}} {{diagnostic}}{{/bounce}}`, also
-///   `notification_kind`, `notification_date`, `message_id`, `bounced_at`).
+///   `notification_kind`, `notification_date`, `message_id`, `bounced_at`), `outcome` (`ok` or
+///   `unreachable`) with `outcome_by` (masked) and `outcome_at` (`checkin.outcome`).
 /// - Already JSON, to write unquoted: `json` (the whole default body), `data_json` (its `data`
 ///   object), `contacts_json` (the contacts array).
 ///
@@ -46,6 +47,7 @@ package struct WebhookBodyTemplate: Sendable {
         "is_alerts_held", "is_escalated", "is_outcome", "is_unheard",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
         "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at", "bounce",
+        "outcome", "outcome_by", "outcome_at",
         "held", "gap_days", "release_at",
         "json", "data_json", "contacts_json",
     ]
@@ -120,6 +122,11 @@ package struct WebhookBodyTemplate: Sendable {
         func contact(_ contact: WebhookEvent.Contact) -> [String: Any] {
             var values: [String: Any] = ["email": text(contact.email), "position": contact.position]
             if let link = contact.ackURL { values["ack_url"] = text(link) }
+            if let streak = contact.streak {
+                values["tier"] = streak.tier
+                values["alerted"] = streak.alerted
+                values["bounced"] = streak.bounced
+            }
             return values
         }
         values["user_id"] = text(payload.userID)
@@ -137,6 +144,9 @@ package struct WebhookBodyTemplate: Sendable {
         values["checked_in_at"] = payload.checkedInAt.map { CalendarDate.rfc3339($0) }
         values["contact"] = payload.contact.map(contact)
         values["acknowledged_at"] = payload.acknowledgedAt.map { CalendarDate.rfc3339($0) }
+        values["outcome"] = payload.outcome.map { text($0.kind) }
+        values["outcome_by"] = payload.outcome.map { text($0.by) }
+        values["outcome_at"] = payload.outcome.map { CalendarDate.rfc3339($0.at) }
         values["bounce"] = payload.bounce.map { bounce -> [String: Any] in
             var values: [String: Any] = [
                 "notification_kind": text(bounce.notificationKind), "notification_date": bounce.notificationDate.description,
@@ -155,7 +165,8 @@ package struct WebhookBodyTemplate: Sendable {
     static let samples: [WebhookEvent] = {
         let hostile = "\"Q\" \\ </x> \n\r\t\u{0}\u{1F}\u{7F}\u{2028}\u{2029} 张三 👩‍👩‍👧 e\u{301}"
         let contacts = [WebhookEvent.Contact(email: "first\"@example.com", position: 1, ackURL: "https://x.example/a\"\\\u{2028}"),
-                        WebhookEvent.Contact(email: "second@example.com", position: 2)]
+                        WebhookEvent.Contact(email: "second@example.com", position: 2,
+                                             streak: WebhookEvent.StreakState(tier: 2, alerted: false, bounced: true))]
         let day = CalendarDate(year: 2026, month: 1, day: 13)!
         let time = Date(timeIntervalSince1970: 1_768_266_000)
         var full = WebhookEvent.Payload(userID: "00000000-0000-4000-8000-000000000000", userName: hostile, runDate: day,
@@ -166,6 +177,7 @@ package struct WebhookBodyTemplate: Sendable {
         full.checkedInAt = time
         full.contact = contacts[0]
         full.acknowledgedAt = time
+        full.outcome = WebhookEvent.Outcome(kind: "ok", by: hostile, at: time)
         full.bounce = WebhookEvent.Bounce(notificationKind: "alert", notificationDate: day, messageID: hostile, status: "5.1.1",
                                           diagnostic: hostile, bouncedAt: time)
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])

@@ -119,6 +119,9 @@ extension WebhookEvent {
         package var acknowledgedAt: Date?
         /// `bounce`: the mail that bounced and what the report said (`contact.undeliverable`).
         package var bounce: Bounce?
+        /// `outcome`, `outcome_by`, `outcome_at`: how a contact who went said it ended
+        /// (`checkin.outcome`).
+        package var outcome: Outcome?
 
         /// The facts every event about a user has; the optional ones start out absent.
         package init(userID: String, userName: String, runDate: CalendarDate, lastCheckInDate: CalendarDate?,
@@ -160,7 +163,25 @@ extension WebhookEvent {
         }
     }
 
-    /// An emergency contact: `{"email", "position"}`.
+    /// What a contact who went said on the acknowledgement page (`checkin.outcome`).
+    package struct Outcome: Sendable, Equatable {
+        /// `outcome`: `ok` ("They're OK") or `unreachable` ("I couldn't reach them").
+        package var kind: String
+        /// `outcome_by`: who said it, masked (`d***@example.com`).
+        package var by: String
+        /// `outcome_at`: when.
+        package var at: Date
+
+        /// Creates the value.
+        package init(kind: String, by: String, at: Date) {
+            self.kind = kind
+            self.by = by
+            self.at = at
+        }
+    }
+
+    /// An emergency contact: `{"email", "position"}`, with `ack_url` and the streak's state where
+    /// the event has them.
     package struct Contact: Sendable, Equatable {
         /// The contact's address.
         package var email: String
@@ -169,12 +190,35 @@ extension WebhookEvent {
         /// `ack_url`: the contact's acknowledgement link (an alert or a follow-up with
         /// `ACK_BASE_URL` set), for a gateway that texts it; absent otherwise.
         package var ackURL: String?
+        /// `tier`, `alerted`, `bounced`: where the contact stands in the streak (`checkin.escalated`,
+        /// `notifier.unheard`), for a gateway that calls or texts whom the mail did not reach.
+        package var streak: StreakState?
 
         /// A contact at `position`.
-        package init(email: String, position: Int, ackURL: String? = nil) {
+        package init(email: String, position: Int, ackURL: String? = nil, streak: StreakState? = nil) {
             self.email = email
             self.position = position
             self.ackURL = ackURL
+            self.streak = streak
+        }
+    }
+
+    /// Where a contact stands in an escalated streak.
+    package struct StreakState: Sendable, Equatable {
+        /// `tier`: 1, or 2 ("only if nobody answers": alerted by the escalation).
+        package var tier: Int
+        /// `alerted`: the streak's first alert was accepted for the contact (a second-tier contact
+        /// gets its alert from the escalation itself, so it is `false` there).
+        package var alerted: Bool
+        /// `bounced`: a mail of the streak to the contact bounced, or (not alerted) the address is
+        /// known to be undeliverable.
+        package var bounced: Bool
+
+        /// Creates the value.
+        package init(tier: Int, alerted: Bool, bounced: Bool) {
+            self.tier = tier
+            self.alerted = alerted
+            self.bounced = bounced
         }
     }
 }
@@ -210,6 +254,10 @@ extension WebhookEvent {
         if let contact = payload.contact { fields.append(("contact", Self.json(contact))) }
         if let time = payload.acknowledgedAt { fields.append(("acknowledged_at", Escaping.json(CalendarDate.rfc3339(time)))) }
         if let bounce = payload.bounce { fields.append(("bounce", Self.json(bounce))) }
+        if let outcome = payload.outcome {
+            fields += [("outcome", Escaping.json(outcome.kind)), ("outcome_by", Escaping.json(outcome.by)),
+                       ("outcome_at", Escaping.json(CalendarDate.rfc3339(outcome.at)))]
+        }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 
@@ -225,9 +273,10 @@ extension WebhookEvent {
             + "\"diagnostic\":\(text(bounce.diagnostic)),\"bounced_at\":\(Escaping.json(CalendarDate.rfc3339(bounce.bouncedAt)))}"
     }
 
-    /// `{"email","position"}`.
+    /// `{"email","position"}`, then `ack_url` and `tier`, `alerted`, `bounced` where known.
     static func json(_ contact: Contact) -> String {
         "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)"
-            + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "") + "}"
+            + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "")
+            + (contact.streak.map { ",\"tier\":\($0.tier),\"alerted\":\($0.alerted),\"bounced\":\($0.bounced)" } ?? "") + "}"
     }
 }

@@ -149,9 +149,9 @@ struct AcknowledgementIntegrationTests {
         #expect(events.count == 1 && events.allSatisfy(\.verified), "one signed event: \(events.map(\.verify_error))")
         #expect(events.first?.body.contains("\"acknowledged_at\"") == true)
 
-        // The page now says so; pressing again changes nothing.
+        // The page now says so (and asks how it ended: docs/escalation.md); pressing again changes nothing.
         let after = try Self.http(link)
-        #expect(after.body.contains("谢谢") && !after.body.contains("<form"))
+        #expect(after.body.contains("谢谢") && !after.body.contains("name=\"going\"") && after.body.contains("name=\"outcome\""))
         #expect(try Self.http(link, post: "form=\(try Self.formField(page.body))&going=yes").status == 303)
         #expect(try db.query("SELECT count(*)::text FROM sileme.acknowledgements")[0][0] == "1")
 

@@ -11,27 +11,21 @@ import Values
 struct EscalationDeliveryIntegrationTests {
     static let day = CalendarDate(parsing: "2026-01-13")!
 
-    @Test("a streak recorded escalated: each first-tier contact whose alert stands gets one notice, threaded; a second run sends nothing")
+    @Test("the first alert leaves the second tier out; a streak recorded escalated: each first-tier contact whose alert stands gets one notice, threaded, the second tier its first alert, dated as the streak's; a second run sends nothing")
     func notices() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let user = try db.addUser(name: "独居者", email: mail.address("old"), checkIns: ["2026-01-10"])
-        for (index, (local, tier)) in [("a", 1), ("b", 1), ("c", 1), ("n", 2)].enumerated() {
-            try db.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
-                         [user, mail.address(local), String(index + 1), String(tier)])
-        }
         let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off"])
-        let first = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
-        #expect(first.status == 0, "\(first.stderr)")
-        // (The first alert leaving the second tier out is still to come: n is alerted with the rest.)
+        let user = try Self.alerted(db, mail, [("a", 1), ("b", 1), ("c", 1), ("n", 2)], env: env)
         let alerts = try mail.deliveries()
-        #expect(alerts.count == 4)
+        #expect(alerts.map(\.recipient).sorted() == ["a", "b", "c"].map(mail.address), "the second tier waits for the escalation")
         try db.query("UPDATE notification_logs SET status = 'bounced' WHERE user_id = $1 AND contact = $2", [user, mail.address("b")])
         #expect(try EscalationStore.escalate(db.connection, userID: user, alertDate: Self.day, at: Date()))
 
         let second = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
         #expect(second.status == 0, "\(second.stderr)")
-        let notices = Array(try mail.deliveries().dropFirst(alerts.count))
+        let sent = Array(try mail.deliveries().dropFirst(alerts.count))
+        let notices = sent.filter { $0.recipient != mail.address("n") }
         #expect(notices.map(\.recipient).sorted() == [mail.address("a"), mail.address("c")], "b bounced, n is the second tier")
         for notice in notices {
             let alertID = try #require(try db.query("""
@@ -42,26 +36,80 @@ struct EscalationDeliveryIntegrationTests {
             let text = try #require(try MailParser.parse(notice.raw).text)
             #expect(text.contains("还没有任何紧急联系人表示正在前往查看 TA"), "\(text)")
         }
+        let neighbour = try #require(sent.first { $0.recipient == mail.address("n") }, "the second tier's first alert")
+        let raw = String(decoding: neighbour.raw, as: UTF8.self)
+        #expect(!raw.contains("In-Reply-To:"), "an alert starts its own thread")
+        #expect(try MailParser.parse(neighbour.raw).text?.contains("独居者") == true)
         #expect(try db.query("""
-            SELECT contact, status, email_sent::text FROM notification_logs WHERE user_id = $1 AND kind = 'escalation' ORDER BY contact
-            """, [user]) == [[mail.address("a"), "sent", "true"], [mail.address("c"), "sent", "true"]])
+            SELECT kind, contact, notification_date::text, status, email_sent::text FROM notification_logs
+            WHERE user_id = $1 AND kind IN ('escalation', 'alert') AND channel = 'email' AND status <> 'bounced' ORDER BY kind, contact
+            """, [user]) == [["alert", mail.address("a"), Self.day.description, "sent", "true"],
+                             ["alert", mail.address("c"), Self.day.description, "sent", "true"],
+                             ["alert", mail.address("n"), Self.day.description, "sent", "true"],
+                             ["escalation", mail.address("a"), Self.day.description, "sent", "true"],
+                             ["escalation", mail.address("c"), Self.day.description, "sent", "true"]])
 
         let third = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
         #expect(third.status == 0, "\(third.stderr)")
-        #expect(try mail.deliveries().count == alerts.count + notices.count, "once per streak and contact")
+        #expect(try mail.deliveries().count == alerts.count + sent.count, "once per streak and contact")
+        // A check-in now tells the second tier too: it was alerted.
+        try db.checkIn(user, "2026-01-13")
+        #expect(try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env).status == 0)
+        #expect(Set(try mail.deliveries().dropFirst(alerts.count + sent.count).map(\.recipient)) == Set(["a", "c", "n"].map(mail.address)),
+                "the all-clears: to every contact whose alert stands")
+    }
+
+    @Test("the second tier alerted at once when nobody else would be: escalation off (ESCALATE_AFTER=0), or a user whose contacts are all of the second tier; the dry run shows each contact's tier")
+    func secondTierAtOnce() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let off = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "0"])
+        _ = try Self.alerted(db, mail, [("a", 1), ("n", 2)], env: off)
+        #expect(try mail.deliveries().map(\.recipient).sorted() == ["a", "n"].map(mail.address))
+
+        let db2 = try TestDatabase()
+        let env = try NotifierProcess.environment(database: db2, ["INTRODUCE_CONTACTS": "off"])
+        for (number, (user, contacts)) in [("独居者", [("m", 2), ("p", 2)]), ("有家人", [("f", 1), ("q", 2)])].enumerated() {
+            let id = try db2.addUser(name: user, email: mail.address("old\(number)"), checkIns: ["2026-01-10"])
+            for (index, (local, tier)) in contacts.enumerated() {
+                try db2.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
+                              [id, mail.address(local), String(index + 1), String(tier)])
+            }
+        }
+        let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.day.description, "--format", "json", "--full-emails"],
+                                          environment: env)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("m"))","position":1,"tier":2},{"email":"\#(mail.address("p"))","position":2,"tier":2}]"#),
+                "\(dry.stdout)")
+        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("f"))","position":1,"tier":1}],"second_tier_waiting":[{"email":"\#(mail.address("q"))","position":2,"tier":2}]"#),
+                "\(dry.stdout)")
+        let run = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try mail.deliveries().dropFirst(2).map(\.recipient).sorted() == ["f", "m", "p"].map(mail.address))
     }
 
     /// A user alerted on the 13th through `contacts` (address, tier), by a real run.
     static func alerted(_ db: TestDatabase, _ mail: Mailbox, _ contacts: [(String, Int)], env: [String: String]) throws -> String {
-        let user = try db.addUser(name: "独居者", email: mail.address("old"), checkIns: ["2026-01-10"])
-        for (index, (local, tier)) in contacts.enumerated() {
-            try db.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
-                         [user, mail.address(local), String(index + 1), String(tier)])
-        }
+        let user = try missing(db, mail, contacts)
         let run = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
         #expect(run.status == 0, "\(run.stderr)")
         return user
     }
+
+    /// A user named `name` whose last check-in was three days before `day` (the 13th by default),
+    /// with `contacts` (address, tier) in that order; nothing is run.
+    static func missing(_ db: TestDatabase, _ mail: Mailbox, _ contacts: [(String, Int)], name: String = "独居者",
+                        day: CalendarDate = Self.day) throws -> String {
+        let user = try db.addUser(name: name, email: mail.address("old-" + (contacts.first?.0 ?? "")), checkIns: [day.adding(days: -3).description])
+        for (index, (local, tier)) in contacts.enumerated() {
+            try db.query("INSERT INTO emergency_contacts (user_id, email, position, tier) VALUES ($1, $2, $3, $4)",
+                         [user, mail.address(local), String(index + 1), String(tier)])
+        }
+        return user
+    }
+
+    /// Today in the service zone (the daemon's date: its passes read the streaks of the last 40 days).
+    static var today: CalendarDate { CalendarDate(Date(), in: TimeZone(identifier: "Asia/Shanghai")!) }
 
     @Test("ESCALATE_AFTER in seconds: a run after it escalates the unheard streak (the notices go out in it), the next one declares it unheard (crit); an acknowledged streak never escalates")
     func steps() throws {
@@ -143,7 +191,7 @@ struct EscalationDeliveryIntegrationTests {
     func daemonStart() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let today = CalendarDate(Date(), in: TimeZone(identifier: "Asia/Shanghai")!)
+        let today = Self.today
         let user = try db.addUser(name: "独居者", email: mail.address("a"), checkIns: [today.adding(days: -3).description])
         let env = try NotifierProcess.environment(database: db, ["INTRODUCE_CONTACTS": "off", "ESCALATE_AFTER": "1s"])
         let alert = try NotifierProcess.run(["--run-now", "--date", today.description], environment: env)

@@ -90,7 +90,7 @@ struct EscalationStoreIntegrationTests {
         #expect(try EscalationStore.due(db.connection, before: Self.at(hours: 3), limit: 2).count == 2, "at most limit")
     }
 
-    @Test("an escalated streak owes a notice to each first-tier contact whose alert stands (not the reporter), threaded, and its events; once each")
+    @Test("an escalated streak owes a notice to each first-tier contact whose alert stands (not the reporter), threaded, the second tier's first alert (dated as the streak's), and its events; once each")
     func owedMessages() throws {
         let db = try TestDatabase()
         let user = try Self.alerted(db, Self.family + [("d@example.com", 1)])
@@ -107,14 +107,17 @@ struct EscalationStoreIntegrationTests {
             UPDATE sileme.escalations SET outcome = 'unreachable', outcome_contact = 'c@example.com', outcome_at = now() WHERE user_id = $1
             """, [user])
         #expect(try EscalationStore.escalate(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 3)))
-        #expect(try owed() == ["u escalation email a@example.com alert.a@example.com 2", "u escalation email d@example.com alert.d@example.com 2",
-                               "u escalation webhook  - 2"], "b bounced, c said it, n is the second tier")
+        #expect(try owed() == ["u alert email n@example.com - 2",
+                               "u escalation email a@example.com alert.a@example.com 2", "u escalation email d@example.com alert.d@example.com 2",
+                               "u escalation webhook  - 2"], "b bounced, c said it; n, the second tier, gets its first alert")
         // Sent: not owed again; refused for a while: owed again when its retry comes.
         try db.query("""
             INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, status, consecutive_miss_days)
             VALUES ($1, '2026-01-13', 'escalation', 'email', 'a@example.com', true, 'sent', 2),
-                   ($1, '2026-01-13', 'escalation', 'webhook', '', true, 'sent', 2)
+                   ($1, '2026-01-13', 'escalation', 'webhook', '', true, 'sent', 2),
+                   ($1, '2026-01-13', 'alert', 'email', 'n@example.com', true, 'sent', 2)
             """, [user])
+        // Once alerted, the second tier is not of the first alert: never owed a notice.
         #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2"])
         #expect(try EscalationStore.declareUnheard(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 6)))
         #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2", "u unheard webhook  - 2"])

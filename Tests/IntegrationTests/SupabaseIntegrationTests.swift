@@ -123,6 +123,10 @@ struct SupabaseIntegrationTests {
                 + "VALUES ('\(victim)', '2000-01-04', '2000-01-01', now(), now())",
             "UPDATE \(s).escalations SET stage = 'closed'",
             "DELETE FROM \(s).escalations",
+            // A forged tally would hide escalations from the metrics.
+            "SELECT * FROM \(s).escalation_tally",
+            "UPDATE \(s).escalation_tally SET escalated = 0",
+            "DELETE FROM \(s).escalation_tally",
         ] + OwnSchema.tables.map { "TRUNCATE \(s).\($0) CASCADE" }
         var other = OwnSchema.tables.flatMap { ["SELECT * FROM public.\($0)", "DELETE FROM public.\($0)"] }
         other += [
@@ -140,7 +144,8 @@ struct SupabaseIntegrationTests {
             "SELECT * FROM users WHERE id = '\(victim)'", "SELECT * FROM check_ins WHERE user_id = '\(victim)'",
             "INSERT INTO check_ins (user_id, check_in_date) VALUES ('\(victim)', '\(date)')",
         ]
-        for function in OwnSchema.functions + ["sileme_track_slot", "sileme_count_user_times_change", "sileme_watch_alert"] {
+        for function in OwnSchema.functions + ["sileme_track_slot", "sileme_count_user_times_change", "sileme_watch_alert",
+                                                         "sileme_count_escalation_step"] {
             other += ["SELECT \(s).\(function)()", "SELECT public.\(function)()"]
         }
         return (own, other)
@@ -250,7 +255,7 @@ struct SupabaseIntegrationTests {
         let current = try String(contentsOf: TestEnvironment.root.appendingPathComponent("config/least-privilege.sql"), encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.contains("daily_intake") && !$0.contains("held_alerts") && !$0.contains("user_times_changes") && !$0.contains("bounce_events")
-                && !$0.contains("bounce_mailbox") && !$0.contains("escalations") }
+                && !$0.contains("bounce_mailbox") && !$0.contains("escalation") }
             .joined(separator: "\n")
         try db.connection.executeScript(current.replacingOccurrences(of: "GRANT USAGE ON SCHEMA sileme TO sileme_notifier;", with: "")
             // The old layout had no acknowledgements (017 makes them, and grants them to this role).
@@ -312,8 +317,8 @@ struct SupabaseIntegrationTests {
         var env = try NotifierProcess.environment(database: db, ["DATABASE_SCHEMA": "notifier_state"])
         #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
         #expect(try db.query("SELECT to_regnamespace('sileme') IS NULL, count(*)::text FROM pg_class WHERE relnamespace = 'notifier_state'::regnamespace AND relkind = 'r'")
-                == [["t", String(OwnSchema.tables.count + 7)]],
-                "013's tables, 016's intake and holds, 017's acknowledgements, 019's count, 022's bounce events, 023's reader record, 024's escalations")
+                == [["t", String(OwnSchema.tables.count + 8)]],
+                "013's tables, 016's intake and holds, 017's acknowledgements, 019's count, 022's bounce events, 023's reader record, 024's escalations, 027's tally")
         let victim = try db.addUser(name: "独居者", email: mail.address("state"), checkIns: ["2026-01-10"])
         let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-12"])
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], environment: env)

@@ -91,6 +91,22 @@ package final class WebhookChannel: DeliveryChannel {
         return "msg_\(date)_\(job.kind.rawValue)_" + String(repeating: "0", count: 16 - random.count) + random
     }
 
+    /// The user's contacts as an escalated streak's events list them: each with its tier, whether
+    /// the streak's first alert was accepted for it (`EscalationRule.firstWave`: a second-tier
+    /// contact alerted by the escalation itself is not) and whether mail to it bounced. A contact
+    /// the streak's read does not know (added since) is listed with its tier, neither alerted nor
+    /// bounced.
+    package static func streakContacts(_ job: DeliveryJob) -> [WebhookEvent.Contact] {
+        let first = Set(EscalationRule.firstWave(job.streakContacts).map(\.key))
+        return job.contacts.map { contact in
+            let key = contact.address.address.lowercased()
+            let state = job.streakContacts.first { $0.key == key }
+            return WebhookEvent.Contact(email: contact.address.address, position: contact.position,
+                                        streak: WebhookEvent.StreakState(tier: state?.tier ?? contact.tier, alerted: first.contains(key),
+                                                                         bounced: state?.bounced ?? false))
+        }
+    }
+
     /// The event a claimed webhook job sends. Built from the row's facts only — the claim's
     /// `webhook-id`, the event's time (`event_at`, kept across takeovers) and the day it falls on
     /// in `NOTIFY_TIME_ZONE` as `run_date` — so that every attempt sends the same body (unless
@@ -124,11 +140,14 @@ package final class WebhookChannel: DeliveryChannel {
             payload.contact = WebhookEvent.Contact(email: job.email.address, position: job.position)
         case .escalation, .unheard:
             payload.alertMessageID = job.inReplyTo
+            payload.contacts = Self.streakContacts(job)
         case .outcomeOK, .outcomeUnreachable:
-            payload.alertMessageID = job.inReplyTo
+            // The streak (its alert's date) and who said what, masked: the app learns how it
+            // ended, not another contact's address.
+            payload.alertDate = job.notificationDate
             if let outcome = job.outcome {
-                let position = job.contacts.first { $0.address.address.lowercased() == outcome.contact }?.position ?? 0
-                payload.contact = WebhookEvent.Contact(email: outcome.contact, position: position)
+                payload.outcome = WebhookEvent.Outcome(kind: job.kind == .outcomeOK ? "ok" : "unreachable",
+                                                       by: EmailMasking.mask(outcome.contact), at: outcome.at)
             }
         case .acknowledged:
             payload.alertMessageID = job.inReplyTo

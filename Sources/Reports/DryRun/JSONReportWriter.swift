@@ -7,7 +7,8 @@ import Values
 /// The dry-run report as one JSON object (docs/interfaces.md), streamed: `run_date`, `time_zone`,
 /// `threshold_days`, `catch_up_days`, `dry_run`, `users` (one object per listed user, with
 /// `superseded_by`, `paused_until` and `ignored_future_check_in` where they apply, and the
-/// `contacts` a `send` goes to), `messages` (the all-clears, follow-ups, introductions and
+/// `contacts` a `send` goes to — each with its tier — and the `second_tier_waiting` held back for
+/// the escalation), `messages` (the all-clears, follow-ups, introductions and
 /// unfinished alerts a run would send now, and with the webhook on its events, the new alerts'
 /// included), `summary` (every decision, 0 included), `messages_summary` (mails per kind, the
 /// alerts counted per contact), `webhook_summary` (webhook events per kind) and
@@ -63,19 +64,20 @@ package final class JSONReportWriter: ReportSink {
         if let paused = row.pausedUntil { object += ",\"paused_until\":\"" + paused.description + "\"" }
         if let future = row.ignoredFutureCheckIn { object += ",\"ignored_future_check_in\":\"" + future.description + "\"" }
         if row.decision == .send {
-            object += ",\"contacts\":["
-            for (index, contact) in row.contacts.enumerated() {
-                object += index == 0 ? "{\"email\":" : ",{\"email\":"
-                object += Escaping.json(fullEmails ? contact.address : EmailMasking.mask(contact.address))
-                object += ",\"position\":"
-                object += String(contact.position)
-                object += "}"
-            }
-            object += "]"
+            object += ",\"contacts\":" + json(row.contacts)
+            if !row.waiting.isEmpty { object += ",\"second_tier_waiting\":" + json(row.waiting) }
             alerts += row.contacts.count
         }
         object += "}"
         output.write(object)
+    }
+
+    /// `[{"email","position","tier"},…]`, masked unless `fullEmails`.
+    private func json(_ contacts: [ReportRow.Contact]) -> String {
+        "[" + contacts.map { contact in
+            "{\"email\":" + Escaping.json(fullEmails ? contact.address : EmailMasking.mask(contact.address))
+                + ",\"position\":" + String(contact.position) + ",\"tier\":" + String(contact.tier) + "}"
+        }.joined(separator: ",") + "]"
     }
 
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook

@@ -68,7 +68,8 @@ package struct ReportRow: Sendable, Equatable {
         pausedUntil = candidate.pausedUntil
         newerAccount = evaluation.supersededBy?.userID
         newerCheckIn = evaluation.supersededBy?.lastCheckIn
-        contacts = evaluation.contacts.map { Contact(address: $0.address.address, position: $0.position) }
+        contacts = evaluation.contacts.map { Contact(address: $0.address.address, position: $0.position, tier: $0.tier) }
+        waiting = evaluation.waiting.map { Contact(address: $0.address.address, position: $0.position, tier: $0.tier) }
     }
 
     /// A valid contact in force.
@@ -77,10 +78,14 @@ package struct ReportRow: Sendable, Equatable {
         package let address: String
         /// Its position.
         package let position: Int
+        /// Its tier (1, or 2: alerted when the alert escalates).
+        package let tier: Int
     }
 
-    /// The valid contacts in force: one alert each when the decision is `send`.
+    /// The valid contacts the alert goes to now: one alert each when the decision is `send`.
     package let contacts: [Contact]
+    /// The valid second-tier contacts held back for the escalation.
+    package let waiting: [Contact]
 
     /// What a reader should know besides the decision: the ignored future-dated check-in, and the
     /// end of a pause the missed days are counted from (the `superseded`/`paused` reason is the

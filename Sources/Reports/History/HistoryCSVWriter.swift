@@ -19,6 +19,12 @@ import Output
 /// - `bounces_day` (`date`) and `bounces_domain` (`domain`): the bounce reports read, `permanent`,
 ///   `transient`, `complaint`, `unmatched`
 ///
+/// - `escalation_day` (`date`: the alert date) and `escalation_total` (the period), when any streak
+///   was alerted: the streaks
+///   `alerted` and `acknowledged`, the seconds from the first alert to the first acknowledgement
+///   (`ack_median_seconds`, `ack_p90_seconds`; empty when none was acknowledged), `escalated`,
+///   `unheard`, `outcome_ok`, `outcome_unreachable`
+///
 /// Values starting with `= + - @` are prefixed with `'` so that no value runs as a formula.
 package final class HistoryCSVWriter: HistorySink {
     private let output: TextOutput
@@ -34,6 +40,8 @@ package final class HistoryCSVWriter: HistorySink {
         "consecutive_miss_days", "last_check_in_date", "next_check_in_date", "missed_days", "outcome", "attempts",
         "message_id", "sent_at", "next_attempt_at", "claimed_at", "reason", "superseded", "paused", "cancelled",
         "future_ignored", "held", "bounced", "domain", "permanent", "transient", "complaint", "unmatched",
+        "alerted", "acknowledged", "ack_median_seconds", "ack_p90_seconds", "escalated", "unheard", "outcome_ok",
+        "outcome_unreachable",
     ]
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
@@ -69,6 +77,10 @@ package final class HistoryCSVWriter: HistorySink {
                       "complaint": String(count.complaint), "unmatched": String(count.unmatched)])
             }
         }
+        for day in overview.escalation where !day.isEmpty {
+            escalation("escalation_day", day)
+        }
+        if !overview.escalationTotals.isEmpty { escalation("escalation_total", overview.escalationTotals) }
         for gap in overview.intakeGaps {
             line(["record": "intake_gap", "date": HistoryTime.day(gap.date), "reason": "intake \(gap.intake) of a usual \(HistoryOverview.IntakeGap.number(gap.median))",
                   "held": String(gap.held)])
@@ -118,6 +130,17 @@ package final class HistoryCSVWriter: HistorySink {
                   "not_sent": String(bucket.notSent)])
         }
         output.flush()
+    }
+
+    /// One `escalation_day` (dated) or `escalation_total` line.
+    private func escalation(_ record: String, _ day: EscalationDay) {
+        let time = day.timeToAcknowledgement
+        func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "" }
+        line(["record": record, "date": record == "escalation_day" ? HistoryTime.day(day.date) : "",
+              "alerted": String(day.alerted), "acknowledged": String(day.acknowledged),
+              "ack_median_seconds": seconds(time?.median), "ack_p90_seconds": seconds(time?.p90),
+              "escalated": String(day.escalated), "unheard": String(day.unheard), "outcome_ok": String(day.outcomeOK),
+              "outcome_unreachable": String(day.outcomeUnreachable)])
     }
 
     private func line(_ values: KeyValuePairs<String, String>) {

@@ -3,9 +3,10 @@ import Output
 import Store
 import Values
 
-/// The history report as one self-contained HTML page: inline CSS, two inline SVG charts drawn by
+/// The history report as one self-contained HTML page: inline CSS, inline SVG charts drawn by
 /// `SVGBarChart`, no external assets and no JavaScript. Per day: a summary, the charts (mails sent
-/// and not delivered per day; consecutive missed days at notification), the per-day table, skip
+/// and not delivered per day; consecutive missed days at notification; when streaks were alerted,
+/// the time to the first acknowledgement and the escalations per day, with their table), the per-day table, skip
 /// reasons, runs, and failed/retrying/stuck mails with the server's reply. Per user: the user, the
 /// summary, the charts, the streaks and every mail. Every value from the database is escaped.
 package final class HistoryHTMLWriter: HistorySink {
@@ -45,6 +46,7 @@ package final class HistoryHTMLWriter: HistorySink {
         td.d, td.mono.d { white-space: nowrap; word-break: normal; }
         td small { color: #52606d; }
         tr.warn td { background: #fff4e5; }
+        tr.total td { font-weight: 600; }
         td.none, p.note { color: #52606d; font-style: italic; }
         footer { margin-top: 40px; color: #7b8794; font-size: 12px; }
         @media print { main { max-width: none; } .scroll { overflow: visible; } }
@@ -118,6 +120,7 @@ package final class HistoryHTMLWriter: HistorySink {
         write(HistoryCharts.mailsPerDay(overview).render() + "\n")
         write("<h2>Consecutive missed days at notification</h2>\n")
         write(HistoryCharts.missDays(overview).render() + "\n</section>\n")
+        writeEscalation()
 
         guard header.user == nil else { return }
         write("<section id=\"days\">\n<h2>Per day</h2>\n<div class=\"scroll\"><table>\n<thead><tr>"
@@ -235,6 +238,43 @@ package final class HistoryHTMLWriter: HistorySink {
         write("<footer>Generated \(e(time.full(header.generatedAt))) by sileme-notifier report. \(masking)</footer>\n"
               + "</main>\n</body>\n</html>\n")
         output.flush()
+    }
+
+    /// Escalation by alert date, when any streak of the period was alerted: the period's figures,
+    /// the two charts (time to the first acknowledgement; escalations and unheard alerts) and a
+    /// table of the days with streaks.
+    private func writeEscalation() {
+        let totals = overview.escalationTotals
+        guard !totals.isEmpty else { return }
+        let time = totals.timeToAcknowledgement
+        write("<section id=\"escalation\">\n<h2>Escalation</h2>\n<dl class=\"cards\">\n"
+              + card("Streaks alerted", String(totals.alerted)) + card("Acknowledged", String(totals.acknowledged))
+              + card("Time to acknowledge (median)", time.map { DelaySummary.clock($0.median) } ?? "–")
+              + card("Time to acknowledge (90th percentile)", time.map { DelaySummary.clock($0.p90) } ?? "–")
+              + card("Escalated", String(totals.escalated), bad: totals.escalated > 0)
+              + card("Unheard", String(totals.unheard), bad: totals.unheard > 0)
+              + card("Reported OK", String(totals.outcomeOK))
+              + card("Could not reach them", String(totals.outcomeUnreachable), bad: totals.outcomeUnreachable > 0)
+              + "</dl>\n")
+        write("<h2>Time from the first alert to the first acknowledgement</h2>\n")
+        write(HistoryCharts.timeToAcknowledgement(overview).render() + "\n")
+        write("<h2>Escalations and unheard alerts per day</h2>\n")
+        write(HistoryCharts.escalations(overview).render() + "\n")
+        write("<div class=\"scroll\"><table>\n<thead><tr>" + th("Alert date") + th("Alerted", n: true) + th("Acknowledged", n: true)
+              + th("Median", n: true) + th("90th percentile", n: true) + th("Escalated", n: true) + th("Unheard", n: true)
+              + th("They're OK", n: true) + th("Couldn't reach them", n: true) + "</tr></thead>\n<tbody>\n")
+        func row(_ label: String, _ day: EscalationDay, total: Bool) {
+            let time = day.timeToAcknowledgement
+            let classes = (total ? ["total"] : []) + (day.unheard > 0 ? ["warn"] : [])
+            write("<tr\(total ? "" : " data-day=\"\(day.date)\"")\(classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\"")>"
+                  + td(label, date: true) + td(day.alerted) + td(day.acknowledged)
+                  + td(time.map { DelaySummary.clock($0.median) } ?? "–", n: true) + td(time.map { DelaySummary.clock($0.p90) } ?? "–", n: true)
+                  + td(day.escalated) + td(day.unheard) + td(day.outcomeOK) + td(day.outcomeUnreachable) + "</tr>\n")
+        }
+        let days = overview.escalation.filter { !$0.isEmpty }
+        for day in days { row(day.date.description, day, total: false) }
+        row("Total", totals, total: true)
+        write("</tbody>\n</table></div>\n</section>\n")
     }
 
     /// After a day's listed problem rows: a row saying how many more the day has when the list was cut.

@@ -59,6 +59,8 @@ package final class HistoryJSONWriter: HistorySink {
                          ("pending", String($0.pending))])
         }.joined(separator: ",") + "]"))
         head.append(("acknowledgements", String(overview.acknowledgements)))
+        head.append(("escalation", Self.object([("days", "[" + overview.escalation.map { Self.escalation($0, dated: true) }.joined(separator: ",") + "]"),
+                                                ("totals", Self.escalation(overview.escalationTotals, dated: false))])))
         func bounces(_ counts: [HistoryOverview.BounceCount], key: String) -> String {
             "[" + counts.map {
                 Self.object([(key, Self.string($0.key)), ("permanent", String($0.permanent)), ("transient", String($0.transient)),
@@ -143,6 +145,19 @@ package final class HistoryJSONWriter: HistorySink {
         [("sent", String(day.sent)), ("failed", String(day.failed)), ("bounced", String(day.bounced)), ("retry_pending", String(day.retryPending)),
          ("sending", String(day.sending)), ("skipped", String(day.skipped)), ("legacy_sent", String(day.legacySent)),
          ("legacy_not_sent", String(day.legacyNotSent)), ("undelivered", String(day.undelivered))]
+    }
+
+    /// One day's escalation (the totals without `date`): the time to the first acknowledgement in
+    /// seconds (`null` when none was acknowledged), the steps and the outcomes.
+    package static func escalation(_ day: EscalationDay, dated: Bool) -> String {
+        let time = day.timeToAcknowledgement
+        func seconds(_ value: Double?) -> String { value.map { String(format: "%.0f", $0) } ?? "null" }
+        return object((dated ? [("date", string(HistoryTime.day(day.date)))] : []) + [
+            ("alerted", String(day.alerted)), ("acknowledged", String(day.acknowledged)),
+            ("ack_median_seconds", seconds(time?.median)), ("ack_p90_seconds", seconds(time?.p90)),
+            ("escalated", String(day.escalated)), ("unheard", String(day.unheard)),
+            ("outcome_ok", String(day.outcomeOK)), ("outcome_unreachable", String(day.outcomeUnreachable)),
+        ])
     }
 
     package static func object(_ members: [(String, String)]) -> String {

@@ -96,6 +96,12 @@ package struct HistoryOverview: Sendable, Equatable {
     /// the period: the rows of `sileme.acknowledgements`.
     package var acknowledgements = 0
 
+    /// Escalation per alert date (docs/escalation.md): every day of the period, in order.
+    package var escalation: [EscalationDay] = []
+
+    /// Escalation over the whole period.
+    package var escalationTotals: EscalationDay { EscalationDay.totals(escalation) }
+
     /// One kind's messages on one channel in the period.
     package struct KindCount: Sendable, Equatable {
         /// `notification_logs.kind`.

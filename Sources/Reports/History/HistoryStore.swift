@@ -19,7 +19,7 @@ package struct HistoryStore {
 
     /// SQL: the user `userID` (an expression) is one of the users of the slots `$slots`, or
     /// `$slots` is NULL — the report of the users counted in one zone (`--zone`).
-    private static func inSlots(_ userID: String) -> String {
+    static func inSlots(_ userID: String) -> String {
         "($slots::text[] IS NULL OR EXISTS (SELECT 1 FROM users z WHERE z.id = \(userID) AND \(SlotSQL.key("z")) = ANY($slots::text[])))"
     }
 
@@ -138,6 +138,7 @@ package struct HistoryStore {
             WHERE k.alert_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR k.user_id = $user_id::uuid)
               AND \(Self.inSlots("k.user_id"))
             """), scope)[0].int("acknowledgements") ?? 0
+        overview.escalation = try escalation(db, request: request, scope: scope)
         return overview
     }
 

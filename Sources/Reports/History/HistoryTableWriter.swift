@@ -34,6 +34,10 @@ package final class HistoryTableWriter: HistorySink {
     ])
     package static let skipColumns = TextColumns([("DATE", 10, false), ("USERS", 5, true), ("REASON", 61, false)])
     package static let missDayColumns = TextColumns([("M", 3, true), ("ROWS", 7, true), ("SENT", 7, true), ("NOT SENT", 8, true)])
+    package static let escalationColumns = TextColumns([
+        ("DATE", 10, false), ("ALERTED", 7, true), ("ACKED", 5, true), ("MEDIAN", 8, true), ("P90", 8, true),
+        ("ESCAL", 5, true), ("UNHEARD", 7, true), ("OK", 3, true), ("UNREACH", 7, true),
+    ])
     package static let streakColumns = TextColumns([
         ("LAST", 10, false), ("NEXT", 10, false), ("MISSED", 6, true), ("OUTCOME", 48, false),
     ])
@@ -80,6 +84,7 @@ package final class HistoryTableWriter: HistorySink {
             write("")
             write("Acknowledgements: \(overview.acknowledgements) (a contact said \"I'm on it\"; the others were told)")
         }
+        writeEscalation()
         if !overview.bouncesByDay.isEmpty {
             write("")
             write("Bounce reports read (a relay reporting a mail it had accepted undelivered)")
@@ -223,6 +228,28 @@ package final class HistoryTableWriter: HistorySink {
                      "legacy \(totals.legacy) (\(totals.legacySent) sent, \(totals.legacyNotSent) not sent)"]
         for line in Self.joinWrapped("Totals: ", parts) { write(line) }
         output.flush()
+    }
+
+    /// Escalation by alert date (the days with streaks, then the period), when any streak was
+    /// alerted: the time to the first acknowledgement as `h:mm:ss`, `-` when none was acknowledged.
+    private func writeEscalation() {
+        let totals = overview.escalationTotals
+        guard !totals.isEmpty else { return }
+        write("")
+        write("Escalation by alert date: streaks alerted, acknowledged (\"I'm on it\"),")
+        write("the time from the first alert to the first acknowledgement (median, P90),")
+        write("escalated, unheard, and the outcomes reported (OK, could not reach them)")
+        write(Self.escalationColumns.titleLine)
+        func line(_ label: String, _ day: EscalationDay) {
+            let time = day.timeToAcknowledgement
+            write(Self.escalationColumns.line([
+                label, String(day.alerted), String(day.acknowledged), time.map { DelaySummary.clock($0.median) } ?? "-",
+                time.map { DelaySummary.clock($0.p90) } ?? "-", String(day.escalated), String(day.unheard),
+                String(day.outcomeOK), String(day.outcomeUnreachable),
+            ]))
+        }
+        for day in overview.escalation where !day.isEmpty { line(day.date.description, day) }
+        line("TOTAL", totals)
     }
 
     /// After a day's listed problem rows: says how many more the day has when the list was cut.

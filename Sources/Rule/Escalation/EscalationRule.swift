@@ -8,7 +8,7 @@ import Foundation
 /// contact then said "I couldn't reach them". One not heard `after` past its first acceptance
 /// escalates; one still not heard `after` past the escalation is **unheard**, and nothing more is
 /// sent. The step comes at once, whatever the clock, when nobody can have read the alert (every
-/// first-tier alert bounced) or when a contact who went said they could not reach the user — that
+/// alert of the first wave bounced) or when a contact who went said they could not reach the user — that
 /// hurries only the next step, not the one after it. "They're OK" closes the streak.
 package struct EscalationRule: Sendable, Equatable {
     /// `ESCALATE_AFTER`: the wait before each step.
@@ -110,8 +110,8 @@ package struct EscalationRule: Sendable, Equatable {
     package struct Escalation: Sendable, Equatable {
         /// Why now.
         package var cause: Cause
-        /// The first-tier contacts that get the threaded `escalation` notice: each whose alert was
-        /// accepted and did not bounce, but the one who said they could not reach the user.
+        /// The contacts of the first alert (`firstWave`) that get the threaded `escalation` notice:
+        /// each whose alert did not bounce, but the one who said they could not reach the user.
         package var notices: [String]
         /// The second-tier contacts that get their first alert: each not alerted yet whose mail is
         /// not known to bounce.
@@ -153,10 +153,22 @@ package struct EscalationRule: Sendable, Equatable {
         return nil
     }
 
-    /// Whether every first-tier contact whose alert was accepted bounced (false when none was).
+    /// The contacts the streak's first alert reached the mail server for: the first tier's — or,
+    /// when no first-tier contact was alerted (a user whose contacts are all of the second tier,
+    /// or whose first-tier addresses were unusable, is alerted at once), everyone alerted.
+    package func firstWave(_ facts: Facts) -> [Contact] { Self.firstWave(facts.contacts) }
+
+    /// `firstWave` of a streak's `contacts`.
+    package static func firstWave(_ contacts: [Contact]) -> [Contact] {
+        let alerted = contacts.filter(\.alerted)
+        let first = alerted.filter { $0.tier == 1 }
+        return first.isEmpty ? alerted : first
+    }
+
+    /// Whether every contact of the first alert bounced (false when none was alerted).
     package func allBounced(_ facts: Facts) -> Bool {
-        let alerted = facts.contacts.filter { $0.tier == 1 && $0.alerted }
-        return !alerted.isEmpty && alerted.allSatisfy(\.bounced)
+        let wave = firstWave(facts)
+        return !wave.isEmpty && wave.allSatisfy(\.bounced)
     }
 
     /// The step at `now`: settled when heard, closed or already unheard; else the escalation,
@@ -179,7 +191,7 @@ package struct EscalationRule: Sendable, Equatable {
         let reporter = facts.outcome?.contact
         return .escalate(Escalation(
             cause: cause,
-            notices: facts.contacts.filter { $0.tier == 1 && $0.alerted && !$0.bounced && $0.key != reporter }.map(\.key),
+            notices: firstWave(facts).filter { !$0.bounced && $0.key != reporter }.map(\.key),
             firstAlerts: facts.contacts.filter { $0.tier == 2 && !$0.alerted && !$0.bounced }.map(\.key)))
     }
 }

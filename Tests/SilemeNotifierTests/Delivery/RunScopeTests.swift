@@ -13,9 +13,11 @@ struct RunScopeTests {
     /// At 01:00Z on the 13th: Kolkata at 06:00 and the service's users on the 13th, Los Angeles on the 12th.
     static let dates = NotifySlots(keys: ["|", "America/Los_Angeles|", "Asia/Kolkata|06:00:00"], service: service)
         .runDates(at: F.instant("2026-01-13T01:00:00Z"))
-    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .undeliverable, .escalation, .unheard]
+    static let once: Set<DeliveryJob.Kind> = [.introduction, .allClear, .acknowledged, .undeliverable, .escalation, .unheard,
+                                                   .outcomeOK, .outcomeUnreachable]
     /// What answers an event at once: the daemon's all-clear pass sends it.
-    static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard]
+    static let answers: Set<DeliveryJob.Kind> = [.allClear, .acknowledged, .undeliverable, .escalation, .unheard,
+                                                      .outcomeOK, .outcomeUnreachable]
 
     @Test("a run of everyone: the first run date plans every kind, the others only what comes at the user's time")
     func everyone() {

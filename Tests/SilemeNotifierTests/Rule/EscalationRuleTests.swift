@@ -113,6 +113,24 @@ struct EscalationRuleTests {
         #expect(EscalationRule(after: .milliseconds(1500)).seconds == 1.5)
     }
 
+    @Test("no first-tier contact alerted (all of the second tier, alerted at once): they are the first alert's contacts — told, and counted for 'all bounced'")
+    func secondTierAlone() {
+        let neighbours = EscalationRule.Facts(firstSentAt: Self.sent, contacts: [C(key: "n@example.com", tier: 2, alerted: true, bounced: false),
+                                                                                C(key: "m@example.com", tier: 2, alerted: true, bounced: false)])
+        #expect(Self.rule.firstWave(neighbours).map(\.key) == ["n@example.com", "m@example.com"])
+        #expect(Self.rule.step(neighbours, now: Self.at(hours: 1)) == .wait(until: Self.at(hours: 3)))
+        #expect(Self.rule.step(neighbours, now: Self.at(hours: 3))
+                == .escalate(.init(cause: .waitedOut, notices: ["n@example.com", "m@example.com"], firstAlerts: [])))
+        var dead = neighbours
+        dead.contacts[0].bounced = true
+        dead.contacts[1].bounced = true
+        #expect(Self.rule.step(dead, now: Self.sent) == .escalate(.init(cause: .allBounced, notices: [], firstAlerts: [])))
+        // With a first-tier contact alerted, a second-tier one alerted too (by the escalation) is
+        // not of the first alert: never told of its own escalation, never counted.
+        let both = Self.facts { $0.contacts[3].alerted = true }
+        #expect(Self.rule.firstWave(both).map(\.key) == ["a@example.com", "b@example.com", "c@example.com"])
+    }
+
     /// The oracle: the requirements read directly, for one streak at one instant.
     static func oracle(_ f: EscalationRule.Facts, now: Date, after: TimeInterval) -> String {
         if f.checkedIn { return "settled" }

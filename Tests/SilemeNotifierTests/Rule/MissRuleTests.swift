@@ -21,6 +21,43 @@ struct MissRuleTests {
         #expect(rule.evaluate(candidate(), runDate: runDate)?.decision == decision)
     }
 
+    /// A candidate with `contacts` as (address, tier).
+    func family(_ contacts: [(String, Int)]) -> Candidate {
+        var candidate = candidate()
+        candidate.contacts = contacts.enumerated().map { .init(email: $1.0, position: $0 + 1, tier: $1.1) }
+        return candidate
+    }
+
+    @Test("tiers: the first alert goes to the first tier and holds the second back; with escalation off, or no usable first-tier address, everyone at once")
+    func tiers() throws {
+        let day = try #require(CalendarDate(parsing: "2026-01-13"))
+        let mixed = family([("a@example.com", 1), ("n@example.com", 2), ("b@example.com", 1)])
+        let held = try #require(rule.evaluate(mixed, runDate: day))
+        #expect(held.decision == .send)
+        #expect(held.contacts.map(\.address.address) == ["a@example.com", "b@example.com"])
+        #expect(held.waiting.map(\.address.address) == ["n@example.com"])
+        #expect(rule.jobs(for: mixed, held).map(\.email.address) == ["a@example.com", "b@example.com"])
+
+        var off = rule
+        off.secondTierWaits = false
+        let everyone = try #require(off.evaluate(mixed, runDate: day))
+        #expect(off.jobs(for: mixed, everyone).map { "\($0.email.address)#\($0.position)" }
+                == ["a@example.com#1", "n@example.com#2", "b@example.com#3"])
+        #expect(everyone.waiting.isEmpty)
+
+        let neighbours = family([("n@example.com", 2), ("m@example.com", 2)])
+        let alone = try #require(rule.evaluate(neighbours, runDate: day))
+        #expect(rule.jobs(for: neighbours, alone).map(\.email.address) == ["n@example.com", "m@example.com"], "nobody else would be told")
+        let unusable = family([("not an address", 1), ("n@example.com", 2)])
+        let fallback = try #require(rule.evaluate(unusable, runDate: day))
+        #expect(fallback.decision == .send)
+        #expect(rule.jobs(for: unusable, fallback).map(\.email.address) == ["n@example.com"])
+        #expect(fallback.invalidContacts.map(\.position) == [1])
+        // The tier travels with the contact (the dry run shows it).
+        #expect(alone.contacts.map(\.tier) == [2, 2])
+        #expect(rule.evaluate(candidate(), runDate: day)?.contacts.map(\.tier) == [1], "users.emergency_email is the first tier")
+    }
+
     @Test("2026-01-14 after a mail was accepted on 2026-01-13: no second mail in the streak")
     func oncePerStreak() throws {
         let evaluation = try #require(rule.evaluate(candidate(notified: true), runDate: CalendarDate(parsing: "2026-01-14")!))

@@ -71,7 +71,7 @@ struct WebhookBodyTemplateTests {
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
         #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "acknowledged_at", "held", "gap_days",
-                                                   "release_at", "bounce"],
+                                                   "release_at", "bounce", "outcome", "outcome_by", "outcome_at"],
                 "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},

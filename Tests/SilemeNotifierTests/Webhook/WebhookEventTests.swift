@@ -130,6 +130,27 @@ struct WebhookEventTests {
         #expect(try WebhookEvent(type: .alert, id: id, timestamp: Self.time, payload: Self.payload()).id == id)
     }
 
+    @Test("checkin.escalated: each contact with its tier, whether the first alert reached it and whether it bounced, after email and position")
+    func escalated() throws {
+        var payload = Self.payload()
+        payload.contacts = [.init(email: "a@example.com", position: 1, streak: .init(tier: 1, alerted: true, bounced: false)),
+                            .init(email: "b@example.com", position: 2, streak: .init(tier: 1, alerted: true, bounced: true)),
+                            .init(email: "n@example.com", position: 3, streak: .init(tier: 2, alerted: false, bounced: false))]
+        payload.alertMessageID = "<alert-1@notify.example.com>"
+        let event = try WebhookEvent(type: .escalated, id: "msg_20260113_escalation_1", timestamp: Self.time, payload: payload)
+        #expect(event.dataJSON.contains(#""contacts":[{"email":"a@example.com","position":1,"tier":1,"alerted":true,"bounced":false},"#
+                                        + #"{"email":"b@example.com","position":2,"tier":1,"alerted":true,"bounced":true},"#
+                                        + #"{"email":"n@example.com","position":3,"tier":2,"alerted":false,"bounced":false}]"#), "\(event.jsonBody)")
+        let body = try Self.parse(event.jsonBody)
+        #expect(body["type"] as? String == "checkin.escalated")
+        let contacts = try #require((body["data"] as? [String: Any])?["contacts"] as? [[String: Any]])
+        #expect(contacts.map { $0["tier"] as? Int } == [1, 1, 2])
+        #expect(contacts.map { $0["alerted"] as? Bool } == [true, true, false])
+        #expect(contacts.map { $0["bounced"] as? Bool } == [false, true, false])
+        // Other events' contacts stay {"email","position"}.
+        #expect(!(try WebhookEvent(type: .alert, id: "msg_1", timestamp: Self.time, payload: Self.payload())).jsonBody.contains("tier"))
+    }
+
     @Test("notifier.alerts_held: the operator's facts, no user's")
     func alertsHeld() throws {
         let event = try WebhookEvent.alertsHeld(id: "held_7", timestamp: Self.time,
