@@ -29,6 +29,8 @@ package struct Candidate: Sendable, Equatable {
     /// The user's slot key (`NotifySlots.Slot.key`: the zone and notify time stored for them);
     /// nil where the reader did not ask.
     package var slot: String?
+    /// `users.language` as stored (docs/languages.md): the language of the contacts who name none.
+    package var language: String?
 
     /// One row of `emergency_contacts` as stored.
     package struct RawContact: Sendable, Equatable {
@@ -39,12 +41,15 @@ package struct Candidate: Sendable, Equatable {
         /// `emergency_contacts.tier`: 1 is alerted at once, 2 only when the alert escalates
         /// (`users.emergency_email` is tier 1).
         package var tier: Int
+        /// `emergency_contacts.language` as stored.
+        package var language: String?
 
         /// Creates the value.
-        package init(email: String?, position: Int, tier: Int = 1) {
+        package init(email: String?, position: Int, tier: Int = 1, language: String? = nil) {
             self.email = email
             self.position = position
             self.tier = tier
+            self.language = language
         }
     }
 

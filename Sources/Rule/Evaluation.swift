@@ -33,12 +33,15 @@ package struct Evaluation: Sendable {
         package let position: Int
         /// `emergency_contacts.tier` (1 for `users.emergency_email`).
         package let tier: Int
+        /// `emergency_contacts.language` as stored (nil for `users.emergency_email`).
+        package let language: String?
 
         /// Creates the value.
-        package init(address: EmailAddress, position: Int, tier: Int = 1) {
+        package init(address: EmailAddress, position: Int, tier: Int = 1, language: String? = nil) {
             self.address = address
             self.position = position
             self.tier = tier
+            self.language = language
         }
     }
 

@@ -111,7 +111,7 @@ package struct MissRule: Sendable, Equatable {
             do {
                 let address = try EmailAddress(validating: contact.email ?? "")
                 if !valid.contains(where: { $0.address.address.lowercased() == address.address.lowercased() }) {
-                    valid.append(Evaluation.Contact(address: address, position: contact.position, tier: contact.tier))
+                    valid.append(Evaluation.Contact(address: address, position: contact.position, tier: contact.tier, language: contact.language))
                 }
             } catch {
                 invalid.append(Evaluation.InvalidContact(raw: contact.email ?? "", position: contact.position, reason: error.reason))
@@ -166,9 +166,11 @@ package struct MissRule: Sendable, Equatable {
         guard evaluation.decision == .send, let name = evaluation.name else { return [] }
         let since = evaluation.effectiveLastCheckIn ?? candidate.lastCheckIn
         return evaluation.contacts.map {
-            DeliveryJob(kind: .alert, userID: candidate.userID, name: name, email: $0.address, position: $0.position,
-                        missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn,
-                        pausedUntil: since > candidate.lastCheckIn ? since : nil)
+            var job = DeliveryJob(kind: .alert, userID: candidate.userID, name: name, email: $0.address, position: $0.position,
+                                  missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn,
+                                  pausedUntil: since > candidate.lastCheckIn ? since : nil)
+            job.languages = .init(contact: $0.language, user: candidate.language)
+            return job
         }
     }
 }

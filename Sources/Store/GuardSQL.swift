@@ -28,12 +28,12 @@ package enum GuardSQL {
     }
 
     /// SQL (a lateral subquery, one row): the user `user`'s rows of `emergency_contacts` in serving
-    /// order (`position`, then `id`; at most 5) as one JSON array of `[email, position, tier]`, when
+    /// order (`position`, then `id`; at most 5) as one JSON array of `[email, position, tier, language]`, when
     /// `condition` holds (else NULL: the run asks only for users it could send to). One index probe.
     package static func contacts(_ user: String, when condition: String = "true") -> String {
         """
-        SELECT json_agg(json_build_array(e.email, e.position, e.tier) ORDER BY e.position, e.id)::text AS contacts
-        FROM (SELECT email, position, tier, id FROM emergency_contacts e
+        SELECT json_agg(json_build_array(e.email, e.position, e.tier, e.language) ORDER BY e.position, e.id)::text AS contacts
+        FROM (SELECT email, position, tier, language, id FROM emergency_contacts e
               WHERE \(condition) AND e.user_id = \(user).id ORDER BY position, id LIMIT 5) e
         """
     }
@@ -55,7 +55,8 @@ package enum GuardSQL {
         return pairs.compactMap { pair in
             guard pair.count >= 2, let position = (pair[1] as? NSNumber)?.intValue else { return nil }
             let tier = pair.count > 2 ? (pair[2] as? NSNumber)?.intValue ?? 1 : 1
-            return Candidate.RawContact(email: pair[0] as? String, position: position, tier: tier)
+            return Candidate.RawContact(email: pair[0] as? String, position: position, tier: tier,
+                                        language: pair.count > 3 ? pair[3] as? String : nil)
         }
     }
 

@@ -460,6 +460,28 @@ package struct LifecycleStore: Sendable {
         return found
     }
 
+    /// The languages the rows name for each of `userIDs` (docs/languages.md): `users.language`, and
+    /// `emergency_contacts.language` by address (trimmed, lower-cased, as the delivery key holds
+    /// it). Users whose rows name none are left out. One statement.
+    package func languages(_ db: PGConnection, of userIDs: [String]) throws -> [String: (user: String?, contacts: [String: String])] {
+        guard !userIDs.isEmpty else { return [:] }
+        var found: [String: (user: String?, contacts: [String: String])] = [:]
+        for row in try db.execute(SQLStatement("""
+            SELECT u.id::text AS id, u.language,
+                   (SELECT json_object_agg(lower(btrim(e.email)), e.language) FROM emergency_contacts e
+                    WHERE e.user_id = u.id AND e.language IS NOT NULL)::text AS contacts
+            FROM users u
+            WHERE u.id = ANY($user_ids::uuid[])
+              AND (u.language IS NOT NULL OR EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = u.id AND e.language IS NOT NULL))
+            """), ["user_ids": PGArray.literal(Array(Set(userIDs)).sorted())]).rows {
+            guard let user = row.string("id") else { continue }
+            let contacts = row.string("contacts").flatMap { $0.data(using: .utf8) }
+                .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] } ?? [:]
+            found[user] = (row.string("language"), contacts)
+        }
+        return found
+    }
+
     /// What a run decided about introductions, written down: pending pairs no longer in force,
     /// and the pairs of `unusable` (their address is not usable), are marked `not_introduced`; with
     /// `INTRODUCE_CONTACTS=off`, a run of everyone's day (`wholeDay`) marks every pending pair so

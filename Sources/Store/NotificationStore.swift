@@ -74,13 +74,13 @@ package struct NotificationStore: Sendable {
                                     AND s.last_check_in_date < $oldest::date OFFSET 0) s
                 WHERE p.paused_until >= $oldest::date AND \(SlotSQL.filter("p"))
             )
-            SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future,
+            SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, u.language,
                    \(SlotSQL.key("u")) AS slot,
                    o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
             FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
-            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until, time_zone, notify_time,
+            CROSS JOIN LATERAL (SELECT id, name, emergency_email, paused_until, time_zone, notify_time, language,
                                        coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
                                 FROM users WHERE users.id = d.user_id AND \(SlotSQL.filter("users")) OFFSET 0) u
             LEFT JOIN LATERAL (\(GuardSQL.otherAccounts("u", trusted: "$latest_trusted::date", when: """
@@ -106,6 +106,7 @@ package struct NotificationStore: Sendable {
                                     notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"),
                                     ignoredFutureCheckIn: row.date("future"), contacts: GuardSQL.contacts(row),
                                     slot: row.string("slot"))
+                pending?.language = row.string("language")
             }
             if let other = GuardSQL.otherAccount(row) { pending?.sameContact.append(other) }
         }
@@ -418,7 +419,7 @@ package struct NotificationStore: Sendable {
                            AND c.check_in_date BETWEEN $run_date::date AND $latest_trusted::date) AS checked_in_since,
                    EXISTS (SELECT 1 FROM notification_logs n WHERE n.user_id = u.id
                            AND n.notification_date > greatest(l.last, u.paused_until) AND n.email_sent) AS notified,
-                   u.paused_until,
+                   u.paused_until, u.language,
                    (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = u.id AND c.check_in_date > $latest_trusted::date) AS future,
                    o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
             FROM users u
@@ -432,10 +433,12 @@ package struct NotificationStore: Sendable {
         guard result.count >= 1 else { return nil }
         let row = result[0]
         let candidate = row.date("last").map {
-            Candidate(userID: row.string("id")!, rawName: row.string("name"), rawEmail: row.string("emergency_email"), lastCheckIn: $0,
-                      notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"), ignoredFutureCheckIn: row.date("future"),
-                      sameContact: result.rows.compactMap { GuardSQL.otherAccount($0) },
-                      contacts: GuardSQL.contacts(row))
+            var candidate = Candidate(userID: row.string("id")!, rawName: row.string("name"), rawEmail: row.string("emergency_email"),
+                                      lastCheckIn: $0, notifiedInStreak: row.bool("notified"), pausedUntil: row.date("paused_until"),
+                                      ignoredFutureCheckIn: row.date("future"), sameContact: result.rows.compactMap { GuardSQL.otherAccount($0) },
+                                      contacts: GuardSQL.contacts(row))
+            candidate.language = row.string("language")
+            return candidate
         }
         return (candidate, row.bool("checked_in_since"), row.string("name"), row.string("emergency_email"))
     }

@@ -41,6 +41,59 @@ struct LanguageIntegrationTests {
         }
     }
 
+    @Test("three contacts (en, zh-Hant-TW, none): each alert and all-clear in its reader's language, headers encoded for each script; a user in Russian without Russian templates gets the default")
+    func eachInTheirOwn() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: ["2026-01-10"])
+        try db.query("""
+            INSERT INTO emergency_contacts (user_id, email, position, language)
+            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, NULL)
+            """, [user, mail.address("son"), mail.address("neighbour"), mail.address("carer")])
+        let russian = try db.addUser(name: "Ольга", email: mail.address("olga-contact"), checkIns: ["2026-01-10"])
+        try db.query("UPDATE users SET language = 'ru' WHERE id = $1", [russian])
+        let env = try NotifierProcess.environment(database: db)
+        let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        #expect(run.status == 0, "\(run.stderr.suffix(800))")
+
+        func parsed(_ local: String) throws -> [MailParser.Parsed] {
+            try mail.deliveries().filter { $0.recipient == mail.address(local) }.map { try MailParser.parse($0.raw) }
+        }
+        let son = try #require(try parsed("son").first)
+        #expect(son.headers["Subject"] == ["[一键打卡] About 王秀英's check-ins"])
+        #expect(son.text?.contains("has not checked in for 2 days in a row (last check-in: January 10, 2026)") == true, "\(son.text ?? "")")
+        let neighbour = try #require(try parsed("neighbour").first)
+        #expect(neighbour.headers["Subject"] == ["[一键打卡] 關於 王秀英 的簽到提醒"])
+        #expect(neighbour.text?.contains("已連續 2 天未在「一键打卡」應用程式中簽到（最後一次簽到：2026年1月10日）") == true, "\(neighbour.text ?? "")")
+        let carer = try #require(try parsed("carer").first)
+        #expect(carer.headers["Subject"] == ["[一键打卡] 关于 王秀英 的签到提醒"])
+        #expect(carer.text?.contains("王秀英 已连续 2 天未在\"一键打卡\"应用中签到") == true)
+        let olga = try #require(try parsed("olga-contact").first)
+        #expect(olga.headers["Subject"] == ["[一键打卡] 关于 Ольга 的签到提醒"], "no Russian templates: the default")
+        for message in [son, neighbour, carer, olga] {
+            #expect(message.defects.isEmpty, "\(message.defects)")
+        }
+        // Each raw header is ASCII: the subjects of every script are encoded words.
+        for delivery in try mail.deliveries() {
+            let head = String(decoding: delivery.raw, as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
+            #expect(head.unicodeScalars.allSatisfy { $0.isASCII })
+        }
+
+        // The user checks in: each all-clear in its reader's language, threaded under its alert.
+        try db.checkIn(user, "2026-01-14")
+        let allClears = try NotifierProcess.run(["--run-now", "--date", "2026-01-14"], environment: env)
+        #expect(allClears.status == 0, "\(allClears.stderr.suffix(800))")
+        let sonAllClear = try #require(try parsed("son").last)
+        #expect(sonAllClear.headers["Subject"] == ["[一键打卡] 王秀英 checked in: all is well"])
+        #expect(sonAllClear.text?.contains("On January 13, 2026 we told you that they had not checked in for 2 days.") == true,
+                "\(sonAllClear.text ?? "")")
+        #expect(sonAllClear.headers["In-Reply-To"] == son.headers["Message-ID"])
+        let neighbourAllClear = try #require(try parsed("neighbour").last)
+        #expect(neighbourAllClear.headers["Subject"] == ["[一键打卡] 王秀英 已簽到，一切正常"])
+        #expect(neighbourAllClear.text?.contains("我們在 2026年1月13日 曾告知您 TA 已連續 2 天未簽到") == true)
+        #expect(try parsed("carer").last?.headers["Subject"] == ["[一键打卡] 王秀英 已签到，一切正常"])
+    }
+
     @Test("migrate adds the language of users and contacts, nullable, for the app to write")
     func columns() throws {
         let db = try TestDatabase()
