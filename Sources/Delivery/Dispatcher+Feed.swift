@@ -59,7 +59,10 @@ extension Dispatcher {
             defer { condition.unlock() }
             while queue.count - head >= capacity && !closed { condition.wait() }
             if closed { throw Closed() }
-            if head > 0 && head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
+            // The taken ones leave the array once they are as many as may wait (amortised: a
+            // reader always ahead never finds the queue empty, and the array would keep every
+            // message of the run).
+            if head >= capacity || head == queue.count { queue.removeFirst(head); head = 0 }
             queue.append(job)
             streamed += 1
             condition.broadcast()
@@ -111,6 +114,13 @@ extension Dispatcher {
             condition.lock()
             defer { condition.unlock() }
             return queue.count - head
+        }
+
+        /// The streamed messages the feed holds, taken or not (at most twice `capacity`).
+        var held: Int {
+            condition.lock()
+            defer { condition.unlock() }
+            return queue.count
         }
 
         /// The messages not taken: the lists' and the waiting ones, and — while the reader had

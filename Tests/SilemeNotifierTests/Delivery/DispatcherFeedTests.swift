@@ -80,6 +80,27 @@ struct DispatcherFeedTests {
         try reader.wait()
     }
 
+    @Test("a reader always ahead of the senders: the feed holds at most twice the capacity, not every message streamed")
+    func heldBounded() throws {
+        let feed = Dispatcher.Feed(first: [], streaming: 5_000, then: [], capacity: 10)
+        let reader = Background("feed-reader") {
+            for user in 0..<5_000 { try feed.put(try Self.job(user)) }
+            feed.finish()
+        }
+        var taken = 0, mostHeld = 0
+        while true {
+            // The reader fills the queue before each take, as a reader ahead of the senders does.
+            while feed.waiting < 10 && feed.remaining > feed.waiting { Thread.sleep(forTimeInterval: 0.0001) }
+            let batch = feed.take(3)
+            if batch.isEmpty { break }
+            taken += batch.count
+            mostHeld = max(mostHeld, feed.held)
+        }
+        try reader.wait()
+        #expect(taken == 5_000)
+        #expect(mostHeld <= 20)
+    }
+
     @Test("closed by the senders, a reader waiting for room stops with Closed; what was not taken is counted")
     func closed() throws {
         let feed = Dispatcher.Feed(first: [try Self.job(-1, .introduction)], streaming: 50, then: [try Self.job(-2, .allClear)],
