@@ -8,7 +8,7 @@ extension Dispatcher {
     /// What a run's send workers share: the jobs not yet taken, the result, the recorder.
     struct Shared: Sendable {
         /// The jobs no worker has taken yet.
-        let queue: Locked<ArraySlice<DeliveryJob>>
+        let feed: Feed
         /// The outcomes so far.
         let result: Locked<DeliveryResult>
         /// Writes the outcomes.
@@ -18,21 +18,17 @@ extension Dispatcher {
         /// The most a worker claims at once: small runs spread over every connection.
         let share: Int
 
-        init(jobs: [DeliveryJob], tally: RunTally, recorder: ResultRecorder, workers: Int) {
-            queue = Locked(jobs[...])
+        init(feed: Feed, tally: RunTally, recorder: ResultRecorder, workers: Int) {
+            self.feed = feed
             result = Locked(DeliveryResult(tally: tally))
             self.recorder = recorder
-            due = jobs.count
-            share = max(1, jobs.count / workers)
+            due = feed.due
+            share = max(1, feed.due / workers)
         }
 
-        /// Takes the next `count` jobs (none: the queue is empty).
+        /// Takes the next `count` jobs, waiting for a reader still streaming them (none: no more).
         func take(_ count: Int) -> [DeliveryJob] {
-            queue.withLock { queue in
-                let taken = Array(queue.prefix(count))
-                queue.removeFirst(taken.count)
-                return taken
-            }
+            feed.take(count)
         }
     }
 

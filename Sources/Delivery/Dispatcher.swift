@@ -98,15 +98,26 @@ package struct Dispatcher {
         }
     }
 
-    /// Delivers `jobs` and returns what happened, each outcome counted into `tally` (the plan's,
+    /// Delivers `given` and returns what happened, each outcome counted into `tally` (the plan's,
     /// so the run has one). A database failure stops the affected worker; its unclaimed jobs
     /// stay due and the error is returned.
     package func deliver(_ given: [DeliveryJob], into tally: RunTally = RunTally()) -> DeliveryResult {
-        // One job per delivery key (a claim statement must not name a row twice).
+        deliver(Feed(unique(given)), into: tally)
+    }
+
+    /// `jobs`, one per delivery key (a claim statement must not name a row twice), in order.
+    package func unique(_ jobs: [DeliveryJob]) -> [DeliveryJob] {
         var seen = Set<String>()
-        let jobs = given.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
-        guard !jobs.isEmpty else { return DeliveryResult(tally: tally) }
-        let workers = max(1, min(configuration.smtp.connections, jobs.count))
+        return jobs.filter { seen.insert(Self.key($0, runDate: runDate)).inserted }
+    }
+
+    /// Delivers what `feed` gives (each delivery key once: its lists and its reader's stream
+    /// hold no key twice), as `deliver(_:into:)` does; the feed is closed when this returns, so
+    /// that a reader still streaming into it ends. Jobs never taken count as `notStarted`.
+    package func deliver(_ feed: Feed, into tally: RunTally = RunTally()) -> DeliveryResult {
+        defer { feed.close() }
+        guard feed.due > 0 else { return DeliveryResult(tally: tally) }
+        let workers = max(1, min(configuration.smtp.connections, feed.due))
         let recorder: ResultRecorder
         do {
             recorder = try ResultRecorder(conninfo: configuration.databaseURL, schema: configuration.databaseSchema, store: store, runDate: runDate,
@@ -116,10 +127,10 @@ package struct Dispatcher {
         } catch {
             var failed = DeliveryResult(tally: tally)
             failed.errors.append(error)
-            failed.notStarted = jobs.count
+            failed.notStarted = feed.remaining
             return failed
         }
-        let shared = Shared(jobs: jobs, tally: tally, recorder: recorder, workers: workers)
+        let shared = Shared(feed: feed, tally: tally, recorder: recorder, workers: workers)
         // Senders that get no database session within `PGConnection.sessionWaitSeconds` (a pooler's
         // pool smaller than the run's sessions) drop out: the run goes on with the others.
         let refused = Locked<[DatabaseError]>([])
@@ -148,8 +159,9 @@ package struct Dispatcher {
         if let failure = recorder.finish() { shared.result.withLock { $0.errors.append(failure) } }
         // Not one sender had a session: the run could send nothing.
         if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { shared.result.withLock { $0.errors.append(first) } }
+        feed.close()
         var final = shared.result.withLock { $0 }
-        final.notStarted += shared.queue.withLock { $0.count }
+        final.notStarted += feed.remaining
         return final
     }
 

@@ -8,7 +8,8 @@ import Systemd
 import Values
 
 /// One run for one date, in three phases: **plan** (fold the queued check-ins, then read what to
-/// do: `RunPlan`, which never writes), **deliver** (claim → send → record, `Dispatcher`), and
+/// do: `RunPlan`, which never writes), **deliver** (claim → send → record, `Dispatcher`, fed the
+/// alerts by a second read of the plan as it sends), and
 /// **report** (`notifier_runs`, the metrics file, the journal's summary, all from one `RunTally`).
 /// The daily run, `retry` and the daemon's all-clear pass are the same shape over a different
 /// `RunPlan.Scope`; the dry run prints the plan instead of carrying it out.
@@ -65,7 +66,9 @@ package struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             // Read afresh if the connection broke half-way: the writes before and after the read
-            // are idempotent.
+            // are idempotent. The first pass counts every decision, keeps the skips and the holds
+            // and the lifecycle's messages, and no alert: the alerts stream into the senders
+            // afterwards (`Steps.deliver`), so that the run's memory does not grow with them.
             plan = try run.db.perform { db in
                 try CheckInQueue.fold(db)
                 if let users = scope.users { try run.releaseForRetry(db, users: users) }
@@ -73,12 +76,12 @@ package struct NotificationRun: Sendable {
                     try steps.take(db, now: Date())
                 }
                 let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
-                                            control: control)
+                                            keepsJobs: false, keepsSkips: true, control: control)
                 return try run.record(db, plan)
             }
             run.announce(plan)
-            delivery = dispatcher(composer: composer, store: run.store, runID: run.id, makeTransport: makeTransport, control: control)
-                .deliver(plan.jobs, into: plan.tally)
+            delivery = run.deliver(plan, through: dispatcher(composer: composer, store: run.store, runID: run.id,
+                                                            makeTransport: makeTransport, control: control))
             run.settle(after: delivery)
         } catch {
             delivery.tally = plan.tally

@@ -79,6 +79,8 @@ package struct RunPlan: Sendable {
     package var skips: [SkippedUser] = []
     /// The messages, in sending order: introductions, the rule's alerts, then the lifecycle's others.
     package var jobs: [DeliveryJob] = []
+    /// The rule's messages (alerts and their webhook events), counted whether `jobs` keeps them or not.
+    package var ruleJobs = 0
     /// The lifecycle's messages as the database owes them (before validation: what the dry run lists).
     package var owed: [LifecycleStore.Due] = []
     /// Introduction pairs whose address is not usable (recorded as not introduced).
@@ -105,11 +107,13 @@ package struct RunPlan: Sendable {
     /// they are a third of its time); they read a snapshot of their own. `keepsJobs` false: the
     /// rule's alerts and skips are not kept (`jobs` holds the lifecycle's messages only, `skips`
     /// is empty) — for a reader that hears every user through `each` and carries nothing out
-    /// (the dry run), so that what it holds does not grow with the users. `afterEach` is called
+    /// (the dry run), so that what it holds does not grow with the users; `keepsSkips` keeps the
+    /// skips all the same (a run's first pass, which streams its alerts afterwards: `stream`). `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
     /// waited for.
     package static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
-                            logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, control: RunControl? = nil,
+                            logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, keepsSkips: Bool? = nil,
+                            control: RunControl? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
@@ -129,7 +133,9 @@ package struct RunPlan: Sendable {
             // open), so that they may read the summary without the queue when it is empty.
             func evaluate() throws {
                 try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
-                                  keepsJobs: keepsJobs, control: control, each: each, alerts: &alerts)
+                                  counts: true, keepsSkips: keepsSkips ?? keepsJobs, control: control, each: each) { jobs in
+                    if keepsJobs { alerts += jobs }
+                }
             }
             if scope.evaluatesRule { try db.inTransaction ? evaluate() : db.transaction(readOnly: true, oneSnapshot: true, evaluate) }
             afterEach()
@@ -147,12 +153,14 @@ package struct RunPlan: Sendable {
         return plan
     }
 
-    /// The rule's part of the plan (a scope that evaluates it): every listed user's decision, alerts and skips.
-    private mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
-                                   scope: Scope, includeStale: Bool, keepsJobs: Bool, control: RunControl?,
-                                   each: (Candidate, Evaluation) throws -> Void, alerts: inout [DeliveryJob]) throws {
+    /// The rule's part of the plan (a scope that evaluates it): every listed user's decision (and,
+    /// with `counts`, the stale and future-dated users counted), their skips kept with `keepsSkips`,
+    /// and their messages handed to `emit` user by user, each delivery key once.
+    mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
+                           scope: Scope, includeStale: Bool, counts: Bool, keepsSkips: Bool, control: RunControl?,
+                           each: (Candidate, Evaluation) throws -> Void, emit: ([DeliveryJob]) throws -> Void) throws {
         let summary = try CheckInQueue.summary(db)
-        if scope.isWholeDay && scope.readsTheRest {
+        if counts && scope.isWholeDay && scope.readsTheRest {
             let store = Self.store(configuration)
             if !includeStale {
                 tally.stale = try store.countStale(db, runDate: runDate, rule: configuration.rule, slots: scope.slots, summary: summary)
@@ -173,19 +181,28 @@ package struct RunPlan: Sendable {
             evaluated += 1
             if evaluated % 1000 == 0 { control?.progress(RunProgress(evaluated: evaluated, handled: 0, due: 0)) }
             try each(candidate, evaluation)
-            guard keepsJobs else { return }
-            add(candidate, evaluation, alerts: scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
-                hooked: hooksAlerts, into: &alerts)
+            let jobs = messages(scope.kinds.contains(.alert) ? configuration.rule.jobs(for: candidate, evaluation) : [],
+                                contacts: evaluation.contacts, hooked: hooksAlerts)
+            ruleJobs += jobs.count
+            if keepsSkips { skip(candidate, evaluation, alerted: !jobs.isEmpty) }
+            if !jobs.isEmpty { try emit(jobs) }
         }
     }
 
-    /// One listed user's part: their alerts (and the alert's webhook event, listing the contacts),
-    /// or the skip their decision records; an invalid contact beside valid ones is its own skip.
-    private mutating func add(_ candidate: Candidate, _ evaluation: Evaluation, alerts: [DeliveryJob], hooked: Bool,
-                              into jobs: inout [DeliveryJob]) {
-        if !alerts.isEmpty {
-            jobs += alerts
-            if hooked { jobs.append(alerts[0].onWebhook(contacts: evaluation.contacts)) }
+    /// One listed user's messages: their alerts, one per contact address (a claim statement must
+    /// not name a delivery key twice), and the alert's webhook event listing the contacts.
+    private func messages(_ alerts: [DeliveryJob], contacts: [Evaluation.Contact], hooked: Bool) -> [DeliveryJob] {
+        guard let first = alerts.first else { return [] }
+        var seen = Set<String>()
+        var jobs = alerts.filter { seen.insert($0.contactKey).inserted }
+        if hooked { jobs.append(first.onWebhook(contacts: contacts)) }
+        return jobs
+    }
+
+    /// One listed user's skips: the one their decision records, or — alerted — an invalid
+    /// contact's beside valid ones.
+    private mutating func skip(_ candidate: Candidate, _ evaluation: Evaluation, alerted: Bool) {
+        if alerted {
             for bad in evaluation.invalidContacts {
                 skips.append(SkippedUser(userID: candidate.userID, missedDays: evaluation.missedDays,
                                          lastCheckIn: candidate.lastCheckIn, decision: .invalidEmail,

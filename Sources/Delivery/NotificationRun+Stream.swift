@@ -1,0 +1,47 @@
+import Foundation
+import Rule
+import Store
+import Values
+
+extension NotificationRun.Steps {
+    /// Delivers `plan` — read by a first pass that kept no alert: its counts, skips and holds are
+    /// recorded and announced — with the rule's alerts read again by a second pass
+    /// (`RunPlan.stream`) on the run's connection while the senders send, through a bounded
+    /// `Dispatcher.Feed`: the introductions first, then the alerts as they are read, then the
+    /// lifecycle's other messages, as a plan orders them. What the run holds is the messages in
+    /// flight, not the day's: at ten million users a day's alerts would be a quarter of a
+    /// gigabyte. A message read by the second pass that the first did not list (the user's data
+    /// changed in between) goes out like any other — each claim checks it is still due.
+    ///
+    /// The second pass is not read again after a broken connection (the alerts it fed may be on
+    /// their way: a second stream would hand them to the senders twice); what it had not read
+    /// stays due for the next run, and its error is the run's.
+    func deliver(_ plan: RunPlan, through dispatcher: Dispatcher) -> DeliveryResult {
+        guard plan.ruleJobs > 0 else { return dispatcher.deliver(plan.jobs, into: plan.tally) }
+        let feed = Dispatcher.Feed(first: dispatcher.unique(plan.jobs.filter { $0.kind == .introduction }), streaming: plan.ruleJobs,
+                                   then: dispatcher.unique(plan.jobs.filter { $0.kind != .introduction }))
+        let (connection, run) = (Transfer(value: db), run)
+        let reader = Background("sileme-plan-stream") {
+            defer { feed.finish() }
+            return try connection.value.perform(retrying: false) { db in
+                try RunPlan.stream(db, configuration: run.configuration, runDate: run.runDate, scope: run.scope) { jobs in
+                    for job in jobs { try feed.put(job) }
+                }
+            }
+        }
+        var delivery = dispatcher.deliver(feed, into: plan.tally)
+        do {
+            let streamed = try reader.wait()
+            // Holds of users newly due since the first pass (it recorded its own before sending).
+            if !streamed.newHolds.isEmpty {
+                _ = try db.perform { try HoldStore.record($0, streamed.newHolds, runDate: run.runDate,
+                                                          hours: run.configuration.intakeGuard.holdHours) }
+            }
+        } catch is Dispatcher.Feed.Closed {
+            // The senders stopped first: their result says why.
+        } catch {
+            delivery.errors.append(error)
+        }
+        return delivery
+    }
+}
