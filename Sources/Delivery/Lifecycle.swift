@@ -42,7 +42,7 @@ package struct Lifecycle: Sendable {
             row.channel == .webhook && Self.listsStreak(row.kind) ? row.notificationDate.map { (row.userID, $0) } : nil
         })
         // The languages of the mails' readers (docs/languages.md).
-        let languages = try store.languages(db, of: due.filter { $0.channel == .email }.map(\.userID))
+        let languages = try store.languages(db, of: due.map(\.userID))
         var jobs: [DeliveryJob] = []
         var keys = Set<String>()
         var unusable: [(user: String, contact: String)] = []
@@ -69,8 +69,8 @@ package struct Lifecycle: Sendable {
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
                                   checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, outcome: row.outcome,
                                   bounce: row.bounce)
-            if row.channel == .email, let named = languages[row.userID] {
-                job.languages = .init(contact: named.contacts[row.contact.lowercased()], user: named.user)
+            if let named = languages[row.userID] {
+                job.languages = .init(contact: row.channel == .email ? named.contacts[row.contact.lowercased()] : nil, user: named.user)
             }
             if row.channel == .webhook, Self.listsStreak(row.kind), let date = row.notificationDate {
                 job.streakContacts = streaks[EscalationStore.streakKey(userID: row.userID, alertDate: date)] ?? []

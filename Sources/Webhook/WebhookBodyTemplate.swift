@@ -19,7 +19,7 @@ import Values
 ///   `is_undeliverable`, `is_ping`, `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`:
 ///   true for the event's type, for sections: `{{#is_alert}}…{{/is_alert}}`.
 /// - `user_id`, `user_name`, `run_date`, `last_check_in_date`, `miss_days` (a number),
-///   `contacts` (a list of `email`, `position` and, with `ACK_BASE_URL`, `ack_url` on an alert
+///   `contacts` (a list of `email`, `position`, `language` and, with `ACK_BASE_URL`, `ack_url` on an alert
 ///   and a follow-up: `{{#contacts}}…{{/contacts}}`),
 ///   `contact_emails` (the addresses joined with ", "), `contact_count`.
 /// - Present on some events only (use them as sections): `paused_until`, `alert_date`,
@@ -122,6 +122,7 @@ package struct WebhookBodyTemplate: Sendable {
         func contact(_ contact: WebhookEvent.Contact) -> [String: Any] {
             var values: [String: Any] = ["email": text(contact.email), "position": contact.position]
             if let link = contact.ackURL { values["ack_url"] = text(link) }
+            if let language = contact.language { values["language"] = text(language) }
             if let streak = contact.streak {
                 values["tier"] = streak.tier
                 values["alerted"] = streak.alerted

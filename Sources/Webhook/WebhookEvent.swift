@@ -180,8 +180,8 @@ extension WebhookEvent {
         }
     }
 
-    /// An emergency contact: `{"email", "position"}`, with `ack_url` and the streak's state where
-    /// the event has them.
+    /// An emergency contact: `{"email", "position"}`, with `language`, `ack_url` and the streak's
+    /// state where the event has them.
     package struct Contact: Sendable, Equatable {
         /// The contact's address.
         package var email: String
@@ -193,13 +193,18 @@ extension WebhookEvent {
         /// `tier`, `alerted`, `bounced`: where the contact stands in the streak (`checkin.escalated`,
         /// `notifier.unheard`), for a gateway that calls or texts whom the mail did not reach.
         package var streak: StreakState?
+        /// `language`: the language the contact's mails are written in (a BCP 47 tag with
+        /// templates: the contact's, else the user's, else the default), for a gateway that
+        /// texts or calls them in it; absent where not known.
+        package var language: String?
 
         /// A contact at `position`.
-        package init(email: String, position: Int, ackURL: String? = nil, streak: StreakState? = nil) {
+        package init(email: String, position: Int, ackURL: String? = nil, streak: StreakState? = nil, language: String? = nil) {
             self.email = email
             self.position = position
             self.ackURL = ackURL
             self.streak = streak
+            self.language = language
         }
     }
 
@@ -273,9 +278,10 @@ extension WebhookEvent {
             + "\"diagnostic\":\(text(bounce.diagnostic)),\"bounced_at\":\(Escaping.json(CalendarDate.rfc3339(bounce.bouncedAt)))}"
     }
 
-    /// `{"email","position"}`, then `ack_url` and `tier`, `alerted`, `bounced` where known.
+    /// `{"email","position"}`, then `language`, `ack_url` and `tier`, `alerted`, `bounced` where known.
     static func json(_ contact: Contact) -> String {
         "{\"email\":\(Escaping.json(contact.email)),\"position\":\(contact.position)"
+            + (contact.language.map { ",\"language\":\(Escaping.json($0))" } ?? "")
             + (contact.ackURL.map { ",\"ack_url\":\(Escaping.json($0))" } ?? "")
             + (contact.streak.map { ",\"tier\":\($0.tier),\"alerted\":\($0.alerted),\"bounced\":\($0.bounced)" } ?? "") + "}"
     }

@@ -41,7 +41,7 @@ struct LanguageIntegrationTests {
         }
     }
 
-    @Test("three contacts (en, zh-Hant-TW, none): each alert and all-clear in its reader's language, headers encoded for each script; a user in Russian without Russian templates gets the default")
+    @Test("three contacts (en, zh-Hant-TW, none): each alert and all-clear in its reader's language, headers encoded for each script, each contact's language on the webhook; a user in Russian without Russian templates gets the default")
     func eachInTheirOwn() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
@@ -52,9 +52,19 @@ struct LanguageIntegrationTests {
             """, [user, mail.address("son"), mail.address("neighbour"), mail.address("carer")])
         let russian = try db.addUser(name: "Ольга", email: mail.address("olga-contact"), checkIns: ["2026-01-10"])
         try db.query("UPDATE users SET language = 'ru' WHERE id = $1", [russian])
-        let env = try NotifierProcess.environment(database: db)
+        let secret = WebhookTransportIntegrationTests.secret()
+        let receiver = try WebhookReceiver(secret: secret)
+        defer { receiver.stop() }
+        let env = try WebhookDeliveryIntegrationTests.environment(db, receiver, secret: secret, ["WEBHOOK_EVENTS": "checkin.alert,checkin.all_clear"])
         let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
         #expect(run.status == 0, "\(run.stderr.suffix(800))")
+        // The app's gateway hears each contact's language with the signed event.
+        func languages(_ type: String, _ of: String) throws -> [String?] {
+            let event = try WebhookDeliveryIntegrationTests.delivered(receiver).last { $0.type == type && $0.data["user_id"] as? String == of }
+            return ((event?.data["contacts"] as? [[String: Any]]) ?? []).map { $0["language"] as? String }
+        }
+        #expect(try languages("checkin.alert", user) == ["en", "zh-Hant", "zh-Hans"])
+        #expect(try languages("checkin.alert", russian) == ["zh-Hans"])
 
         func parsed(_ local: String) throws -> [MailParser.Parsed] {
             try mail.deliveries().filter { $0.recipient == mail.address(local) }.map { try MailParser.parse($0.raw) }
@@ -92,6 +102,7 @@ struct LanguageIntegrationTests {
         #expect(neighbourAllClear.headers["Subject"] == ["[一键打卡] 王秀英 已簽到，一切正常"])
         #expect(neighbourAllClear.text?.contains("我們在 2026年1月13日 曾告知您 TA 已連續 2 天未簽到") == true)
         #expect(try parsed("carer").last?.headers["Subject"] == ["[一键打卡] 王秀英 已签到，一切正常"])
+        #expect(try languages("checkin.all_clear", user) == ["en", "zh-Hant", "zh-Hans"], "the lifecycle's events too")
     }
 
     @Test("migrate adds the language of users and contacts, nullable, for the app to write")

@@ -107,6 +107,13 @@ package final class WebhookChannel: DeliveryChannel {
         }
     }
 
+    /// The language `email`'s mails are written in (docs/languages.md): the contact's, as the
+    /// job's contacts carry it, else the user's, else the default.
+    func language(of email: String, in job: DeliveryJob) -> String {
+        let stored = job.contacts.first { $0.address.address.lowercased() == email.lowercased() }?.language
+        return composer.templates.choose(contact: stored, user: job.languages.user).tag.identifier
+    }
+
     /// The event a claimed webhook job sends. Built from the row's facts only — the claim's
     /// `webhook-id`, the event's time (`event_at`, kept across takeovers) and the day it falls on
     /// in `NOTIFY_TIME_ZONE` as `run_date` — so that every attempt sends the same body (unless
@@ -124,6 +131,11 @@ package final class WebhookChannel: DeliveryChannel {
                                      ackURL: links.link(userID: job.userID, alertDate: job.date(runDate: runDate),
                                                         contact: contact.address.address, runDate: runDate, missedDays: job.missedDays))
             }
+        }
+        payload.contacts = payload.contacts.map { listed in
+            var contact = listed
+            contact.language = language(of: listed.email, in: job)
+            return contact
         }
         switch job.kind {
         case .alert:

@@ -151,6 +151,18 @@ struct WebhookEventTests {
         #expect(!(try WebhookEvent(type: .alert, id: "msg_1", timestamp: Self.time, payload: Self.payload())).jsonBody.contains("tier"))
     }
 
+    @Test("each contact's language after its email and position, where the run knows it")
+    func contactLanguage() throws {
+        var payload = Self.payload()
+        payload.contacts = [.init(email: "son@example.co.uk", position: 1, language: "en"),
+                            .init(email: "n@example.com", position: 2, streak: .init(tier: 2, alerted: false, bounced: false), language: "zh-Hant"),
+                            .init(email: "c@example.com", position: 3)]
+        let event = try WebhookEvent(type: .escalated, id: "msg_20260113_escalation_1", timestamp: Self.time, payload: payload)
+        #expect(event.dataJSON.contains(#""contacts":[{"email":"son@example.co.uk","position":1,"language":"en"},"#
+                                        + #"{"email":"n@example.com","position":2,"language":"zh-Hant","tier":2,"alerted":false,"bounced":false},"#
+                                        + #"{"email":"c@example.com","position":3}]"#), "\(event.jsonBody)")
+    }
+
     @Test("notifier.alerts_held: the operator's facts, no user's")
     func alertsHeld() throws {
         let event = try WebhookEvent.alertsHeld(id: "held_7", timestamp: Self.time,
