@@ -78,7 +78,7 @@ let package = Package(
         ]),
         // The dry run (a run's plan, printed) and the history report.
         .target(name: "Reports", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Delivery",
+            "Values", "Output", "Rule", "Config", "Store", "Delivery", "Mail",
         ]),
         // check (with the webhook's signed ping), --preview, retry.
         .target(name: "Admin", dependencies: [

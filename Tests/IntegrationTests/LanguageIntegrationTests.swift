@@ -56,6 +56,16 @@ struct LanguageIntegrationTests {
         let receiver = try WebhookReceiver(secret: secret)
         defer { receiver.stop() }
         let env = try WebhookDeliveryIntegrationTests.environment(db, receiver, secret: secret, ["WEBHOOK_EVENTS": "checkin.alert,checkin.all_clear"])
+        // The dry run says in which language each contact will read, and why one falls back.
+        let plan = try NotifierProcess.run(["--run-now", "--dry-run", "--format", "json", "--date", "2026-01-13"], environment: env)
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])["users"] as? [[String: Any]]
+        func planned(_ of: String) -> [[String?]] {
+            let contacts = listed?.first { $0["user_id"] as? String == of }?["contacts"] as? [[String: Any]] ?? []
+            return contacts.map { [$0["language"] as? String, $0["language_fallback"] as? String] }
+        }
+        #expect(planned(user) == [["en", nil], ["zh-Hant", nil], ["zh-Hans", nil]], "\(plan.stdout.prefix(1500))")
+        #expect(planned(russian) == [["zh-Hans", "no templates in ru"]])
+
         let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
         #expect(run.status == 0, "\(run.stderr.suffix(800))")
         // The app's gateway hears each contact's language with the signed event.

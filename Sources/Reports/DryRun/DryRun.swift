@@ -1,6 +1,7 @@
 import Config
 import Delivery
 import Foundation
+import Mail
 import Rule
 import Store
 import Values
@@ -173,6 +174,9 @@ package struct DryRun: Sendable {
     private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
                       into rows: Handoff<Row>) throws -> RunPlan {
         let hooksAlerts = configuration.webhookSends(.alert)
+        // Each contact's language, as a run would choose it; templates that do not load (a run
+        // would refuse them) leave the report without languages rather than without a report.
+        let templates = try? MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
         // The rows end with the batch query, before the first share waits for the owed messages:
         // the report takes the other share's rows meanwhile, and that reader's session is freed.
         return try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true, keepsJobs: false,
@@ -183,7 +187,7 @@ package struct DryRun: Sendable {
             try rows.put(Row(key: (since, candidate.userID),
                              row: ReportRow(candidate: candidate, evaluation: evaluation, runDate: date,
                                             timeZone: slot?.schedule.timeZone.identifier ?? configuration.timeZone.identifier,
-                                            slot: slot),
+                                            slot: slot, language: templates.map { templates in { templates.choose(contact: $0, user: $1) } }),
                              hook: hooksAlerts && evaluation.decision == .send
                                  ? .webhookAlert(userID: candidate.userID, rawName: candidate.rawName,
                                                  missedDays: evaluation.missedDays, lastCheckIn: candidate.lastCheckIn)

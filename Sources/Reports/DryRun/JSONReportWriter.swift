@@ -72,12 +72,23 @@ package final class JSONReportWriter: ReportSink {
         output.write(object)
     }
 
-    /// `[{"email","position","tier"},…]`, masked unless `fullEmails`.
+    /// `[{"email","position","tier","language"},…]`, masked unless `fullEmails`; `language_fallback`
+    /// says why a contact is not written to in the language its row or its user's asks for.
     private func json(_ contacts: [ReportRow.Contact]) -> String {
         "[" + contacts.map { contact in
             "{\"email\":" + Escaping.json(fullEmails ? contact.address : EmailMasking.mask(contact.address))
-                + ",\"position\":" + String(contact.position) + ",\"tier\":" + String(contact.tier) + "}"
+                + ",\"position\":" + String(contact.position) + ",\"tier\":" + String(contact.tier)
+                + (contact.language.map { ",\"language\":" + Escaping.json($0.tag.identifier) } ?? "")
+                + (contact.language?.fallback.map { ",\"language_fallback\":" + Escaping.json(Self.words($0)) } ?? "") + "}"
         }.joined(separator: ",") + "]"
+    }
+
+    /// Why a contact falls back: `not a language tag: "klingon!"`, `no templates in fr-CA`.
+    static func words(_ fallback: LanguageTag.Choice.Fallback) -> String {
+        switch fallback {
+        case .notATag(let text): "not a language tag: \"\(text)\""
+        case .notAvailable(let tag): "no templates in \(tag)"
+        }
     }
 
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook

@@ -50,8 +50,10 @@ package struct ReportRow: Sendable, Equatable {
 
     /// Builds the row for a candidate and its evaluation on `runDate`, counted in `timeZone`, of
     /// the slot `slot` (what it says of an odd zone or time goes into the row).
+    /// `language` chooses each contact's language from what the rows store (the contact's, the
+    /// user's); without it the row names none.
     package init(candidate: Candidate, evaluation: Evaluation, runDate: CalendarDate? = nil, timeZone: String? = nil,
-                slot: NotifySlots.Slot? = nil) {
+                slot: NotifySlots.Slot? = nil, language: ((_ contact: String?, _ user: String?) -> LanguageTag.Choice)? = nil) {
         self.runDate = runDate
         self.timeZone = timeZone
         unknownTimeZone = slot?.unknownZone == true ? slot?.zoneName : nil
@@ -68,8 +70,12 @@ package struct ReportRow: Sendable, Equatable {
         pausedUntil = candidate.pausedUntil
         newerAccount = evaluation.supersededBy?.userID
         newerCheckIn = evaluation.supersededBy?.lastCheckIn
-        contacts = evaluation.contacts.map { Contact(address: $0.address.address, position: $0.position, tier: $0.tier) }
-        waiting = evaluation.waiting.map { Contact(address: $0.address.address, position: $0.position, tier: $0.tier) }
+        func contact(_ contact: Evaluation.Contact) -> Contact {
+            Contact(address: contact.address.address, position: contact.position, tier: contact.tier,
+                    language: language?(contact.language, candidate.language))
+        }
+        contacts = evaluation.contacts.map(contact)
+        waiting = evaluation.waiting.map(contact)
     }
 
     /// A valid contact in force.
@@ -80,6 +86,9 @@ package struct ReportRow: Sendable, Equatable {
         package let position: Int
         /// Its tier (1, or 2: alerted when the alert escalates).
         package let tier: Int
+        /// The language its mails are written in, and why it is not the one the rows ask for, if
+        /// so (docs/languages.md); nil where the report did not choose.
+        package var language: LanguageTag.Choice? = nil
     }
 
     /// The valid contacts the alert goes to now: one alert each when the decision is `send`.
