@@ -44,6 +44,7 @@ package struct HealthCheck: Sendable {
         var status = ExitStatus.success
         var ackCount: String?
         var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
+        var templates: MailTemplates?
         var escalationFigures: Result<EscalationFigures, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
             findings.append(Finding(subject: subject, ok: ok, detail: detail))
@@ -62,13 +63,14 @@ package struct HealthCheck: Sendable {
             note("configuration", false, error.description, failure: .configuration)
         }
         do {
-            let templates = try MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
-            let sample = templates.render(TemplateVariables(
+            let loaded = try MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
+            templates = loaded
+            let sample = loaded.render(TemplateVariables(
                 userName: "张三", missDays: configuration.rule.thresholdDays,
                 lastCheckInDate: CalendarDate(year: 2026, month: 1, day: 10)!,
                 runDate: CalendarDate(year: 2026, month: 1, day: 13)!, appName: configuration.appName))
             note("templates", true, "subject: \(sample.subject)", failure: .configuration)
-            note("languages", true, Self.languages(templates), failure: .configuration)
+            note("languages", true, Self.languages(loaded), failure: .configuration)
         } catch {
             note("templates", false, error.description, failure: .configuration)
         }
@@ -131,6 +133,13 @@ package struct HealthCheck: Sendable {
                     note("held alerts", false, error.description, failure: .configuration)
                 }
                 escalationFigures = Result { try EscalationFigures.read(db) }
+                if let templates {
+                    do {
+                        findings.append(Self.languagesAsked(try LanguageUse.read(db), templates: templates))
+                    } catch let error as DatabaseError {
+                        note("languages asked for", false, error.description, failure: .failure)
+                    }
+                }
             }
         } catch let error as DatabaseError {
             note("database", false, error.description, failure: error.kind == .unreachable ? .unavailable : .failure)

@@ -16,7 +16,7 @@ struct LanguageIntegrationTests {
         return root
     }
 
-    @Test("check lists each language, where its templates come from, the default, and what falls back")
+    @Test("check lists each language, where its templates come from, the default, and what falls back; and that no row asks for one")
     func checkListsLanguages() throws {
         let db = try TestDatabase()
         let folder = try Self.templates()
@@ -29,6 +29,7 @@ struct LanguageIntegrationTests {
                                 + "zh-Hant from TEMPLATE_DIR; falls back: ru all_clear → zh-Hans, ru follow_up → zh-Hans"), "\(output)")
         let builtIn = try NotifierProcess.run(["check"], environment: NotifierProcess.environment(database: db, ["DEFAULT_LANGUAGE": "en"]))
         #expect((builtIn.stdout + builtIn.stderr).contains("ok   languages: en (default), zh-Hans, zh-Hant\n"), "\(builtIn.stdout)")
+        #expect((builtIn.stdout + builtIn.stderr).contains("ok   languages asked for: none: every contact is written to in en (the default)\n"))
     }
 
     @Test("DEFAULT_LANGUAGE with no templates, or not a language: refused at start with exit 78, naming it")
@@ -56,6 +57,11 @@ struct LanguageIntegrationTests {
         let receiver = try WebhookReceiver(secret: secret)
         defer { receiver.stop() }
         let env = try WebhookDeliveryIntegrationTests.environment(db, receiver, secret: secret, ["WEBHOOK_EVENTS": "checkin.alert,checkin.all_clear"])
+        // `check` says which languages the rows ask for, and who falls back to which.
+        let check = try NotifierProcess.run(["check"], environment: env)
+        #expect((check.stdout + check.stderr).contains(
+            "warn languages asked for: en (1 contact); ru (1 user) → zh-Hans: no templates in it; zh-Hant-TW (1 contact) → zh-Hant\n"),
+            "\(check.stdout)\(check.stderr)")
         // The dry run says in which language each contact will read, and why one falls back.
         let plan = try NotifierProcess.run(["--run-now", "--dry-run", "--format", "json", "--date", "2026-01-13"], environment: env)
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])["users"] as? [[String: Any]]
