@@ -33,7 +33,7 @@ struct PauseTemplateTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         for file in ["subject.mustache", "body.txt.mustache"] {
-            try FileManager.default.copyItem(atPath: MailTemplatesTests.configTemplates + "/" + file, toPath: dir.path + "/" + file)
+            try FileManager.default.copyItem(atPath: MailTemplatesTests.configTemplates + "/zh-Hans/" + file, toPath: dir.path + "/" + file)
         }
         try FileManager.default.copyItem(atPath: MailTemplatesTests.configTemplates + "/body.html.mustache.example",
                                          toPath: dir.path + "/body.html.mustache")
