@@ -79,9 +79,9 @@ struct EscalationDeliveryIntegrationTests {
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.day.description, "--format", "json", "--full-emails"],
                                           environment: env)
         #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("m"))","position":1,"tier":2},{"email":"\#(mail.address("p"))","position":2,"tier":2}]"#),
+        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("m"))","position":1,"tier":2,"language":"zh-Hans"},{"email":"\#(mail.address("p"))","position":2,"tier":2,"language":"zh-Hans"}]"#),
                 "\(dry.stdout)")
-        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("f"))","position":1,"tier":1}],"second_tier_waiting":[{"email":"\#(mail.address("q"))","position":2,"tier":2}]"#),
+        #expect(dry.stdout.contains(#""contacts":[{"email":"\#(mail.address("f"))","position":1,"tier":1,"language":"zh-Hans"}],"second_tier_waiting":[{"email":"\#(mail.address("q"))","position":2,"tier":2,"language":"zh-Hans"}]"#),
                 "\(dry.stdout)")
         let run = try NotifierProcess.run(["--run-now", "--date", Self.day.description], environment: env)
         #expect(run.status == 0, "\(run.stderr)")

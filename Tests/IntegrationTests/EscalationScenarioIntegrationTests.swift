@@ -90,7 +90,7 @@ struct EscalationScenarioIntegrationTests {
         #expect(escalated.count == 1 && escalated.allSatisfy(\.signature_ok), "\(escalated.map(\.body))")
         let body = try #require(escalated.first?.body)
         for (position, local, tier, alerted) in [(1, "a", 1, true), (2, "b", 1, true), (3, "c", 1, true), (4, "n", 2, false)] {
-            #expect(body.contains("{\"email\":\"\(mail.address(local))\",\"position\":\(position),\"tier\":\(tier),\"alerted\":\(alerted),\"bounced\":false}"),
+            #expect(body.contains("{\"email\":\"\(mail.address(local))\",\"position\":\(position),\"language\":\"zh-Hans\",\"tier\":\(tier),\"alerted\":\(alerted),\"bounced\":false}"),
                     "\(body)")
         }
         #expect(try events("notifier.unheard", silent).count == 1)
@@ -115,7 +115,7 @@ struct EscalationScenarioIntegrationTests {
         #expect((Double(deadTimes[0] ?? "") ?? .infinity) < Self.after, "\(deadTimes)")
         #expect(later.filter { ["f", "g", "h", "hn"].map(mail.address).contains($0.recipient) }.map(\.recipient) == [mail.address("hn")])
         let deadEvent = try #require(try events("checkin.escalated", dead).first?.body)
-        #expect(deadEvent.contains("\"email\":\"\(mail.address("g"))\",\"position\":2,\"tier\":1,\"alerted\":true,\"bounced\":true}"), "\(deadEvent)")
+        #expect(deadEvent.contains("\"email\":\"\(mail.address("g"))\",\"position\":2,\"language\":\"zh-Hans\",\"tier\":1,\"alerted\":true,\"bounced\":true}"), "\(deadEvent)")
         #expect(try events("checkin.escalated", dead).count == 1)
     }
 

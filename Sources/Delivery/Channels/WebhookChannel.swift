@@ -132,11 +132,6 @@ package final class WebhookChannel: DeliveryChannel {
                                                         contact: contact.address.address, runDate: runDate, missedDays: job.missedDays))
             }
         }
-        payload.contacts = payload.contacts.map { listed in
-            var contact = listed
-            contact.language = language(of: listed.email, in: job)
-            return contact
-        }
         switch job.kind {
         case .alert:
             payload.pausedUntil = job.pausedUntil
@@ -178,6 +173,12 @@ package final class WebhookChannel: DeliveryChannel {
                                                      messageID: bounce.messageID, status: bounce.status,
                                                      diagnostic: bounce.diagnostic, bouncedAt: bounce.at)
             }
+        }
+        // Each listed contact's language, whatever built the list.
+        payload.contacts = payload.contacts.map { listed in
+            var contact = listed
+            contact.language = language(of: listed.email, in: job)
+            return contact
         }
         return try WebhookEvent(type: job.kind.webhookEventType, id: claim.messageID, timestamp: at, payload: payload)
     }
