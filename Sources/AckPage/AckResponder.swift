@@ -97,11 +97,9 @@ struct AckResponder: HTTPResponder {
         // recorded, and the page asks again. "I can't go now" records nothing either.
         switch form[AckPageView.Answer.field].flatMap(AckPageView.Answer.init(rawValue:)) {
         case nil:
-            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .chooseOne),
-                        language: language, status: .unprocessableContent)
+            return answered(found, .chooseOne, language, status: .unprocessableContent)
         case .notMe:
-            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .notRecorded),
-                        language: language)
+            return answered(found, .notRecorded, language)
         case .going:
             break
         }
@@ -119,11 +117,7 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
-        // Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token
-        // itself, so it resolves to the same link whatever path the proxy serves it under.
-        var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
-        response.headers[.location] = tokenText
-        return response
+        return reload(tokenText, language)
     }
 
     /// POST of the outcome form (the request already checked as the page's own): a person's
@@ -136,11 +130,9 @@ struct AckResponder: HTTPResponder {
                             language: AckLanguage) async throws -> Response {
         switch form[AckPageView.OutcomeAnswer.field].flatMap(AckPageView.OutcomeAnswer.init(rawValue:)) {
         case nil:
-            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .chooseOne),
-                        language: language, status: .unprocessableContent)
+            return answered(found, .chooseOne, language, status: .unprocessableContent)
         case .noNews:
-            return page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: .noNewsYet),
-                        language: language)
+            return answered(found, .noNewsYet, language)
         case .ok, .unreachable:
             let ok = form[AckPageView.OutcomeAnswer.field] == AckPageView.OutcomeAnswer.ok.rawValue
             guard found.model.canSayOutcome else { break }
@@ -158,6 +150,19 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
+        return reload(tokenText, language)
+    }
+
+    /// The page again after a POST that records nothing, with `notice` saying why.
+    private func answered(_ found: (model: AckPageView.Model, reader: AcknowledgementStore.Recipient), _ notice: AckPageView.Notice,
+                          _ language: AckLanguage, status: HTTPResponse.Status = .ok) -> Response {
+        page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: notice),
+             language: language, status: status)
+    }
+
+    /// Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token itself,
+    /// so it resolves to the same link whatever path the proxy serves it under.
+    private func reload(_ tokenText: String, _ language: AckLanguage) -> Response {
         var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
         response.headers[.location] = tokenText
         return response
