@@ -42,8 +42,13 @@ struct AckResponder: HTTPResponder {
         database = AckDatabase(configuration: configuration)
     }
 
+    /// A streak's page as its reader sees it: what it shows, whose link it is, and the language
+    /// it is written in for that reader.
+    typealias Found = (model: AckPageView.Model, reader: AcknowledgementStore.Recipient, language: AckLanguage)
+
     func respond(to request: Request, context: AckContext) async throws -> Response {
-        let language = AckLanguage.choose(request.headers[.acceptLanguage])
+        // Until the link names a contact, the browser's language (the neutral page, a limit).
+        let language = AckLanguage.choose(browser: request.headers[.acceptLanguage], fallback: configuration.defaultLanguage)
         let path = request.uri.path
         if path == "/healthz" { return Self.plain(.ok, "ok\n", language) }
         if case .limited(let retryAfter) = limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) {
@@ -54,7 +59,7 @@ struct AckResponder: HTTPResponder {
         let tokenText = String(path.split(separator: "/").last ?? "")
         switch request.method {
         case .get, .head:
-            return try await show(tokenText, language: language)
+            return try await show(tokenText, browser: request.headers[.acceptLanguage], language: language)
         case .post:
             // A declared length over the limit is refused before any of it is read (and the
             // connection closed: the rest of the body is not waited for).
@@ -73,10 +78,10 @@ struct AckResponder: HTTPResponder {
     }
 
     /// GET: the page, or the neutral page. Reads only.
-    private func show(_ tokenText: String, language: AckLanguage) async throws -> Response {
+    private func show(_ tokenText: String, browser: String?, language: AckLanguage) async throws -> Response {
         guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
-        guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
-        return page(AckPageView.page(found.model, language: language, appName: configuration.appName), language: language)
+        guard let found = try await model(token, tokenText: tokenText, browser: browser) else { return neutral(.notFound, language) }
+        return page(AckPageView.page(found.model, language: found.language, appName: configuration.appName), language: found.language)
     }
 
     /// POST: the anti-forgery field must be the page's, the request from the page's own origin,
@@ -89,17 +94,19 @@ struct AckResponder: HTTPResponder {
               Self.sameOrigin(request, base: configuration.ack?.baseURL) else {
             return neutral(.forbidden, language)
         }
-        guard let found = try await model(token, tokenText: tokenText) else { return neutral(.notFound, language) }
+        guard let found = try await model(token, tokenText: tokenText, browser: request.headers[.acceptLanguage]) else {
+            return neutral(.notFound, language)
+        }
         if form[AckPageView.OutcomeAnswer.field] != nil {
-            return try await sayOutcome(token, tokenText: tokenText, form: form, found: found, language: language)
+            return try await sayOutcome(token, tokenText: tokenText, form: form, found: found)
         }
         // A program that loads the page and submits its form as found sends no answer: nothing is
         // recorded, and the page asks again. "I can't go now" records nothing either.
         switch form[AckPageView.Answer.field].flatMap(AckPageView.Answer.init(rawValue:)) {
         case nil:
-            return answered(found, .chooseOne, language, status: .unprocessableContent)
+            return answered(found, .chooseOne, status: .unprocessableContent)
         case .notMe:
-            return answered(found, .notRecorded, language)
+            return answered(found, .notRecorded)
         case .going:
             break
         }
@@ -117,7 +124,7 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
-        return reload(tokenText, language)
+        return reload(tokenText, found.language)
     }
 
     /// POST of the outcome form (the request already checked as the page's own): a person's
@@ -126,13 +133,12 @@ struct AckResponder: HTTPResponder {
     /// "No news yet" records nothing. Whatever was recorded first stands: a later answer, by
     /// anyone, changes nothing, and the page it is sent back to shows what was said.
     private func sayOutcome(_ token: AckToken, tokenText: String, form: [String: String],
-                            found: (model: AckPageView.Model, reader: AcknowledgementStore.Recipient),
-                            language: AckLanguage) async throws -> Response {
+                            found: Found) async throws -> Response {
         switch form[AckPageView.OutcomeAnswer.field].flatMap(AckPageView.OutcomeAnswer.init(rawValue:)) {
         case nil:
-            return answered(found, .chooseOne, language, status: .unprocessableContent)
+            return answered(found, .chooseOne, status: .unprocessableContent)
         case .noNews:
-            return answered(found, .noNewsYet, language)
+            return answered(found, .noNewsYet)
         case .ok, .unreachable:
             let ok = form[AckPageView.OutcomeAnswer.field] == AckPageView.OutcomeAnswer.ok.rawValue
             guard found.model.canSayOutcome else { break }
@@ -150,14 +156,13 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
-        return reload(tokenText, language)
+        return reload(tokenText, found.language)
     }
 
     /// The page again after a POST that records nothing, with `notice` saying why.
-    private func answered(_ found: (model: AckPageView.Model, reader: AcknowledgementStore.Recipient), _ notice: AckPageView.Notice,
-                          _ language: AckLanguage, status: HTTPResponse.Status = .ok) -> Response {
-        page(AckPageView.page(found.model, language: language, appName: configuration.appName, notice: notice),
-             language: language, status: status)
+    private func answered(_ found: Found, _ notice: AckPageView.Notice, status: HTTPResponse.Status = .ok) -> Response {
+        page(AckPageView.page(found.model, language: found.language, appName: configuration.appName, notice: notice),
+             language: found.language, status: status)
     }
 
     /// Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token itself,
@@ -168,12 +173,18 @@ struct AckResponder: HTTPResponder {
         return response
     }
 
-    /// The page's model for a verified token (nil: the neutral page).
-    private func model(_ token: AckToken, tokenText: String) async throws -> (model: AckPageView.Model, reader: AcknowledgementStore.Recipient)? {
+    /// The page's model for a verified token (nil: the neutral page), in its reader's language:
+    /// the contact's own, else the browser's (`browser`, the `Accept-Language` header), else the
+    /// user's, else the service's default.
+    private func model(_ token: AckToken, tokenText: String, browser: String?) async throws -> Found? {
         let streak = try await database.run { db in
             try AcknowledgementStore().streak(db, userID: token.userID, alertDate: token.alertDate)
         }
-        return AckPageModel.make(streak, token: token, tokenText: tokenText, key: key, today: today, zone: configuration.timeZone)
+        guard let made = AckPageModel.make(streak, token: token, tokenText: tokenText, key: key, today: today, zone: configuration.timeZone)
+        else { return nil }
+        let language = AckLanguage.choose(contact: made.reader.language, browser: browser, user: streak?.userLanguage,
+                                          fallback: configuration.defaultLanguage)
+        return (made.model, made.reader, language)
     }
 
     private var today: CalendarDate { CalendarDate(Date(), in: configuration.timeZone) }

@@ -2,6 +2,7 @@ import Config
 import Delivery
 import Foundation
 import Logging
+import Mail
 import Rule
 import Store
 import Values
@@ -19,6 +20,10 @@ package struct RetryPlan: Sendable {
         /// Why a row the rule does not decide on is not sent again (`contact_bounced`: a mail of
         /// the streak to its contact bounced, docs/bounces.md); nil otherwise.
         package var reason: String? = nil
+
+        /// The language the mail is written in, and why it is not the one asked for (nil: a
+        /// webhook event, or templates that do not load — the send would refuse them).
+        package var language: LanguageTag.Choice? = nil
 
         /// What the listing says of it: the reason, else the decision, else `not_due`.
         package var now: String { reason ?? decision?.rawValue ?? "not_due" }
@@ -38,6 +43,8 @@ package struct RetryPlan: Sendable {
         let db = try PGConnection(configuration.database)
         try RowSecurity.verify(db)
         try CheckInTriggers.verify(db)
+        // The language each mail would be written in, chosen as the send chooses it.
+        let templates = try? MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
         return try db.transaction(readOnly: true, oneSnapshot: true) {
             let targets = try NotificationStore(owner: "retry", claimLeaseSeconds: configuration.claimLeaseSeconds)
                 .retryTargets(db, runDate: runDate, userID: userID, kinds: kinds)
@@ -46,24 +53,32 @@ package struct RetryPlan: Sendable {
                 db, configuration: configuration, runDate: runDate,
                 scope: .retry(users: Set(targets.map(\.userID)), kinds: kinds.map(Set.init))).decisions
             return RetryPlan(entries: targets.map { target in
-                let decision = decisions[target.userID]
-                if target.contactBounced {
-                    return Entry(target: target, decision: nil, reason: "contact_bounced")
+                var entry = Self.entry(target, decision: decisions[target.userID], configuration: configuration)
+                if target.channel == "email", let templates {
+                    entry.language = templates.choose(contact: target.contactLanguage, user: target.userLanguage)
                 }
-                if target.kind != DeliveryJob.Kind.alert.rawValue {
-                    return Entry(target: target, decision: .send)
-                }
-                // Finished as an unfinished alert: not a refusal, and still a contact of the user; a
-                // webhook event while the channel is on, refused or not.
-                if decision == .alreadyNotified && target.channel == "webhook" && configuration.webhookSends(.alert) {
-                    return Entry(target: target, decision: .send)
-                }
-                if decision == .alreadyNotified && target.status != "failed" && target.contactInForce {
-                    return Entry(target: target, decision: .send)
-                }
-                return Entry(target: target, decision: decision)
+                return entry
             })
         }
+    }
+
+    /// What `retry` does with `target` given the rule's `decision` for its user now. Pure.
+    static func entry(_ target: RetryTarget, decision: Decision?, configuration: NotifierConfiguration) -> Entry {
+        if target.contactBounced {
+            return Entry(target: target, decision: nil, reason: "contact_bounced")
+        }
+        if target.kind != DeliveryJob.Kind.alert.rawValue {
+            return Entry(target: target, decision: .send)
+        }
+        // Finished as an unfinished alert: not a refusal, and still a contact of the user; a
+        // webhook event while the channel is on, refused or not.
+        if decision == .alreadyNotified && target.channel == "webhook" && configuration.webhookSends(.alert) {
+            return Entry(target: target, decision: .send)
+        }
+        if decision == .alreadyNotified && target.status != "failed" && target.contactInForce {
+            return Entry(target: target, decision: .send)
+        }
+        return Entry(target: target, decision: decision)
     }
 
     /// The users that will be re-attempted.

@@ -12,12 +12,16 @@ package struct AcknowledgementStore: Sendable {
         package var masked: String
         /// When this contact acknowledged, if they did.
         package var acknowledgedAt: Date?
+        /// `emergency_contacts.language` of this contact, as the app stored it: the page is
+        /// written in it first.
+        package var language: String?
 
         /// Creates the value.
-        package init(contact: String, masked: String, acknowledgedAt: Date?) {
+        package init(contact: String, masked: String, acknowledgedAt: Date?, language: String? = nil) {
             self.contact = contact
             self.masked = masked
             self.acknowledgedAt = acknowledgedAt
+            self.language = language
         }
     }
 
@@ -25,6 +29,9 @@ package struct AcknowledgementStore: Sendable {
     package struct Streak: Sendable, Equatable {
         /// `users.name` as stored.
         package var rawName: String?
+        /// `users.language` as stored: the page's language when neither the contact's nor the
+        /// browser's is one it is written in.
+        package var userLanguage: String?
         /// `L` of the alert.
         package var lastCheckIn: CalendarDate
         /// `m` on the alert's day.
@@ -41,8 +48,10 @@ package struct AcknowledgementStore: Sendable {
 
         /// Creates the value.
         package init(rawName: String?, lastCheckIn: CalendarDate, missedDaysAtAlert: Int, checkedInSince: CalendarDate?,
-                    recipients: [Recipient], recordsOutcome: Bool = false, outcome: OutcomeStore.Recorded? = nil) {
+                    recipients: [Recipient], recordsOutcome: Bool = false, outcome: OutcomeStore.Recorded? = nil,
+                    userLanguage: String? = nil) {
             self.rawName = rawName
+            self.userLanguage = userLanguage
             self.lastCheckIn = lastCheckIn
             self.missedDaysAtAlert = missedDaysAtAlert
             self.checkedInSince = checkedInSince
@@ -59,7 +68,10 @@ package struct AcknowledgementStore: Sendable {
     /// accepted (an unknown user or date: the page is the neutral one). Reads only.
     package func streak(_ db: PGConnection, userID: String, alertDate: CalendarDate) throws -> Streak? {
         let rows = try db.execute(SQLStatement("""
-            SELECT u.name, a.contact, coalesce(a.recipient_masked, '') AS masked, a.last_check_in_date AS last,
+            SELECT u.name, u.language AS user_language, a.contact, coalesce(a.recipient_masked, '') AS masked,
+                   a.last_check_in_date AS last,
+                   (SELECT min(ec.language) FROM emergency_contacts ec
+                    WHERE ec.user_id = a.user_id AND lower(btrim(ec.email)) = a.contact AND ec.language IS NOT NULL) AS contact_language,
                    a.consecutive_miss_days AS miss, extract(epoch FROM k.acknowledged_at) AS ack_epoch,
                    (SELECT max(c.check_in_date) FROM check_ins c
                     WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date) AS since,
@@ -80,10 +92,12 @@ package struct AcknowledgementStore: Sendable {
                       recipients: rows.compactMap { row in
                           row.string("contact").map {
                               Recipient(contact: $0, masked: row.string("masked") ?? "",
-                                        acknowledgedAt: row.string("ack_epoch").flatMap(Double.init).map(Date.init(timeIntervalSince1970:)))
+                                        acknowledgedAt: row.string("ack_epoch").flatMap(Double.init).map(Date.init(timeIntervalSince1970:)),
+                                        language: row.string("contact_language"))
                           }
                       },
-                      recordsOutcome: first.bool("records_outcome"), outcome: OutcomeStore.Recorded(first))
+                      recordsOutcome: first.bool("records_outcome"), outcome: OutcomeStore.Recorded(first),
+                      userLanguage: first.string("user_language"))
     }
 
     /// Records that `contact` acknowledged the streak (once: a second press finds the row and

@@ -20,4 +20,8 @@ package struct RetryTarget: Sendable, Equatable {
     /// Whether a mail of this streak to its contact bounced (docs/bounces.md): the streak's
     /// notices no longer go to that contact, so this one is not sent again.
     package var contactBounced = false
+    /// `emergency_contacts.language` of its contact, as the app stored it (nil: none, or no contact).
+    package var contactLanguage: String?
+    /// `users.language`, as the app stored it.
+    package var userLanguage: String?
 }

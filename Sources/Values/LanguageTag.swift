@@ -134,6 +134,17 @@ extension LanguageTag {
     }
 }
 
+extension LanguageTag.Choice.Fallback: CustomStringConvertible {
+    /// Why a recipient falls back, as reports write it: `not a language tag: "klingon!"`,
+    /// `no templates in fr-CA`.
+    package var description: String {
+        switch self {
+        case .notATag(let text): "not a language tag: \"\(text)\""
+        case .notAvailable(let tag): "no templates in \(tag)"
+        }
+    }
+}
+
 private extension Character {
     var isASCIILetter: Bool { isASCII && isLetter }
     var isASCIIDigit: Bool { isASCII && isNumber }

@@ -251,7 +251,7 @@ struct AcknowledgementIntegrationTests {
         #expect(NotifierProcess.finish(second.0, second.1, second.2).status == 0)
     }
 
-    @Test("the page in a real browser (headless Chromium): both languages on a phone and a desktop, styled under the strict CSP, the form without JavaScript",
+    @Test("the page in a real browser (headless Chromium): its three languages on a phone and a desktop, styled under the strict CSP, the form without JavaScript",
           .enabled(if: Chromium.available, "chromium is not installed (apt-get install chromium)"))
     func browser() throws {
         let db = try TestDatabase()
@@ -284,7 +284,7 @@ struct AcknowledgementIntegrationTests {
         // The page needs none — it has no script, and its Content-Security-Policy (`default-src
         // 'none'`, no `script-src`) lets none run — so what the browser shows is the page without
         // JavaScript; its form's POST is the one the first test makes.
-        for (language, name, button) in [("zh-CN", "zh", "我去看看"), ("en-US", "en", "on it")] {
+        for (language, name, button) in [("zh-CN", "zh", "我去看看"), ("zh-TW", "zh-Hant", "我去看看"), ("en-US", "en", "on it")] {
             let switches = ["--accept-lang=\(language)", "--lang=\(language)"]
             for (width, height, viewport) in [(390, 844, "phone"), (1280, 800, "desktop")] {
                 let png = "\(folder)/ack-\(name)-\(viewport).png"
@@ -303,7 +303,7 @@ struct AcknowledgementIntegrationTests {
             // The browser builds the whole form from HTML alone: a POST to the page itself with the field.
             let dom = try Chromium.dumpDOM(url: link, extra: switches)
             #expect(dom.contains("<form method=\"post\">") && dom.contains("name=\"form\"") && dom.contains(button))
-            #expect(!dom.contains("<script") && dom.contains("lang=\"\(language == "zh-CN" ? "zh-CN" : "en")\""))
+            #expect(!dom.contains("<script") && dom.contains("lang=\"\(["zh-CN": "zh-Hans", "zh-TW": "zh-Hant"][language] ?? "en")\""))
             #expect(!contacts.contains { dom.contains($0) }, "no full address")
         }
         kill(daemon.0.processIdentifier, SIGTERM)

@@ -121,6 +121,97 @@ struct LanguageIntegrationTests {
         #expect(try languages("checkin.all_clear", user) == ["en", "zh-Hant", "zh-Hans"], "the lifecycle's events too")
     }
 
+    @Test("the acknowledgement page in each reader's language: the contact's first, then the browser's, then the user's; the neutral page in the browser's")
+    func pageInEachLanguage() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
+        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: [alertDate.adding(days: -3).description])
+        try db.query("""
+            INSERT INTO emergency_contacts (user_id, email, position, language)
+            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, NULL)
+            """, [user, mail.address("son"), mail.address("neighbour"), mail.address("carer")])
+        let port = try PostgresCluster.freePort()
+        let base = "http://127.0.0.1:\(port)/ack"
+        let env = try NotifierProcess.environment(database: db, [
+            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
+            "INTRODUCE_CONTACTS": "off",
+        ])
+        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
+        let sent = try mail.deliveries()
+        func link(_ local: String) throws -> String {
+            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
+        }
+        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
+
+        /// The page of `local`'s link as a browser asking for `browser` gets it: its language, and the page.
+        func page(_ local: String, browser: String) throws -> (language: String?, body: String) {
+            let got = try AcknowledgementIntegrationTests.http(try link(local), language: browser)
+            #expect(got.status == 200)
+            return (got.headers["content-language"], got.body)
+        }
+        // The alert was yesterday, after two missed days: today's page counts three. A browser asking
+        // for simplified Chinese: the contacts who chose a language read theirs.
+        let son = try page("son", browser: "zh-CN,zh;q=0.9")
+        #expect(son.language == "en" && son.body.contains("has not checked in for 3 days") && son.body.contains("I&#39;m on it"),
+                "\(son.body.prefix(600))")
+        let neighbour = try page("neighbour", browser: "zh-CN,zh;q=0.9")
+        #expect(neighbour.language == "zh-Hant" && neighbour.body.contains("<html lang=\"zh-Hant\">"))
+        #expect(neighbour.body.contains("王秀英 已連續 3 天未簽到") && neighbour.body.contains("緊急聯絡人") && neighbour.body.contains("送出"),
+                "\(neighbour.body.prefix(600))")
+        #expect(!neighbour.body.contains("联系人") && !neighbour.body.contains("签到"), "no simplified characters on the traditional page")
+        // The carer chose none: the browser's, whichever of the three it asks for.
+        let carer = try page("carer", browser: "zh-CN,zh;q=0.9")
+        #expect(carer.language == "zh-Hans" && carer.body.contains("王秀英 已连续 3 天未签到"))
+        #expect(try page("carer", browser: "zh-HK, en;q=0.5").language == "zh-Hant")
+        #expect(try page("carer", browser: "en-GB").language == "en")
+        // A browser asking for none of them: the user's language, when the app stored one.
+        #expect(try page("carer", browser: "de").language == "zh-Hans", "neither: the service's default")
+        try db.query("UPDATE users SET language = 'en-AU' WHERE id = $1", [user])
+        #expect(try page("carer", browser: "de").language == "en")
+        #expect(try page("carer", browser: "zh-TW").language == "zh-Hant", "the browser's before the user's")
+        // The link's own contact decides, not what another contact chose.
+        #expect(try page("son", browser: "zh-TW").language == "en")
+        // A link that names nobody: the neutral page in the browser's language.
+        let neutral = try AcknowledgementIntegrationTests.http("\(base)/i/not-a-token", language: "zh-TW")
+        #expect(neutral.status == 404 && neutral.headers["content-language"] == "zh-Hant" && neutral.body.contains("此連結無法使用"))
+        kill(daemon.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+    }
+
+    @Test("retry --dry-run shows the language each failed mail will be written in, and why one falls back; the retried mail is in it")
+    func retryShowsLanguages() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: ["2026-01-10"])
+        try db.query("""
+            INSERT INTO emergency_contacts (user_id, email, position, language)
+            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, 'ru'), ($1, $5, 4, NULL)
+            """, [user, mail.address("son-temp451once"), mail.address("neighbour-perm550"), mail.address("friend-perm550"),
+                  mail.address("carer")])
+        let env = try NotifierProcess.environment(database: db, ["SMTP_RETRY_ATTEMPTS": "1", "INTRODUCE_CONTACTS": "off"])
+        #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env).status == 75)
+
+        let plan = try NotifierProcess.run(["retry", "--date", "2026-01-13", "--dry-run", "--json"], environment: env)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])
+        let rows = try #require(object["retry"] as? [[String: Any]])
+        let languages = Dictionary(uniqueKeysWithValues: rows.map {
+            (($0["recipient"] as? String ?? "").prefix(2), [$0["language"] as? String, $0["language_fallback"] as? String])
+        })
+        #expect(languages == ["s*": ["en", nil], "n*": ["zh-Hant", nil], "f*": ["zh-Hans", "no templates in ru"]], "\(plan.stdout)")
+        let table = try NotifierProcess.run(["retry", "--date", "2026-01-13", "--dry-run"], environment: env)
+        #expect(table.stdout.contains("LANG") && table.stdout.contains("  zh-Hant  "), "\(table.stdout)")
+        #expect(table.stdout.contains("f***@") && table.stdout.contains(": no templates in ru → zh-Hans\n"), "\(table.stdout)")
+
+        // The retried mail is written in the language the plan said.
+        #expect(try NotifierProcess.run(["retry", "--date", "2026-01-13"], environment: env).status == 0)
+        let son = try #require(try mail.deliveries().last { $0.recipient == mail.address("son-temp451once") })
+        #expect(try MailParser.parse(son.raw).headers["Subject"] == ["[一键打卡] About 王秀英's check-ins"])
+    }
+
     @Test("migrate adds the language of users and contacts, nullable, for the app to write")
     func columns() throws {
         let db = try TestDatabase()

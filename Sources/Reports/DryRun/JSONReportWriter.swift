@@ -79,16 +79,8 @@ package final class JSONReportWriter: ReportSink {
             "{\"email\":" + Escaping.json(fullEmails ? contact.address : EmailMasking.mask(contact.address))
                 + ",\"position\":" + String(contact.position) + ",\"tier\":" + String(contact.tier)
                 + (contact.language.map { ",\"language\":" + Escaping.json($0.tag.identifier) } ?? "")
-                + (contact.language?.fallback.map { ",\"language_fallback\":" + Escaping.json(Self.words($0)) } ?? "") + "}"
+                + (contact.language?.fallback.map { ",\"language_fallback\":" + Escaping.json($0.description) } ?? "") + "}"
         }.joined(separator: ",") + "]"
-    }
-
-    /// Why a contact falls back: `not a language tag: "klingon!"`, `no templates in fr-CA`.
-    static func words(_ fallback: LanguageTag.Choice.Fallback) -> String {
-        switch fallback {
-        case .notATag(let text): "not a language tag: \"\(text)\""
-        case .notAvailable(let tag): "no templates in \(tag)"
-        }
     }
 
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook

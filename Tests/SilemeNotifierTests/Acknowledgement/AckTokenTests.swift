@@ -70,11 +70,31 @@ struct AckTokenTests {
         #expect(Self.key.verify(token, today: Self.alert)?.alertDate == Self.alert)
     }
 
-    @Test("Accept-Language: weights, regions, refusals; Chinese by default",
-          arguments: [(nil, AckLanguage.zh), ("en-US,en;q=0.9", .en), ("zh-TW", .zh), ("fr, en;q=0.5, zh;q=0.4", .en),
-                      ("en;q=0, zh", .zh), ("de", .zh), ("zh;q=0.2, en-GB;q=0.8", .en), ("EN", .en)])
+    @Test("Accept-Language: weights, regions and scripts, refusals; simplified Chinese by default",
+          arguments: [(nil, AckLanguage.zhHans), ("en-US,en;q=0.9", .en), ("zh-TW", .zhHant), ("zh-HK, en;q=0.9", .zhHant),
+                      ("zh-Hant", .zhHant), ("zh-CN", .zhHans), ("zh-SG", .zhHans), ("fr, en;q=0.5, zh;q=0.4", .en),
+                      ("en;q=0, zh", .zhHans), ("de", .zhHans), ("zh;q=0.2, en-GB;q=0.8", .en), ("EN", .en), ("*", .zhHans),
+                      ("ru, zh-tw;q=0.5", .zhHant)])
     func language(_ header: String?, _ expected: AckLanguage) {
-        #expect(AckLanguage.choose(header) == expected)
+        #expect(AckLanguage.choose(browser: header, fallback: nil) == expected)
+    }
+
+    /// The reader's page: the contact's language, then the browser's, then the user's, then the
+    /// service's default; a stored text the page is not written in (or not a tag) passes on.
+    @Test("the page's language: the contact's first, then the browser's, the user's, the default",
+          arguments: [
+              ("en-GB", "zh-CN", "zh-Hans", nil, AckLanguage.en),
+              ("zh-Hant-TW", "en-US", nil, nil, .zhHant),
+              (nil, "en-US", "zh-Hant", nil, .en),
+              ("ru", "zh-HK", nil, nil, .zhHant),
+              ("klingon!", nil, "en", nil, .en),
+              (nil, nil, "ru", "zh-Hant", .zhHant),
+              (nil, "de", nil, "en", .en),
+              (nil, nil, nil, "ru", .zhHans),
+              ("zh", "en", nil, nil, .zhHans),
+          ] as [(String?, String?, String?, String?, AckLanguage)])
+    func readerLanguage(_ contact: String?, _ browser: String?, _ user: String?, _ fallback: String?, _ expected: AckLanguage) {
+        #expect(AckLanguage.choose(contact: contact, browser: browser, user: user, fallback: fallback.flatMap(LanguageTag.init)) == expected)
     }
 
     @Test("the page: no script, no full address, escaped values, the form only while the reader can press; the neutral page tells nothing")
@@ -88,7 +108,7 @@ struct AckTokenTests {
         let zone = TimeZone(identifier: "Asia/Shanghai")!
         let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert.adding(days: 1), zone: zone))
         #expect(made.reader.contact == "daughter@example.com" && made.model.missedDays == 3)
-        let html = AckPageView.page(made.model, language: .zh, appName: "一键打卡")
+        let html = AckPageView.page(made.model, language: .zhHans, appName: "一键打卡")
         #expect(html.contains("张&lt;b&gt;三") && !html.contains("<b>三"))
         #expect(!html.contains("<script") && !html.contains("daughter@") && !html.contains("friend@"))
         #expect(html.contains("<form method=\"post\">") && html.contains("我去看看") && html.contains("（您）"))
@@ -159,7 +179,7 @@ struct AckTokenTests {
             recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil)])
         let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert,
                                                   zone: TimeZone(identifier: "Asia/Shanghai")!))
-        for language in [AckLanguage.zh, .en] {
+        for language in AckLanguage.allCases {
             let html = AckPageView.page(made.model, language: language, appName: "A")
             let radios = html.components(separatedBy: "type=\"radio\"").dropFirst()
             #expect(radios.count == 2 && radios.allSatisfy { !$0.prefix(80).contains("checked") }, "no answer chosen")

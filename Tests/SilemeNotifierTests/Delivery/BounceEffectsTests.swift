@@ -1,5 +1,6 @@
 import Config
 import Foundation
+import Output
 @testable import Store
 import Testing
 import Values
@@ -143,5 +144,28 @@ struct BounceEffectsTests {
         let table = RetryPlanFormat.table(plan, runDate: Self.day)
         #expect(table.contains("all_clear") && table.contains("contact_bounced"), "\(table)")
         #expect(RetryPlanFormat.json(plan, runDate: Self.day).contains("\"decision\":\"contact_bounced\""))
+    }
+
+    @Test("retry --dry-run: each mail's language, and why one is not the one asked for; none for a webhook event")
+    func retryLanguages() {
+        var mail = RetryTarget(userID: "3f0e6a5c-1111-4222-8333-944445555666", status: "failed", attempts: 1, lastError: "550 no",
+                               recipient: "g***@example.com")
+        mail.contactLanguage = "ru"
+        var hook = RetryTarget(userID: "3f0e6a5c-1111-4222-8333-944445555666", status: "retry", attempts: 1, lastError: "500",
+                               recipient: "webhook")
+        hook.channel = "webhook"
+        var first = RetryPlan.Entry(target: mail, decision: .send)
+        first.language = LanguageTag.Choice.choose(contact: "ru", user: "en-GB", fallback: .serviceDefault,
+                                                   available: [.serviceDefault, LanguageTag("en")!])
+        let plan = RetryPlan(entries: [first, RetryPlan.Entry(target: hook, decision: .send)])
+        let table = RetryPlanFormat.table(plan, runDate: Self.day)
+        #expect(table.contains("USER      KIND          STATUS   TRIES  LANG     NOW"), "\(table)")
+        #expect(table.contains("alert         failed   1      en       send"), "\(table)")
+        #expect(table.contains("alert/wh      retry    1      -        send"), "\(table)")
+        #expect(table.hasSuffix("Written in another language than asked for:\n  3f0e6a5c  g***@example.com: no templates in ru → en\n"), "\(table)")
+        #expect(table.split(separator: "\n").allSatisfy { DisplayWidth.of(String($0)) <= 100 })
+        let json = RetryPlanFormat.json(plan, runDate: Self.day)
+        #expect(json.contains("\"language\":\"en\",\"language_fallback\":\"no templates in ru\",\"decision\":\"send\""), "\(json)")
+        #expect(json.contains("\"recipient\":\"webhook\",\"language\":null,\"decision\""), "\(json)")
     }
 }
