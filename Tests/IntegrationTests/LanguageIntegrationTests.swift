@@ -16,6 +16,21 @@ struct LanguageIntegrationTests {
         return root
     }
 
+    /// 王秀英, who last checked in on `lastCheckIn`, with `contacts` in this order: each a local part
+    /// of the test's mailbox and the language the app stored for it (nil: none).
+    static func user(_ db: TestDatabase, _ mail: Mailbox, lastCheckIn: String, contacts: [(String, String?)]) throws -> String {
+        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: [lastCheckIn])
+        for (position, (local, language)) in contacts.enumerated() {
+            try db.query("INSERT INTO emergency_contacts (user_id, email, position, language) VALUES ($1, $2, $3, $4)",
+                         [user, mail.address(local), String(position + 1), language])
+        }
+        return user
+    }
+
+    /// The three readers of the story: a son in English, a neighbour in traditional Chinese, a carer
+    /// who chose none.
+    static let threeReaders: [(String, String?)] = [("son", "en"), ("neighbour", "zh-Hant-TW"), ("carer", nil)]
+
     @Test("check lists each language, where its templates come from, the default, and what falls back; and that no row asks for one")
     func checkListsLanguages() throws {
         let db = try TestDatabase()
@@ -46,11 +61,7 @@ struct LanguageIntegrationTests {
     func eachInTheirOwn() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: ["2026-01-10"])
-        try db.query("""
-            INSERT INTO emergency_contacts (user_id, email, position, language)
-            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, NULL)
-            """, [user, mail.address("son"), mail.address("neighbour"), mail.address("carer")])
+        let user = try Self.user(db, mail, lastCheckIn: "2026-01-10", contacts: Self.threeReaders)
         let russian = try db.addUser(name: "Ольга", email: mail.address("olga-contact"), checkIns: ["2026-01-10"])
         try db.query("UPDATE users SET language = 'ru' WHERE id = $1", [russian])
         let secret = WebhookTransportIntegrationTests.secret()
@@ -126,11 +137,7 @@ struct LanguageIntegrationTests {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
-        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: [alertDate.adding(days: -3).description])
-        try db.query("""
-            INSERT INTO emergency_contacts (user_id, email, position, language)
-            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, NULL)
-            """, [user, mail.address("son"), mail.address("neighbour"), mail.address("carer")])
+        let user = try Self.user(db, mail, lastCheckIn: alertDate.adding(days: -3).description, contacts: Self.threeReaders)
         let port = try PostgresCluster.freePort()
         let base = "http://127.0.0.1:\(port)/ack"
         let env = try NotifierProcess.environment(database: db, [
@@ -185,12 +192,9 @@ struct LanguageIntegrationTests {
     func retryShowsLanguages() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let user = try db.addUser(name: "王秀英", email: mail.address("first"), checkIns: ["2026-01-10"])
-        try db.query("""
-            INSERT INTO emergency_contacts (user_id, email, position, language)
-            VALUES ($1, $2, 1, 'en'), ($1, $3, 2, 'zh-Hant-TW'), ($1, $4, 3, 'ru'), ($1, $5, 4, NULL)
-            """, [user, mail.address("son-temp451once"), mail.address("neighbour-perm550"), mail.address("friend-perm550"),
-                  mail.address("carer")])
+        _ = try Self.user(db, mail, lastCheckIn: "2026-01-10", contacts: [
+            ("son-temp451once", "en"), ("neighbour-perm550", "zh-Hant-TW"), ("friend-perm550", "ru"), ("carer", nil),
+        ])
         let env = try NotifierProcess.environment(database: db, ["SMTP_RETRY_ATTEMPTS": "1", "INTRODUCE_CONTACTS": "off"])
         #expect(try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env).status == 75)
 
