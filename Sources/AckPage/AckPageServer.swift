@@ -33,6 +33,7 @@ import Values
 /// second later it is abandoned. The daemon stops within 2 s whatever a client does.
 package final class AckPageServer: Service, @unchecked Sendable {
     private let configuration: NotifierConfiguration
+    private let defaultLanguage: LanguageTag?
     private let listen: AckSettings.Listen
     private let logger: Logger
     /// Whether the page listens (the port), or why not; set once, before `listening` is signalled.
@@ -52,10 +53,13 @@ package final class AckPageServer: Service, @unchecked Sendable {
     /// A connection is closed this long after it opened, whatever it is doing.
     static let connectionLifetime = TimeAmount.seconds(20)
 
-    /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none).
-    package init?(configuration: NotifierConfiguration, logger: Logger) {
+    /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none). `defaultLanguage` is the
+    /// service's default language as the mail templates settled it (`DEFAULT_LANGUAGE`, or the
+    /// language `TEMPLATE_DIR` is named by): the page's last choice before simplified Chinese.
+    package init?(configuration: NotifierConfiguration, defaultLanguage: LanguageTag? = nil, logger: Logger) {
         guard let listen = configuration.ack?.listen else { return nil }
         self.configuration = configuration
+        self.defaultLanguage = defaultLanguage ?? configuration.defaultLanguage
         self.listen = listen
         self.logger = logger
         connections = OpenConnections()
@@ -119,7 +123,7 @@ package final class AckPageServer: Service, @unchecked Sendable {
             listened(.failure(ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)))
             return nil
         }
-        let responder = AckResponder(configuration: configuration, logger: logger)
+        let responder = AckResponder(configuration: configuration, defaultLanguage: defaultLanguage, logger: logger)
         let connections = self.connections
         var http = HTTP1Channel.Configuration(
             additionalChannelHandlers: [ConnectionRules(after: Self.connectionLifetime, registry: connections)],

@@ -33,9 +33,12 @@ struct AckResponder: HTTPResponder {
     let key: AckKey
     let limiter: AddressLimiter
     let database: AckDatabase
+    /// The service's default language (the page's last choice before simplified Chinese).
+    let defaultLanguage: LanguageTag?
 
-    init(configuration: NotifierConfiguration, logger: Logger) {
+    init(configuration: NotifierConfiguration, defaultLanguage: LanguageTag?, logger: Logger) {
         self.configuration = configuration
+        self.defaultLanguage = defaultLanguage
         self.logger = logger
         key = AckKey(secret: configuration.ack!.secret)
         limiter = AddressLimiter(perMinute: configuration.ack!.rateLimitPerMinute)
@@ -48,7 +51,7 @@ struct AckResponder: HTTPResponder {
 
     func respond(to request: Request, context: AckContext) async throws -> Response {
         // Until the link names a contact, the browser's language (the neutral page, a limit).
-        let language = AckLanguage.choose(browser: request.headers[.acceptLanguage], fallback: configuration.defaultLanguage)
+        let language = AckLanguage.choose(browser: request.headers[.acceptLanguage], fallback: defaultLanguage)
         let path = request.uri.path
         if path == "/healthz" { return Self.plain(.ok, "ok\n", language) }
         if case .limited(let retryAfter) = limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) {
@@ -183,7 +186,7 @@ struct AckResponder: HTTPResponder {
         guard let made = AckPageModel.make(streak, token: token, tokenText: tokenText, key: key, today: today, zone: configuration.timeZone)
         else { return nil }
         let language = AckLanguage.choose(contact: made.reader.language, browser: browser, user: streak?.userLanguage,
-                                          fallback: configuration.defaultLanguage)
+                                          fallback: defaultLanguage)
         return (made.model, made.reader, language)
     }
 

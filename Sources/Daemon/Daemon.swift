@@ -91,8 +91,10 @@ package final class Daemon: @unchecked Sendable {
         if let failure = startupCheck() { return failure }
         let startup = Startup()
         let exit = Locked(ExitStatus.success)
-        // The acknowledgement page (ACK_LISTEN): listening before READY.
-        let page = AckPageServer(configuration: configuration, logger: logger)
+        // The acknowledgement page (ACK_LISTEN): listening before READY, its last language the
+        // default the mails settled on (the start checked that the templates load).
+        let templates = try? MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
+        let page = AckPageServer(configuration: configuration, defaultLanguage: templates?.defaultLanguage, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)

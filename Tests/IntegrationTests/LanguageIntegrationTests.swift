@@ -132,7 +132,7 @@ struct LanguageIntegrationTests {
         #expect(try languages("checkin.all_clear", user) == ["en", "zh-Hant", "zh-Hans"], "the lifecycle's events too")
     }
 
-    @Test("the acknowledgement page in each reader's language: the contact's first, then the browser's, then the user's; the neutral page in the browser's")
+    @Test("the acknowledgement page in each reader's language: the contact's first, then the browser's, then the user's, then the service's default; the neutral page in the browser's")
     func pageInEachLanguage() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
@@ -186,6 +186,19 @@ struct LanguageIntegrationTests {
         #expect(neutral.status == 404 && neutral.headers["content-language"] == "zh-Hant" && neutral.body.contains("此連結無法使用"))
         kill(daemon.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+
+        // A service set up in English before languages (TEMPLATE_DIR=…/templates/en, no
+        // DEFAULT_LANGUAGE): English is its default for the page too.
+        try db.query("UPDATE users SET language = NULL WHERE id = $1", [user])
+        var english = env
+        english["TEMPLATE_DIR"] = TestEnvironment.root.appendingPathComponent("config/templates/en").path
+        let second = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, english)
+        defer { if second.0.isRunning { kill(second.0.processIdentifier, SIGKILL) } }
+        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
+        #expect(try page("carer", browser: "de").language == "en")
+        #expect(try page("carer", browser: "zh-CN").language == "zh-Hans", "the browser's before the default")
+        kill(second.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(second.0, second.1, second.2).status == 0)
     }
 
     @Test("retry --dry-run shows the language each failed mail will be written in, and why one falls back; the retried mail is in it")
