@@ -105,7 +105,7 @@ struct MailAcceptanceIntegrationTests {
         try Self.accepted(relayed, relay: relay, mail: mail)
     }
 
-    @Test("every kind of mail (and the alert after a pause) in zh-Hans, zh-Hant and en, composed as a run composes it and sent by the notifier's SMTP client: each taken over STARTTLS by a strict Postfix and relayed, nothing rejected or warned about, SpamAssassin ≤ 1.0")
+    @Test("every kind of mail (and the alert after a pause, and with the example HTML) in zh-Hans, zh-Hant and en, composed as a run composes it and sent by the notifier's SMTP client: each taken over STARTTLS by a strict Postfix and relayed, nothing rejected or warned about, SpamAssassin ≤ 1.0")
     func everyKind() throws {
         try #require(Postfix.isAvailable, "postfix is not installed (scripts/install-deps.sh)")
         try #require(SpamAssassin.isAvailable, "spamassassin is not installed (scripts/install-deps.sh)")
@@ -121,9 +121,20 @@ struct MailAcceptanceIntegrationTests {
         ], filePath: nil).load()
         let composer = try MailComposer(sending: configuration.mail)
         let transport = try configuration.mail.makeMailTransport()
-        let messages = try Self.jobs(mail)
+        // The HTML alternative the operator is offered (config/templates/body.html.mustache.example),
+        // as docs/mail.md says to use it: copied to body.html.mustache beside the shipped text.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sn-html-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let shipped = TestEnvironment.root.appendingPathComponent("config/templates")
+        try FileManager.default.copyItem(at: shipped.appendingPathComponent("zh-Hans"), to: folder.appendingPathComponent("zh-Hans"))
+        try FileManager.default.copyItem(at: shipped.appendingPathComponent("body.html.mustache.example"),
+                                         to: folder.appendingPathComponent("zh-Hans/body.html.mustache"))
+        let html = try MailComposer(configuration.mail, templates: MailTemplates(directory: folder.path))
+        var messages = try Self.jobs(mail).map { (label: $0.label, job: $0.job, composer: composer) }
+        let first = try #require(messages.first { $0.job.kind == .alert })
+        messages.append(("alert with the example HTML zh-Hans", first.job, html))
         var relayed: [(label: String, delivery: Mailbox.Delivery)] = []
-        for (label, job) in messages {
+        for (label, job, composer) in messages {
             #expect(composer.language(of: job).tag.identifier == label.split(separator: " ").last.map(String.init), "\(label)")
             let runDate = job.kind == .alert || job.kind == .introduction ? Self.day("2026-01-13") : Self.day("2026-01-15")
             let message = composer.message(for: job, runDate: runDate, messageID: composer.newMessageID(for: job, runDate: runDate))
@@ -135,7 +146,8 @@ struct MailAcceptanceIntegrationTests {
             let delivery = try #require(try Self.arrived(mail, from: relayed.count, count: 1, relay).first)
             relayed.append((label, delivery))
         }
-        #expect(relayed.count == DeliveryJob.Kind.mailed.count * Self.languages.count + Self.languages.count)
+        #expect(relayed.count == DeliveryJob.Kind.mailed.count * Self.languages.count + Self.languages.count + 1)
+        #expect(try MailParser.parse(try #require(relayed.last).delivery.raw).contentType == "multipart/alternative")
         try Self.accepted(relayed, relay: relay, mail: mail)
     }
 
