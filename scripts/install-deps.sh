@@ -28,6 +28,7 @@ packages=(
   dpkg-dev binutils gzip lintian man-db                      # scripts/package.sh and its test: dpkg-shlibdeps, strip, lintian, man
   dovecot-imapd dovecot-pop3d                                # tests: a private IMAP and POP3 server holding bounce reports (never the system's)
   postfix                                                    # tests and scripts/bounces: a private Postfix as the relay that bounces (never the system's)
+  spamassassin                                               # tests: every kind of mail scored with its local rules (never spamd, never the network)
 )
 # Postfix's package asks how the machine sends mail; the tests and scripts/bounces/postfix-dsn.sh
 # start private instances with configurations of their own (`postfix -c DIR`), so the system's
@@ -90,6 +91,8 @@ check_capabilities() {
   capability 'test -x /usr/lib/dovecot/pop3' dovecot-pop3d 'Dovecot with POP3 (the bounce mailbox tests)'
   capability 'test -x /usr/sbin/postfix && test -x /usr/lib/postfix/sbin/master && test -x /usr/lib/postfix/sbin/virtual && getent passwd postfix && getent group postdrop' \
     postfix 'Postfix with virtual(8), its user and group (the relay test and scripts/bounces/postfix-dsn.sh start a private instance)'
+  capability 'command -v spamassassin && test -f /usr/share/spamassassin/50_scores.cf && perl -MMail::SpamAssassin -e 1' spamassassin \
+    'SpamAssassin with its rules (the mail acceptance test scores every kind of mail with spamassassin -L)'
   if [ ${#failures[@]} -gt 0 ]; then
     echo "install-deps: this machine lacks what the tests use:" >&2
     printf '  - %s\n' "${failures[@]}" >&2

@@ -24,9 +24,32 @@ final class Postfix: @unchecked Sendable {
         ["/usr/sbin/postfix", "/usr/lib/postfix/sbin/master", "/usr/lib/postfix/sbin/virtual"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
     }
 
+    /// The certificate and key a strict relay offers STARTTLS with.
+    struct TLSFiles {
+        let certificate: String
+        let key: String
+    }
+
+    /// What a strict relay refuses or complains of, beyond Postfix's defaults: a bare LF in the
+    /// SMTP conversation or the message (from 127.0.0.1 too: the exclusion for `mynetworks` is
+    /// emptied), 8-bit bytes in a header, 8-bit bytes in a body not declared `8BITMIME`, commands
+    /// sent ahead of a reply where the client may not pipeline, and a client that does not say
+    /// EHLO with a valid name or gives an envelope address that is not a full `user@domain`.
+    static let strictChecks = [
+        "smtpd_forbid_bare_newline = reject", "smtpd_forbid_bare_newline_exclusions =",
+        "strict_7bit_headers = yes", "strict_8bitmime_body = yes", "strict_8bitmime = yes",
+        "smtpd_forbid_unauth_pipelining = yes", "smtpd_data_restrictions = reject_unauth_pipelining",
+        "smtpd_helo_required = yes", "smtpd_helo_restrictions = reject_invalid_helo_hostname",
+        "strict_rfc821_envelopes = yes", "smtpd_reject_unlisted_sender = yes",
+        "smtpd_sender_restrictions = reject_non_fqdn_sender", "smtpd_recipient_restrictions = reject_non_fqdn_recipient",
+    ]
+
     /// Starts the relay: mail to `domains` goes to the SMTP server on 127.0.0.1:`sinkPort`; mail to
-    /// `bounce` (`local@domain`, with any `+tag`) is delivered into `maildir`.
-    init(relaying domains: [String], to sinkPort: String, bounce: String = BounceStoreIntegrationTests.address) throws {
+    /// `bounce` (`local@domain`, with any `+tag`) is delivered into `maildir`. With `strictTLS`
+    /// the relay takes mail only over STARTTLS with that certificate, and applies `strictChecks`,
+    /// as a careful operator's Postfix does.
+    init(relaying domains: [String], to sinkPort: String, bounce: String = BounceStoreIntegrationTests.address,
+         strictTLS: TLSFiles? = nil) throws {
         port = try PostgresCluster.freePort()
         directory = "/var/tmp/sn-postfix-" + UUID().uuidString.lowercased().prefix(8)
         let at = bounce.firstIndex(of: "@")!
@@ -57,7 +80,7 @@ final class Postfix: @unchecked Sendable {
             inet_protocols = ipv4
             mynetworks = 127.0.0.0/8
             smtpd_relay_restrictions = permit_mynetworks, reject
-            smtpd_tls_security_level = none
+            smtpd_tls_security_level = \(strictTLS == nil ? "none" : "encrypt")
             smtp_tls_security_level = none
             smtp_dns_support_level = disabled
             disable_dns_lookups = yes
@@ -75,7 +98,12 @@ final class Postfix: @unchecked Sendable {
             maximal_backoff_time = 2s
             notify_classes =
 
-            """
+            """ + (strictTLS.map { tls in
+                // No local aliases to look a sender up in: the relay delivers nothing locally.
+                (["smtpd_tls_cert_file = \(tls.certificate)", "smtpd_tls_key_file = \(tls.key)", "smtpd_tls_received_header = yes",
+                  "alias_maps =", "alias_database ="]
+                 + Self.strictChecks).joined(separator: "\n") + "\n"
+            } ?? "")
         let services = [
             "127.0.0.1:\(port) inet n - n - - smtpd",
             "pickup unix n - n 60 1 pickup", "cleanup unix n - n - 0 cleanup", "qmgr unix n - n 300 1 qmgr",
@@ -85,7 +113,7 @@ final class Postfix: @unchecked Sendable {
             "showq unix n - n - - showq", "error unix - - n - - error", "retry unix - - n - - error",
             "discard unix - - n - - discard", "virtual unix - n n - - virtual", "anvil unix - - n - 1 anvil",
             "scache unix - - n - 1 scache", "postlog unix-dgram n - n - 1 postlogd",
-        ]
+        ] + (strictTLS == nil ? [] : ["tlsmgr unix - - n 1000? 1 tlsmgr"])
         try main.write(toFile: "\(configuration)/main.cf", atomically: true, encoding: .utf8)
         try (services.joined(separator: "\n") + "\n").write(toFile: "\(configuration)/master.cf", atomically: true, encoding: .utf8)
         try "\(bounce) \(local)/\n".write(toFile: "\(configuration)/bounce-mailbox", atomically: true, encoding: .utf8)
