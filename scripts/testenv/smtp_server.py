@@ -6,7 +6,7 @@ Built on Debian's python3-aiosmtpd (1.4.x). Run it with Debian's interpreter,
 
     smtp_server.py --host 127.0.0.1 --port P --mode {starttls,tls,plain} \
         --cert CERT.pem --key KEY.pem --auth USER:PASSWORD --maildir DIR \
-        [--pidfile FILE] [--no-store] [--verbose]
+        [--pidfile FILE] [--no-store] [--max-per-second K] [--verbose]
 
 Modes
   starttls  STARTTLS offered and required before anything else; AUTH (PLAIN,
@@ -44,6 +44,11 @@ Failure injection, by the recipient's local part (case-insensitive)
 When several apply: perm550, then temp451always, then temp451once at RCPT;
 at DATA the longest slow<N> of all recipients is waited, then data554 of any
 recipient rejects the whole message.
+
+A relay's quota (--max-per-second K, for the benchmarks): the server accepts at
+most K messages a second over all its connections; a message over the quota
+waits before its DATA is answered (as a throttling relay holds its clients),
+so a client with more connections only waits on more of them.
 
 SIGTERM or SIGINT stops the server.
 """
@@ -143,10 +148,23 @@ class Store:
 class Handler:
     """aiosmtpd handler: recipient decisions, failure injection, storage."""
 
-    def __init__(self, mode, store):
+    def __init__(self, mode, store, max_per_second=0):
         self.mode = mode
         self.store = store
         self.temp_once_seen = set()
+        self.interval = 1 / max_per_second if max_per_second else 0
+        self.next_slot = 0.0
+
+    async def _quota(self):
+        """Waits for this message's turn under --max-per-second: turns are handed out
+        `interval` apart, in the order the messages' DATA arrived."""
+        if not self.interval:
+            return
+        now = time.monotonic()
+        slot = max(now, self.next_slot)
+        self.next_slot = slot + self.interval
+        if slot > now:
+            await asyncio.sleep(slot - now)
 
     def _rcpt_decision(self, address):
         local = local_part(address)
@@ -184,6 +202,7 @@ class Handler:
         delay = max((int(m) for lp in locals_ for m in SLOW_RE.findall(lp)), default=0)
         if delay:
             await asyncio.sleep(delay)
+        await self._quota()
         drop = [a for a in envelope.rcpt_tos if "dropdataonce" in local_part(a) and "drop:" + a.lower() not in self.temp_once_seen]
         if drop:
             # Accepted and stored, but the reply never reaches the client.
@@ -283,6 +302,8 @@ def parse_args(argv):
     p.add_argument("--maildir", required=True)
     p.add_argument("--pidfile", help="write the pid here once listening")
     p.add_argument("--no-store", action="store_true", help="write no .eml files, only deliveries.jsonl")
+    p.add_argument("--max-per-second", type=float, default=0,
+                   help="accept at most this many messages a second, holding the others' DATA (0: no limit)")
     p.add_argument("--verbose", action="store_true", help="log every SMTP command (slow)")
     args = p.parse_args(argv)
     if args.mode != "plain":
@@ -296,7 +317,7 @@ def parse_args(argv):
 async def serve(args):
     loop = asyncio.get_running_loop()
     os.makedirs(args.maildir, exist_ok=True)
-    handler = Handler(args.mode, Store(args.maildir, not args.no_store))
+    handler = Handler(args.mode, Store(args.maildir, not args.no_store), args.max_per_second)
 
     tls_context = None
     if args.mode != "plain":
