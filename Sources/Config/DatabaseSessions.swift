@@ -6,7 +6,8 @@
 ///
 /// A run (`--run-now`, `retry`, each of the daemon's runs) holds the run lock's session, the run's
 /// own, the recorder's and one per sender (`SMTP_CONNECTIONS`), opened in that order, each only
-/// once the one before it has answered. The daemon holds a run's sessions, and beside them the
+/// once the one before it has answered; while its first pass reads, the skips' writer's in the
+/// recorder's place (a pass with many skips: closed before the recorder's opens). The daemon holds a run's sessions, and beside them the
 /// check-in queue's fold and an all-clear pass (its own session, its recorder's and its senders'),
 /// the acknowledgement page's with `ACK_LISTEN`, the bounce reader's with `BOUNCE_MAILBOX` (during a
 /// poll that found messages), and the `LISTEN` session when that is on

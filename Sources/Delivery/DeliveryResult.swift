@@ -14,8 +14,9 @@ package struct DeliveryResult: Sendable {
     package var consecutiveUnavailable: [DeliveryJob.Channel: Int] = [:]
     /// Jobs never claimed because the run was asked to stop (still due; the next run takes them).
     package var notStarted = 0
-    /// The rows of the accepted messages (their contacts are marked `ok` after the sends).
-    package var acceptedLogIDs: [Int64] = []
+    /// Why the contacts of some accepted messages were not marked `ok` in `contact_status` (the
+    /// recorder marks them in batches as their outcomes are written: `ResultRecorder`).
+    package var contactsNotMarked: (any Error)?
     /// Worker failures (database lost, transport could not be created).
     package var errors: [any Error] = []
 

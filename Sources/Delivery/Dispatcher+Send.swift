@@ -41,7 +41,7 @@ extension Dispatcher {
             let reply = Self.masked(answer, job)
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
                                             nextAttempt: nil, at: Date()))
-            result.withLock { $0.consecutiveUnavailable[job.channel] = 0; $0.acceptedLogIDs.append(claim.logID) }
+            result.withLock { $0.consecutiveUnavailable[job.channel] = 0 }
             logger.info("\(channel.describe(job)) sent for user \(job.userID) to \(job.recipientMasked)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
                             words.replyField: "\(reply)"]) { $1 })

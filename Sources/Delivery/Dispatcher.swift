@@ -157,6 +157,7 @@ package struct Dispatcher {
             }
         }
         if let failure = recorder.finish() { shared.result.withLock { $0.errors.append(failure) } }
+        if let failure = recorder.contactsNotMarked { shared.result.withLock { $0.contactsNotMarked = failure } }
         // Not one sender had a session: the run could send nothing.
         if let first = refused.withLock({ $0.count == workers ? $0.first : nil }) { shared.result.withLock { $0.errors.append(first) } }
         feed.close()

@@ -57,7 +57,8 @@ extension NotificationRun {
             try store.releaseForRetry(db, userIDs: Array(users), runDate: run.runDate, kinds: Array(run.scope.kinds))
         }
 
-        /// Writes down what the plan decided that is not a message: the skipped users, and the
+        /// Writes down what the plan decided that is not a message: the skipped users it brought
+        /// back (the first pass records larger numbers in batches as it finds them: `SkipWriter`), and the
         /// introductions the run does not make (pairs no longer in force or unusable, or every
         /// pending one with `INTRODUCE_CONTACTS=off`).
         ///
@@ -77,24 +78,17 @@ extension NotificationRun {
             return plan
         }
 
-        /// The plan's warnings in the journal: alerts held (at `crit`: the operator decides),
-        /// future-dated check-ins ignored, each skipped user.
+        /// The plan's warnings in the journal: each skipped user the first pass brought back (those
+        /// it handed over in batches are announced as they were recorded: `SkipWriter`, before
+        /// these), alerts held (at `crit`: the operator decides), future-dated check-ins ignored.
         func announce(_ plan: RunPlan) {
             let logger = run.logger
+            announce(plan.skips)
             if !plan.newHolds.isEmpty { announceHolds(plan) }
             if plan.tally.futureIgnored > 0 {
                 logger.warning("\(plan.tally.futureIgnored) user(s) have check-ins dated after \(run.runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
                                metadata: base.merging(NotifierEvent.futureCheckInsIgnored.metadata) { $1 }.merging([
                     "future_ignored": "\(plan.tally.futureIgnored)"]) { $1 })
-            }
-            for skip in plan.skips {
-                var fields: Logger.Metadata = [
-                    "user_id": "\(skip.userID)", "miss_days": "\(skip.missedDays)",
-                    "skip_reason": "\(skip.decision.rawValue)", "detail": "\(skip.reason)",
-                ]
-                if let newer = skip.newerAccount { fields["newer_user_id"] = "\(newer)" }
-                logger.warning("notification skipped for user \(skip.userID): \(skip.reason)",
-                               metadata: base.merging(NotifierEvent.notificationSkipped.metadata) { $1 }.merging(fields) { $1 })
             }
         }
 
@@ -124,30 +118,25 @@ extension NotificationRun {
             }
         }
 
-        /// After the sends: the settle step's writes (`Settle`). Neither may fail the run.
-        func settle(after delivery: DeliveryResult) {
+        /// After the sends: the settle step's write (`Settle`). It may not fail the run.
+        func settle() {
             let settle = Settle(run: run, store: store)
-            try? db.perform { try settle.contacts($0, after: delivery) }
             // A run that sends no all-clears (the daemon's at an instant of some slots only)
             // leaves their queue to the all-clear pass, which settles it after each pass.
             guard settle.settlesQueue else { return }
             _ = try? db.perform { try settle.allClearQueue($0) }
         }
 
-        /// The settle step after a delivery, each write its own statement on a session the caller
-        /// gives: a run makes them on its reconnecting connection and lets neither fail it
-        /// (`settle(after:)`); the daemon's all-clear pass on its one session, failing on either
-        /// (and the next pass settles again).
+        /// The settle step after a delivery, a statement on a session the caller gives: a run
+        /// makes it on its reconnecting connection and does not let it fail the run (`settle()`);
+        /// the daemon's all-clear pass on its one session, failing on it (and the next pass
+        /// settles again). (The accepted contacts are marked `ok` during the sends, by the
+        /// recorder: `ResultRecorder`.)
         struct Settle {
             /// The run (or the all-clear pass) whose delivery is settled.
             let run: NotificationRun
             /// The store the delivery claimed with.
             let store: NotificationStore
-
-            /// The accepted contacts are `ok` in `contact_status` (nothing to write when none was).
-            func contacts(_ db: PGConnection, after delivery: DeliveryResult) throws {
-                try store.markContactsOK(db, logIDs: delivery.acceptedLogIDs)
-            }
 
             /// Whether the run sends all-clears, and so settles their queue.
             var settlesQueue: Bool { run.scope.kinds.contains(.allClear) }

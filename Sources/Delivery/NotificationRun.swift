@@ -66,23 +66,30 @@ package struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             // Read afresh if the connection broke half-way: the writes before and after the read
-            // are idempotent. The first pass counts every decision, keeps the skips and the holds
-            // and the lifecycle's messages, and no alert: the alerts stream into the senders
-            // afterwards (`Steps.deliver`), so that the run's memory does not grow with them.
-            plan = try run.db.perform { db in
-                try CheckInQueue.fold(db)
-                if let users = scope.users { try run.releaseForRetry(db, users: users) }
-                if scope.kinds.contains(.escalation), let steps = EscalationSteps(configuration, logger: logger) {
-                    try steps.take(db, now: Date())
+            // are idempotent. The first pass counts every decision, keeps the holds and the
+            // lifecycle's messages, hands the skips over in batches as it finds them (recorded and
+            // announced at once: `Steps.SkipWriter`), and keeps no alert: the alerts stream into
+            // the senders afterwards (`Steps.deliver`), so that the run's memory does not grow
+            // with the users or the mails.
+            let skips = Steps.SkipWriter(run, control: control)
+            let read = Result {
+                try run.db.perform { db in
+                    try CheckInQueue.fold(db)
+                    if let users = scope.users { try run.releaseForRetry(db, users: users) }
+                    if scope.kinds.contains(.escalation), let steps = EscalationSteps(configuration, logger: logger) {
+                        try steps.take(db, now: Date())
+                    }
+                    let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
+                                                keepsJobs: false, keepsSkips: true, control: control, skipped: skips.write)
+                    return try run.record(db, plan)
                 }
-                let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
-                                            keepsJobs: false, keepsSkips: true, control: control)
-                return try run.record(db, plan)
             }
+            skips.close()
+            plan = try read.get()
             run.announce(plan)
             delivery = run.deliver(plan, through: dispatcher(composer: composer, store: run.store, runID: run.id,
                                                             makeTransport: makeTransport, control: control))
-            run.settle(after: delivery)
+            run.settle()
         } catch {
             delivery.tally = plan.tally
             delivery.errors.append(error)
@@ -114,7 +121,8 @@ package struct NotificationRun: Sendable {
         if !plan.jobs.isEmpty {
             delivery = dispatcher(composer: try MailComposer(sending: configuration.mail), store: settle.store, runID: nil,
                                   makeTransport: makeTransport, control: control).deliver(plan.jobs)
-            try settle.contacts(db, after: delivery)
+            // The recorder marked the accepted contacts `ok`; a statement that failed fails the pass.
+            if let error = delivery.contactsNotMarked { throw error }
         }
         // Cancelled by a stop too: it waits for the queue's lock like the fold.
         try db.cancellable(on: control.stop) { try settle.allClearQueue(db) }

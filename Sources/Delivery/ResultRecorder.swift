@@ -19,7 +19,15 @@ import Values
 /// It also renews the lease of the run's claims every `renewEvery` seconds (a quarter of
 /// `CLAIM_LEASE_SECONDS`), so that a claim made through a connection pooler is never taken for an
 /// abandoned one while this process lives.
+///
+/// And it marks the contacts of the accepted messages `ok` in `contact_status`, `okBatch` rows at
+/// a time once their outcomes are written (the rest when it finishes): in a statement of its own,
+/// never in the recording one, which bounds the crash window; in batches, so that a run holds a
+/// batch of their ids, not one per mail of the day.
 package final class ResultRecorder: @unchecked Sendable {
+    /// The accepted rows whose contacts are marked `ok` in one statement.
+    package static let okBatch = 1000
+
     private let condition = NSCondition()
     private var pending: [RecordedOutcome] = []
     private var finishing = false
@@ -32,6 +40,9 @@ package final class ResultRecorder: @unchecked Sendable {
     private var written = 0
     private let backlog: Int
     private var failure: (any Error)?
+    /// Why contacts of accepted messages were not marked `ok` (the first such error; the
+    /// outcomes were written all the same).
+    private var okFailure: (any Error)?
     private let done = DispatchSemaphore(value: 0)
     private let stop: StopSignal
     private let renewEvery: TimeInterval
@@ -106,6 +117,14 @@ package final class ResultRecorder: @unchecked Sendable {
         }
     }
 
+    /// After `finish`: why the contacts of some accepted messages were not marked `ok`, if a
+    /// statement marking them failed (nil: every accepted message's contact is marked).
+    package var contactsNotMarked: (any Error)? {
+        condition.lock()
+        defer { condition.unlock() }
+        return okFailure
+    }
+
     /// False once the recorder gave up (the database stayed away): send nothing more.
     package var isWritable: Bool {
         condition.lock()
@@ -126,6 +145,19 @@ package final class ResultRecorder: @unchecked Sendable {
 
     private func loop(db: ReconnectingConnection, store: NotificationStore, runDate: CalendarDate) {
         var nextRenewal = Date().addingTimeInterval(renewEvery)
+        // The accepted rows written whose contacts are not yet marked `ok`.
+        var accepted: [Int64] = []
+        func markOK() {
+            guard !accepted.isEmpty else { return }
+            do {
+                try db.perform { try store.markContactsOK($0, logIDs: accepted) }
+            } catch {
+                condition.lock()
+                okFailure = okFailure ?? error
+                condition.unlock()
+            }
+            accepted.removeAll(keepingCapacity: true)
+        }
         while true {
             condition.lock()
             while pending.isEmpty && !finishing && Date() < nextRenewal { _ = condition.wait(until: nextRenewal) }
@@ -135,7 +167,10 @@ package final class ResultRecorder: @unchecked Sendable {
             let last = finishing && batch.isEmpty
             writing = !batch.isEmpty
             condition.unlock()
-            if last { return }
+            if last {
+                markOK()
+                return
+            }
             do {
                 if !batch.isEmpty {
                     try db.perform { try store.record($0, batch) }
@@ -144,6 +179,8 @@ package final class ResultRecorder: @unchecked Sendable {
                     written = through
                     condition.broadcast()
                     condition.unlock()
+                    accepted += batch.lazy.filter { $0.status == .sent }.map(\.logID)
+                    if accepted.count >= Self.okBatch { markOK() }
                 }
                 if Date() >= nextRenewal {
                     try db.perform { try store.renewClaims($0) }

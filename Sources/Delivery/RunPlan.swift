@@ -75,8 +75,13 @@ package struct RunPlan: Sendable {
 
     /// The rule's decisions, counted (the dispatcher adds the messages' outcomes to a copy).
     package var tally = RunTally()
-    /// Users (and single contacts) skipped for bad data: recorded in `notification_logs`.
+    /// Users (and single contacts) skipped for bad data: recorded in `notification_logs`. With
+    /// `read`'s `skipped`, those found since the last batch handed over (fewer than `skipBatch`).
     package var skips: [SkippedUser] = []
+    /// The most skips a plan read with `skipped` holds: it hands them over in batches of this many
+    /// as it finds them, so that a run's first pass holds a batch, not every skip of the day
+    /// (~700 bytes each: ~45 MB at ten million users of the benchmark's model).
+    package static let skipBatch = 500
     /// The messages, in sending order: introductions, the rule's alerts, then the lifecycle's others.
     package var jobs: [DeliveryJob] = []
     /// The rule's messages (alerts and their webhook events), counted whether `jobs` keeps them or not.
@@ -108,12 +113,15 @@ package struct RunPlan: Sendable {
     /// rule's alerts and skips are not kept (`jobs` holds the lifecycle's messages only, `skips`
     /// is empty) — for a reader that hears every user through `each` and carries nothing out
     /// (the dry run), so that what it holds does not grow with the users; `keepsSkips` keeps the
-    /// skips all the same (a run's first pass, which streams its alerts afterwards: `stream`). `afterEach` is called
+    /// skips all the same (a run's first pass, which streams its alerts afterwards: `stream`). With
+    /// `skipped`, the kept skips go to it in batches of `skipBatch` as the batch query streams (it
+    /// returns false to leave them with the plan, which then keeps every later one: `skips`); the
+    /// plan comes back with the last, smaller batch. `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
     /// waited for.
     package static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, keepsSkips: Bool? = nil,
-                            control: RunControl? = nil,
+                            control: RunControl? = nil, skipped: (([SkippedUser]) throws -> Bool)? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
@@ -133,7 +141,8 @@ package struct RunPlan: Sendable {
             // open), so that they may read the summary without the queue when it is empty.
             func evaluate() throws {
                 try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
-                                  counts: true, keepsSkips: keepsSkips ?? keepsJobs, control: control, each: each) { jobs in
+                                  counts: true, keepsSkips: keepsSkips ?? keepsJobs, control: control, skipped: skipped,
+                                  each: each) { jobs in
                     if keepsJobs { alerts += jobs }
                 }
             }
@@ -154,10 +163,12 @@ package struct RunPlan: Sendable {
     }
 
     /// The rule's part of the plan (a scope that evaluates it): every listed user's decision (and,
-    /// with `counts`, the stale and future-dated users counted), their skips kept with `keepsSkips`,
-    /// and their messages handed to `emit` user by user, each delivery key once.
+    /// with `counts`, the stale and future-dated users counted), their skips kept with `keepsSkips`
+    /// (handed to `skipped` a batch at a time while it takes them), and their messages handed to
+    /// `emit` user by user, each delivery key once.
     mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                            scope: Scope, includeStale: Bool, counts: Bool, keepsSkips: Bool, control: RunControl?,
+                           skipped: (([SkippedUser]) throws -> Bool)? = nil,
                            each: (Candidate, Evaluation) throws -> Void, emit: ([DeliveryJob]) throws -> Void) throws {
         let summary = try CheckInQueue.summary(db)
         if counts && scope.isWholeDay && scope.readsTheRest {
@@ -171,6 +182,7 @@ package struct RunPlan: Sendable {
         let hooksAlerts = configuration.webhookSends(.alert)
         let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
         var evaluated = 0
+        var handsOver = skipped != nil
         try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
                                                onlyUsers: scope.users, slots: scope.slots, part: scope.part,
                                                summary: summary) { candidate, evaluation in
@@ -185,6 +197,10 @@ package struct RunPlan: Sendable {
                                 contacts: evaluation.contacts, hooked: hooksAlerts)
             ruleJobs += jobs.count
             if keepsSkips { skip(candidate, evaluation, alerted: !jobs.isEmpty) }
+            if handsOver, skips.count >= Self.skipBatch, let skipped {
+                handsOver = try skipped(skips)
+                if handsOver { skips.removeAll(keepingCapacity: true) }
+            }
             if !jobs.isEmpty { try emit(jobs) }
         }
     }

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Values
 @testable import Rule
+import Delivery
 
 /// docs/rule.md's "bad data never stops a run and is never silently dropped", end to end (issue 6, bad
 /// input): a database full of hostile names and emergency emails — header injections, controls,
@@ -190,5 +191,60 @@ struct BadInputIntegrationTests {
         #expect(again.status == 0)
         #expect(try mail.taggedDeliveries().count == delivered.count)
         for id in skipped.keys { #expect(try db.logs(id).count == 1) }
+    }
+
+    /// More skipped users than a run's first pass holds at once (`RunPlan.skipBatch`): it hands
+    /// them over in batches as it finds them, recorded and announced at once — each user's row
+    /// written once and their `notification_skipped` said once, none lost between the batches,
+    /// and every one of them before the first mail.
+    @Test("more skipped users than a batch: each recorded once and announced once, all before the first mail")
+    func skipsInBatches() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let count = 2 * RunPlan.skipBatch + 37
+        try db.query("""
+            WITH u AS (INSERT INTO users (name, emergency_email)
+                       SELECT 'Skipped ' || g, 'no-at-sign-' || g FROM generate_series(1, $1::int) g RETURNING id)
+            INSERT INTO check_ins (user_id, check_in_date) SELECT id, '2026-01-10'::date FROM u
+            """, [String(count)])
+        for index in 1...3 { try db.addUser(name: "Good \(index)", email: mail.address("good\(index)"), checkIns: ["2026-01-10"]) }
+        let skipped = try db.query("SELECT id::text FROM users WHERE name LIKE 'Skipped %'").compactMap { $0[0] }
+        #expect(skipped.count == count)
+
+        let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: try NotifierProcess.environment(database: db))
+        #expect(run.status == 0, "stderr: \(run.stderr.suffix(2000))")
+        #expect(run.stderr.contains("run finished for 2026-01-13: 3 sent, 0 failed, \(count) skipped"))
+        #expect(try mail.taggedDeliveries().count == 3)
+
+        // Recorded: one skipped row per user, with the reason.
+        let rows = try db.query("""
+            SELECT user_id::text, count(*)::text, min(last_error) FROM notification_logs WHERE status = 'skipped' GROUP BY user_id
+            """)
+        #expect(rows.compactMap { $0[0] }.sorted() == skipped.sorted())
+        let reason = "emergency email: \(AddressError.missingAt.reason)"
+        #expect(rows.allSatisfy { $0[1] == "1" && $0[2] == reason }, "\(rows.prefix(3))")
+        #expect(try db.query("SELECT invalid_email FROM sileme.notifier_runs") == [[String(count)]])
+
+        // Recorded before the first mail was claimed.
+        #expect(try db.query("""
+            SELECT max(updated_at) FILTER (WHERE status = 'skipped') < min(claimed_at) FILTER (WHERE email_sent)
+            FROM notification_logs
+            """) == [["t"]])
+
+        // Announced: one warning per skipped user.
+        let marker = "notification skipped for user "
+        let announced = run.stderr.split(separator: "\n").compactMap { line in
+            line.range(of: marker).map { String(line[$0.upperBound...].prefix(36)) }
+        }
+        #expect(announced.sorted() == skipped.sorted(), "each skipped user announced once")
+        if TestEnvironment.current?.journal == true {
+            // In the journal, every one before the first mail's `notification_sent`.
+            let entries = try JournalReader.entries(of: run, minimum: 2 + 3 + count)
+            let events = entries.filter { $0["NOTIFIER_EVENT"] == "notification_skipped" }.compactMap { $0["USER_ID"] }
+            #expect(events.sorted() == skipped.sorted(), "one notification_skipped event per skipped user")
+            let lastSkip = try #require(entries.lastIndex { $0["NOTIFIER_EVENT"] == "notification_skipped" })
+            let firstMail = try #require(entries.firstIndex { $0["NOTIFIER_EVENT"] == "notification_sent" })
+            #expect(lastSkip < firstMail, "every skip is announced before the first mail")
+        }
     }
 }

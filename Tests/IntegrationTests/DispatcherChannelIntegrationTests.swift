@@ -96,7 +96,10 @@ struct DispatcherChannelIntegrationTests {
         #expect(result.errors.isEmpty, "\(result.errors)")
         #expect(result.tally.sent == 2 && result.tally.failed == 2)
         #expect(result.tally.failedPermanently == 1 && result.tally.serverUnavailable == 1)
-        #expect(result.acceptedLogIDs.count == 2)
+        // The recorder marks the accepted messages' contacts `ok` (the refused one is undeliverable).
+        #expect(result.contactsNotMarked == nil)
+        #expect(try db.query("SELECT email, status FROM contact_status ORDER BY email")
+                == [["again@example.com", "ok"], ["fine@example.com", "ok"], ["refused@example.com", "undeliverable"]])
 
         let fineRow = try #require(try db.logs(fine).first)
         #expect(fineRow.status == "sent" && fineRow.emailSent && fineRow.attempts == 1)
@@ -110,6 +113,20 @@ struct DispatcherChannelIntegrationTests {
         let downRow = try #require(try db.logs(down).first)
         #expect(downRow.status == "retry" && !downRow.emailSent && downRow.attempts == 3)
         #expect(script.attempts("down@example.com") == 3 && script.attempts("refused@example.com") == 1)
+    }
+
+    /// The recorder marks the accepted messages' contacts `ok` in batches of `okBatch` as their
+    /// outcomes are written, and the rest when it finishes: none is left out between batches.
+    @Test("more accepted messages than the recorder marks at once: every contact marked ok")
+    func contactsMarkedInBatches() throws {
+        let db = try TestDatabase()
+        let count = 2 * ResultRecorder.okBatch + 7
+        try db.addUsers(count: count, domain: "example.com", lastCheckIn: "2026-01-10")
+        let result = try Self.deliver(db, Script([:]))
+        #expect(result.errors.isEmpty && result.contactsNotMarked == nil, "\(result.errors)")
+        #expect(result.tally.sent == count)
+        #expect(try db.query("SELECT count(*), count(DISTINCT email) FROM contact_status WHERE status = 'ok'")
+                == [[String(count), String(count)]])
     }
 
     @Test("after three messages in a row found the server unusable, the rest are kept for later without an attempt")
