@@ -32,6 +32,14 @@ extension NotificationRun.Steps {
         var delivery = dispatcher.deliver(feed, into: plan.tally)
         do {
             let streamed = try reader.wait()
+            // Users another run notified between the two passes: the first counted them due, the
+            // second found them notified and fed nothing — counted as already notified, as a run
+            // that looked later would have counted them.
+            let notifiedMeanwhile = streamed.tally.alreadyNotified - plan.tally.alreadyNotified
+            if notifiedMeanwhile > 0 {
+                delivery.tally.alreadyNotified += notifiedMeanwhile
+                delivery.tally.due = max(0, delivery.tally.due - notifiedMeanwhile)
+            }
             // Holds of users newly due since the first pass (it recorded its own before sending).
             if !streamed.newHolds.isEmpty {
                 _ = try db.perform { try HoldStore.record($0, streamed.newHolds, runDate: run.runDate,
