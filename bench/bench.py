@@ -215,6 +215,26 @@ def kept_population(cluster, args, env):
     return rows
 
 
+def kept_snapshot(url):
+    conn = psycopg2.connect(url)
+    figures = population.state(conn)
+    conn.close()
+    return figures
+
+
+def kept_restore(url, before):
+    """The kept population as it was before this run's measurements (population.restore),
+    checked: the next run measures the same data."""
+    conn = psycopg2.connect(url)
+    start = time.perf_counter()
+    touched = population.restore(conn, before)
+    after = population.state(conn)
+    conn.close()
+    log(f"kept cluster restored in {time.perf_counter() - start:.0f} s ({', '.join(touched)})")
+    changed = {k: (before.get(k), after.get(k)) for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    check(not changed, f"the kept population differs after its restore: {changed}")
+
+
 def timed(fn, repeat):
     times = []
     result = None
@@ -634,7 +654,7 @@ def main():
         parser.error("--generate-only needs --cluster-dir")
 
     base = tempfile.mkdtemp(prefix="sileme-bench-", dir="/var/tmp")
-    cluster = sink = None
+    cluster = sink = kept_state = None
     try:
         log(f"PostgreSQL and SMTP sink in {base}")
         cluster = Cluster.kept(args.cluster_dir) if args.cluster_dir else Cluster(base)
@@ -650,6 +670,7 @@ def main():
             rows = kept_population(cluster, args, env)
             if args.generate_only:
                 return
+            kept_state = kept_snapshot(url)
         else:
             admin = psycopg2.connect(cluster.url)
             admin.autocommit = True
@@ -914,6 +935,8 @@ def main():
         if args.keep and cluster:
             print(f"kept: {cluster.database_url('bench')} (stop: pg_ctl -D {cluster.dir}/data stop; rm -rf {base})")
         elif args.cluster_dir:
+            if kept_state:
+                kept_restore(url, kept_state)
             if cluster:
                 cluster.shutdown()
             shutil.rmtree(base, ignore_errors=True)

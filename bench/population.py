@@ -340,6 +340,77 @@ def generated_rows(conn):
     return int(rows or 0)
 
 
+def state(conn):
+    """What a kept population is, in figures cheap at 10 million users: each table's rows (the
+    check-ins' and the logs' highest id), the summary's dates and notified users, and bench.py's
+    own objects. `restore` must bring a measured database back to the same figures."""
+    cur = conn.cursor()
+    cur.execute("""SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                   WHERE c.relkind IN ('r', 'p') AND n.nspname IN ('public', 'sileme') ORDER BY 1""")
+    result = {}
+    for (table,) in cur.fetchall():
+        if table == "public.check_ins":
+            cur.execute("SELECT max(id) FROM check_ins")  # the primary key's last entry
+        else:
+            cur.execute(f"SELECT count(*) FROM {table}")
+        result[table] = cur.fetchone()[0]
+    cur.execute("SELECT max(id) FROM notification_logs")
+    result["notification_logs max(id)"] = cur.fetchone()[0]
+    cur.execute("""SELECT count(last_notified_date), sum(last_notified_date - DATE '2000-01-01'),
+                          sum(least(last_check_in_date, DATE '2100-01-01') - DATE '2000-01-01')
+                   FROM sileme.user_last_check_in""")
+    result["user_last_check_in dates"] = [int(v or 0) for v in cur.fetchone()]
+    cur.execute("SELECT extname FROM pg_extension ORDER BY 1")
+    result["extensions"] = [r[0] for r in cur.fetchall()]
+    cur.execute("SELECT proname FROM pg_proc WHERE proname LIKE 'bench%' ORDER BY 1")
+    result["bench functions"] = [r[0] for r in cur.fetchall()]
+    cur.execute("SELECT tgname FROM pg_trigger WHERE tgrelid = 'check_ins'::regclass AND NOT tgisinternal AND tgenabled <> 'D' ORDER BY 1")
+    result["check_ins triggers"] = [r[0] for r in cur.fetchall()]
+    conn.rollback()
+    return result
+
+
+def restore(conn, before):
+    """Undoes what bench.py's measurements write to a kept population (they cannot run on a copy:
+    at 10 million users a copy is another ~46 GB): the real runs' logs (with the summary's
+    triggers, which set each user's latest notification back), the tables the generation left
+    empty (runs, escalations, contact status, queues, intake), and the insert path's users,
+    check-ins, triggers, functions and extension. Returns the tables it touched."""
+    conn.autocommit = False
+    cur = conn.cursor()
+    cur.execute("SET session_replication_role = origin")
+    cur.execute("SELECT to_regclass('bench_contacts_hidden') IS NOT NULL")
+    if cur.fetchone()[0]:  # a dry run without contacts interrupted (bench.hide_contacts)
+        cur.execute("DROP TABLE emergency_contacts")
+        cur.execute("ALTER TABLE bench_contacts_hidden RENAME TO emergency_contacts")
+    cur.execute("DELETE FROM notification_logs WHERE id > %s", (before["notification_logs max(id)"] or 0,))
+    cur.execute("SET session_replication_role = replica")  # the insert path's own rows: no triggers
+    cur.execute("DELETE FROM check_ins WHERE id > %s", (before["public.check_ins"] or 0,))
+    cur.execute("DELETE FROM sileme.user_last_check_in s USING users u WHERE u.id = s.user_id AND u.name LIKE 'insert %%'")
+    cur.execute("DELETE FROM users WHERE name LIKE 'insert %%'")
+    cur.execute("SET session_replication_role = origin")
+    for trigger in ("bench_noop", "bench_noop_definer", "bench_sync011", "bench_append"):
+        cur.execute(f"DROP TRIGGER IF EXISTS {trigger} ON check_ins")
+    cur.execute("DROP FUNCTION IF EXISTS bench_noop(), bench_noop_definer(), bench_sync011(), bench_append()")
+    cur.execute("DROP TABLE IF EXISTS bench_append_log")
+    cur.execute("DROP SEQUENCE IF EXISTS bench_insert_seq")
+    if "pg_stat_statements" not in before["extensions"]:
+        cur.execute("DROP EXTENSION IF EXISTS pg_stat_statements")
+    for trigger in before["check_ins triggers"]:
+        cur.execute(f"ALTER TABLE check_ins ENABLE TRIGGER {trigger}")
+    emptied = [t for t, n in before.items() if "." in t and " " not in t and n == 0 and t != "public.check_ins"]
+    cur.execute("SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in emptied))
+    written = [t for t, n in zip(emptied, cur.fetchone()) if n > 0]
+    if written:
+        cur.execute("TRUNCATE " + ", ".join(written))
+    conn.commit()
+    conn.autocommit = True
+    touched = ["check_ins", "users", "notification_logs", "sileme.user_last_check_in"] + written
+    cur.execute("VACUUM ANALYZE " + ", ".join(touched))
+    conn.autocommit = False
+    return touched
+
+
 def json_text(value):
     import json
     return json.dumps(value, sort_keys=True)
