@@ -291,7 +291,7 @@ def generate_resumable(conn, model, log, chunk_users=CHUNK_USERS, stop_after=Non
         start = time.perf_counter()
         rows = fn(cur)
         seconds = time.perf_counter() - start
-        cur.execute("INSERT INTO bench_gen.progress (step, rows, seconds) VALUES (%s, %s, %s)",
+        cur.execute("INSERT INTO bench_gen.progress (step, rows, seconds, done_at) VALUES (%s, %s, %s, clock_timestamp())",
                     (name, rows if isinstance(rows, int) else None, seconds))
         conn.commit()
         log(f"generation: {name} done in {seconds:.0f} s" + (f" ({rows:,} rows, {rows / max(seconds, 1e-3):,.0f} a second)" if isinstance(rows, int) else ""))
@@ -317,12 +317,12 @@ def generate_resumable(conn, model, log, chunk_users=CHUNK_USERS, stop_after=Non
         start = time.perf_counter()
         cur.execute("VACUUM ANALYZE")
         conn.autocommit = False
-        cur.execute("INSERT INTO bench_gen.progress (step, seconds) VALUES ('vacuum_analyze', %s)", (time.perf_counter() - start,))
+        cur.execute("INSERT INTO bench_gen.progress (step, seconds, done_at) VALUES ('vacuum_analyze', %s, clock_timestamp())", (time.perf_counter() - start,))
         conn.commit()
         log(f"generation: vacuum_analyze done in {time.perf_counter() - start:.0f} s")
     if "complete" not in done:
         cur.execute(f"DROP TABLE IF EXISTS {model.shape}")
-        cur.execute("INSERT INTO bench_gen.progress (step, seconds) SELECT 'complete', sum(seconds) FROM bench_gen.progress")
+        cur.execute("INSERT INTO bench_gen.progress (step, seconds, done_at) SELECT 'complete', sum(seconds), clock_timestamp() FROM bench_gen.progress")
         conn.commit()
     cur.execute("SELECT count(*) FROM check_ins")
     count = cur.fetchone()[0]
