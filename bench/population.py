@@ -240,7 +240,7 @@ def generate_resumable(conn, model, log, chunk_users=CHUNK_USERS, stop_after=Non
     goes on where the last stopped. A database generated with other parameters is refused (the
     model would be mixed). `stop_after`: raise Interrupted after that many steps (to check the
     going on). Before each step it waits for `min_free_gb` (+3) free on `data_dir`'s disk.
-    Returns the check-ins' count."""
+    Returns the check-ins' count (generated_rows)."""
     cur = conn.cursor()
     cur.execute(PROGRESS_SQL)
     cur.execute("INSERT INTO bench_gen.params (params) VALUES (%s::jsonb) ON CONFLICT DO NOTHING", (json_text(model.params()),))
@@ -324,10 +324,7 @@ def generate_resumable(conn, model, log, chunk_users=CHUNK_USERS, stop_after=Non
         cur.execute(f"DROP TABLE IF EXISTS {model.shape}")
         cur.execute("INSERT INTO bench_gen.progress (step, seconds, done_at) SELECT 'complete', sum(seconds), clock_timestamp() FROM bench_gen.progress")
         conn.commit()
-    cur.execute("SELECT count(*) FROM check_ins")
-    count = cur.fetchone()[0]
-    conn.commit()
-    return count
+    return generated_rows(conn)
 
 
 def generated_rows(conn):
