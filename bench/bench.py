@@ -116,6 +116,7 @@ class Cluster:
             cls(base).shutdown()  # made; started below as every later time
         cluster = cls.__new__(cls)
         cluster.dir = os.path.join(base, "pg")
+        cluster.stop_orphan()
         cluster.port = free_port()
         with open(data + "/postgresql.auto.conf", "w") as f:
             # Less WAL kept on disk: the kept cluster is large already, and the disk shared.
@@ -123,6 +124,27 @@ class Cluster:
         cluster.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", data, "-l", cluster.dir + "/log", "-w", "-t", "3600", "start"])
         cluster.url = cluster.database_url("postgres")
         return cluster
+
+    def stop_orphan(self):
+        """A kept cluster's server still running from a run that was killed (its session ended)
+        is stopped, so that this run starts it with its own settings; one that has clients —
+        another bench.py using the cluster, or a generation going on — is left alone, and this
+        run stops with a message."""
+        data = os.path.join(self.dir, "data")
+        if subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", data, "status"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            return
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            lines = f.read().splitlines()
+        conn = psycopg2.connect(f"postgresql://postgres@127.0.0.1:{lines[3]}/postgres")
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        clients = cur.fetchone()[0]
+        conn.close()
+        check(clients == 0, f"the kept cluster in {os.path.dirname(self.dir)} is in use ({clients} sessions on port {lines[3]}): "
+                            f"wait for it, or stop it with runuser -u postgres -- {PG_BIN}/pg_ctl -D {data} stop")
+        log(f"stopping the kept cluster's server left running (port {lines[3]})")
+        self.shutdown()
 
     def database_url(self, name):
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
