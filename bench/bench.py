@@ -32,6 +32,11 @@ rows in `emergency_contacts` — and measures in one run, with medians of R repe
 and the peak memory (max RSS) of the notifier process. Prints a table with ratios. It also checks
 its results (the dry run lists the due set; every real run sends exactly the mails the dry run
 said, exit 0) and exits 1 when they are wrong: CI runs it small (`--users 20000 --repeat 1`).
+
+With `--cluster-dir DIR` the cluster is kept in DIR instead of a throwaway one: generated there
+the first time, chunk by chunk and resumably (population.py; `--generate-only` stops after it),
+and measured by later runs as it is, each run's writes undone at its end (bench/README.md, "Ten
+million users: a kept cluster").
 """
 import argparse
 import json
