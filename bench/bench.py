@@ -32,6 +32,11 @@ rows in `emergency_contacts` — and measures in one run, with medians of R repe
 and the peak memory (max RSS) of the notifier process. Prints a table with ratios. It also checks
 its results (the dry run lists the due set; every real run sends exactly the mails the dry run
 said, exit 0) and exits 1 when they are wrong: CI runs it small (`--users 20000 --repeat 1`).
+
+With `--cluster-dir DIR` the cluster is kept in DIR instead of a throwaway one: generated there
+the first time, chunk by chunk and resumably (population.py; `--generate-only` stops after it),
+and measured by later runs as it is, each run's writes undone at its end (bench/README.md, "Ten
+million users: a kept cluster").
 """
 import argparse
 import json
@@ -47,6 +52,9 @@ import threading
 import time
 
 import psycopg2
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import population  # noqa: E402  (beside this file, also when another script loads it by path)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -68,6 +76,7 @@ def migrated_database(cluster, binary, name="bench"):
     notifier runs with there (no mail server is reached: the benchmarks that use it only read)."""
     admin = psycopg2.connect(cluster.url)
     admin.autocommit = True
+    admin.cursor().execute(f"DROP DATABASE IF EXISTS {name}")  # a kept cluster's, from an earlier run
     admin.cursor().execute(f"CREATE DATABASE {name}")
     admin.close()
     url = cluster.database_url(name)
@@ -89,14 +98,58 @@ class Cluster:
         shutil.chown(self.dir, "postgres", "postgres")
         os.chmod(base, 0o755)
         self.run_as_postgres([f"{PG_BIN}/initdb", "-D", self.dir + "/data", "-A", "trust", "-U", "postgres", "-E", "UTF8"])
-        conf = (f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.dir}'\n"
-                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 1GB\n"
-                "wal_level = minimal\nmax_wal_senders = 0\nmax_parallel_maintenance_workers = 2\n"
-                "work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = 8GB\nmax_connections = 100\n")
         with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
-            f.write(conf)
+            f.write(self.settings())
         self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "start"])
         self.url = self.database_url("postgres")
+
+    def settings(self, max_wal_size="8GB"):
+        return (f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.dir}'\n"
+                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 1GB\n"
+                "wal_level = minimal\nmax_wal_senders = 0\nmax_parallel_maintenance_workers = 2\n"
+                f"work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = {max_wal_size}\nmax_connections = 100\n")
+
+    @classmethod
+    def kept(cls, base):
+        """The cluster kept in `base` (made there if there is none), started on a free port with
+        the settings above alone: what an earlier run added (`restart`) is dropped. Stop it with
+        `shutdown`, which leaves it consistent for the next run."""
+        data = os.path.join(base, "pg", "data")
+        if not os.path.exists(os.path.join(data, "PG_VERSION")):
+            os.makedirs(base, exist_ok=True)
+            shutil.rmtree(os.path.join(base, "pg"), ignore_errors=True)
+            cls(base).shutdown()  # made; started below as every later time
+        cluster = cls.__new__(cls)
+        cluster.dir = os.path.join(base, "pg")
+        cluster.stop_orphan()
+        cluster.port = free_port()
+        with open(data + "/postgresql.auto.conf", "w") as f:
+            # Less WAL kept on disk: the kept cluster is large already, and the disk shared.
+            f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB"))
+        cluster.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", data, "-l", cluster.dir + "/log", "-w", "-t", "3600", "start"])
+        cluster.url = cluster.database_url("postgres")
+        return cluster
+
+    def stop_orphan(self):
+        """A kept cluster's server still running from a run that was killed (its session ended)
+        is stopped, so that this run starts it with its own settings; one that has clients —
+        another bench.py using the cluster, or a generation going on — is left alone, and this
+        run stops with a message."""
+        data = os.path.join(self.dir, "data")
+        if subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", data, "status"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            return
+        with open(os.path.join(data, "postmaster.pid")) as f:
+            lines = f.read().splitlines()
+        conn = psycopg2.connect(f"postgresql://postgres@127.0.0.1:{lines[3]}/postgres")
+        cur = conn.cursor()
+        cur.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()")
+        clients = cur.fetchone()[0]
+        conn.close()
+        check(clients == 0, f"the kept cluster in {os.path.dirname(self.dir)} is in use ({clients} sessions on port {lines[3]}): "
+                            f"wait for it, or stop it with runuser -u postgres -- {PG_BIN}/pg_ctl -D {data} stop")
+        log(f"stopping the kept cluster's server left running (port {lines[3]})")
+        self.shutdown()
 
     def database_url(self, name):
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
@@ -113,6 +166,11 @@ class Cluster:
     def stop(self):
         subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "immediate", "stop"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def shutdown(self):
+        """A clean stop (a checkpoint first): the kept cluster's next start needs no recovery."""
+        subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "fast",
+                        "-t", "3600", "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 class Sink:
@@ -151,102 +209,59 @@ class Sink:
         self.process.wait()
 
 
-def generate(conn, users, guard_share, contact_share=0.0, missing_share=0.03):
+def generate(conn, users, guard_share, contact_share=0.0, missing_share=0.03, seed=1):
     """N users with 30 days of history before RUN_DATE, the guards' data, and a `contact_share` of
-    the users with 1–3 rows in `emergency_contacts` (see the top). `missing_share` of the users
-    are missing 2+ days (1: every user, whom the dry run then lists: `dry_run_memory`)."""
-    cur = conn.cursor()
-    # Bulk load: the triggers off (the summary is filled with one aggregate below, as migration 004
-    # does, and the known contacts as migration 010 does), the check-in indexes built after the
-    # load, and no WAL for a table truncated in the same transaction (wal_level = minimal).
-    cur.execute("SET session_replication_role = replica")  # no per-row foreign-key or summary triggers
-    cur.execute("TRUNCATE check_ins")
-    cur.execute("ALTER TABLE check_ins DROP CONSTRAINT check_ins_user_id_check_in_date_key")
-    cur.execute("ALTER TABLE check_ins DROP CONSTRAINT check_ins_pkey")
-    cur.execute("""
-        CREATE TEMP TABLE shape AS
-        SELECT md5('u' || g)::uuid AS id, g,
-               CASE WHEN r < %s THEN 3 + (random() * 9)::int    -- missing 2+ days (m = 2..11; 10+ is stale)
-                    WHEN r < 0.05 THEN 2                         -- missed yesterday only
-                    WHEN r < 0.60 THEN 0                         -- checked in today already
-                    ELSE 1 END AS k                              -- will check in later today
-        FROM (SELECT g, random() AS r FROM generate_series(1, %s) g) s
-        """, (missing_share, users))
-    # The guards' users, each a `guard_share` of all, told apart by g: superseded pairs (the old
-    # account went silent 3..8 days ago; its newer twin is added below), future rows, pauses.
-    every = max(1, round(1 / guard_share)) if guard_share > 0 else 0
-    if every:
-        cur.execute("UPDATE shape SET k = 3 + (g / %s) %% 6 WHERE g %% %s = 1", (every, every))
-        # Every 21st paused user (paused until D + 4, below) would otherwise be due (m = 2). The
-        # random shape alone gives ~3 such users at 20,000, sometimes none: the smoke's check failed.
-        cur.execute("UPDATE shape SET k = 3 WHERE g %% %s = 3 AND (g / %s) %% 21 = 14", (every, every))
-    cur.execute("INSERT INTO users (id, name, emergency_email) SELECT id, '用户' || g, 'user' || g || '@bench.example' FROM shape")
-    if every:
-        cur.execute("""INSERT INTO shape (id, g, k)
-                       SELECT md5('new' || g)::uuid, -g, (g / %s) %% 2 FROM shape WHERE g %% %s = 1""", (every, every))
-        cur.execute("""INSERT INTO users (id, name, emergency_email)
-                       SELECT md5('new' || g)::uuid, '用户' || g, ' USER' || g || '@Bench.Example' FROM shape WHERE g %% %s = 1 AND g > 0""",
-                    (every,))
-        cur.execute("""UPDATE users u SET paused_until = %s::date - 10 + ((s.g / %s) %% 21)
-                       FROM shape s WHERE s.id = u.id AND s.g %% %s = 3""", (RUN_DATE, every, every))
-    # Several contacts: a `contact_share` of the users (random, twins included) have 1–3 rows in
-    # emergency_contacts, the first one the address of users.emergency_email, as the app would
-    # keep it; the others their own addresses.
-    if contact_share > 0:
-        cur.execute("""
-            INSERT INTO emergency_contacts (user_id, email, position, created_at)
-            SELECT s.id, CASE WHEN p = 1 THEN lower(btrim(u.emergency_email)) ELSE 'c' || s.g || '-' || p || '@bench.example' END,
-                   p, now()
-            FROM (SELECT id, g, 1 + floor(random() * 3)::int AS n FROM shape WHERE random() < %s) s
-            JOIN users u ON u.id = s.id
-            CROSS JOIN LATERAL generate_series(1, s.n) p
-            """, (contact_share,))
-    # What migration 010 does for the pairs that exist when it runs (the bulk load bypassed the
-    # triggers that record new pairs as pending): every pair known, as 'existing', not introduced.
-    cur.execute("""
-        INSERT INTO sileme.known_contacts (user_id, contact, state)
-        SELECT id, lower(btrim(emergency_email)), 'existing' FROM users
-        WHERE emergency_email IS NOT NULL AND btrim(emergency_email) <> ''
-        UNION
-        SELECT user_id, lower(btrim(email)), 'existing' FROM emergency_contacts WHERE btrim(email) <> ''
-        ON CONFLICT DO NOTHING""")
-    cur.execute("""
-        INSERT INTO check_ins (user_id, check_in_date, check_in_time, created_at)
-        SELECT id, %s::date - d, now(), now() FROM shape, generate_series(0, 29) d
-        WHERE d >= k AND (d = k OR random() < 0.95)
-        ORDER BY id, d DESC
-        """, (RUN_DATE,))
-    if every:
-        cur.execute("INSERT INTO check_ins (user_id, check_in_date) SELECT id, DATE '2099-01-01' FROM shape WHERE g %% %s = 2",
-                    (every,))
-    cur.execute("ALTER TABLE check_ins ADD PRIMARY KEY (id)")
-    cur.execute("ALTER TABLE check_ins ADD CONSTRAINT check_ins_user_id_check_in_date_key UNIQUE (user_id, check_in_date)")
-    # A third of the users missing 3+ days were already mailed yesterday: an accepted alert to
-    # each contact in force (the rows of emergency_contacts, else users.emergency_email).
-    cur.execute("""
-        INSERT INTO notification_logs (user_id, notification_date, email_sent, consecutive_miss_days, status, sent_at,
-                                       kind, channel, contact, last_check_in_date, message_id)
-        SELECT s.id, %s::date - 1, true, s.k - 2, 'sent', now(), 'alert', 'email', c.contact, %s::date - s.k,
-               md5(s.id::text || c.contact) || '@bench.example'
-        FROM shape s
-        JOIN users u ON u.id = s.id
-        CROSS JOIN LATERAL (SELECT lower(btrim(e.email)) AS contact FROM emergency_contacts e WHERE e.user_id = s.id
-                            UNION ALL
-                            SELECT lower(btrim(u.emergency_email))
-                            WHERE NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = s.id)) c
-        WHERE s.k >= 4 AND s.g %% 3 = 0
-        """, (RUN_DATE, RUN_DATE))
-    cur.execute("INSERT INTO sileme.user_last_check_in (user_id, last_check_in_date) SELECT user_id, max(check_in_date) FROM check_ins GROUP BY user_id")
-    cur.execute("""UPDATE sileme.user_last_check_in s SET last_notified_date = n.last
-                   FROM (SELECT user_id, max(notification_date) AS last FROM notification_logs
-                         WHERE email_sent AND kind = 'alert' GROUP BY user_id) n
-                   WHERE n.user_id = s.user_id""")
-    cur.execute("SET session_replication_role = origin")
-    conn.commit()
-    conn.autocommit = True
-    cur.execute("VACUUM ANALYZE")
-    cur.execute("SELECT count(*) FROM check_ins")
-    return cur.fetchone()[0]
+    the users with 1–3 rows in `emergency_contacts` (see the top and population.py), in one
+    transaction. `missing_share` of the users are missing 2+ days (1: every user, whom the dry run
+    then lists: `dry_run_memory`). The same `seed` and N give the same population."""
+    return population.generate(conn, population.Model(users, guard_share, contact_share, missing_share, seed, RUN_DATE))
+
+
+def kept_population(cluster, args, env):
+    """The population of the kept cluster's `bench` database: created and migrated if it is not
+    there, generated (or its generation continued) unless complete with the same parameters.
+    Returns the check-ins' count as generated."""
+    admin = psycopg2.connect(cluster.url)
+    admin.autocommit = True
+    cur = admin.cursor()
+    cur.execute("SELECT 1 FROM pg_database WHERE datname = 'bench'")
+    if cur.fetchone() is None:
+        cur.execute("CREATE DATABASE bench")
+    admin.close()
+    subprocess.run([args.binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+    model = population.Model(args.users, args.guard_share, args.contact_share, 0.03, args.seed, RUN_DATE,
+                             shape="bench_gen.shape", temporary=False)
+    conn = psycopg2.connect(cluster.database_url("bench"))
+    held = population.is_complete(conn)
+    if held is None:
+        log(f"generating {args.users:,} users in {args.cluster_dir} (resumable: run the same command again to go on)")
+        population.generate_resumable(conn, model, log, args.chunk_users, data_dir=args.cluster_dir, min_free_gb=args.min_free_gb)
+    else:
+        check(held == model.params(), f"{args.cluster_dir} holds {held}, not {model.params()}")
+        log(f"{args.cluster_dir}: generated already ({held})")
+    rows = population.generated_rows(conn)
+    conn.close()
+    return rows
+
+
+def kept_snapshot(url):
+    conn = psycopg2.connect(url)
+    figures = population.state(conn)
+    conn.close()
+    return figures
+
+
+def kept_restore(url, before):
+    """The kept population as it was before this run's measurements (population.restore),
+    checked: the next run measures the same data."""
+    conn = psycopg2.connect(url)
+    start = time.perf_counter()
+    touched = population.restore(conn, before)
+    after = population.state(conn)
+    conn.close()
+    log(f"kept cluster restored in {time.perf_counter() - start:.0f} s ({', '.join(touched)})")
+    changed = {k: (before.get(k), after.get(k)) for k in set(before) | set(after) if before.get(k) != after.get(k)}
+    check(not changed, f"the kept population differs after its restore: {changed}")
 
 
 def partition_check_ins(conn, binary, env):
@@ -703,34 +718,57 @@ def main():
                         help="fail when the real run's peak RSS at LARGE users (every one alerted) exceeds this many times that at SMALL")
     parser.add_argument("--layout", choices=("plain", "partitioned"), default="plain",
                         help="check_ins as generated, or partitioned by month with pg_partman as docs/operating.md converts it")
+    parser.add_argument("--seed", type=int, default=1, help="the population's seed: the same seed and --users, the same data")
+    parser.add_argument("--cluster-dir", help="keep the cluster in this folder: made and generated there the first time "
+                                              "(resumably: an interrupted generation goes on), reused by later runs")
+    parser.add_argument("--generate-only", action="store_true", help="with --cluster-dir: generate (or go on), then stop")
+    parser.add_argument("--chunk-users", type=int, default=population.CHUNK_USERS,
+                        help="with --cluster-dir: the users whose check-ins one committed chunk writes")
+    parser.add_argument("--min-free-gb", type=float, default=15,
+                        help="with --cluster-dir: before each step of the generation, wait while the disk has less free")
     args = parser.parse_args()
+    if args.generate_only and not args.cluster_dir:
+        parser.error("--generate-only needs --cluster-dir")
+    if args.layout == "partitioned" and args.cluster_dir:
+        parser.error("--layout partitioned converts the generated table: not with --cluster-dir, which keeps its population as generated")
 
     base = tempfile.mkdtemp(prefix="sileme-bench-", dir="/var/tmp")
-    cluster = sink = None
+    cluster = sink = kept_state = None
     try:
         log(f"PostgreSQL and SMTP sink in {base}")
-        cluster = Cluster(base)
+        cluster = Cluster.kept(args.cluster_dir) if args.cluster_dir else Cluster(base)
         sink = Sink(base)
-        admin = psycopg2.connect(cluster.url)
-        admin.autocommit = True
-        admin.cursor().execute("CREATE DATABASE bench")
         url = cluster.database_url("bench")
         env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT=str(sink.port), SMTP_TLS="none",
                    FROM_EMAIL="noreply@sileme.app", SMTP_CONNECTIONS=str(args.connections),
                    MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
         for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
             env.pop(key, None)
-        subprocess.run([args.binary, "migrate"], env=env, check=True)
-        conn = psycopg2.connect(url)
         start = time.perf_counter()
-        rows = generate(conn, args.users, args.guard_share, args.contact_share)
+        if args.cluster_dir:
+            rows = kept_population(cluster, args, env)
+            if args.generate_only:
+                return
+            kept_state = kept_snapshot(url)
+        else:
+            admin = psycopg2.connect(cluster.url)
+            admin.autocommit = True
+            admin.cursor().execute("CREATE DATABASE bench")
+            subprocess.run([args.binary, "migrate"], env=env, check=True)
+            conn = psycopg2.connect(url)
+            rows = generate(conn, args.users, args.guard_share, args.contact_share, seed=args.seed)
+            conn.close()
+        conn = psycopg2.connect(url)
         contact_rows = conn.cursor()
         contact_rows.execute("SELECT count(*), count(DISTINCT user_id) FROM emergency_contacts")
         n_contacts, n_contact_users = contact_rows.fetchone()
+        conn.close()
         log(f"generated {args.users} users, {rows} check-ins, {n_contacts} contacts of {n_contact_users} users "
             f"in {time.perf_counter() - start:.0f} s")
         if args.layout == "partitioned":
+            conn = psycopg2.connect(url)
             partition_check_ins(conn, args.binary, env)
+            conn.close()
 
         sample = min(args.sample, args.users)
         t_baseline = baseline(url, args.users, sample)
@@ -980,6 +1018,12 @@ def main():
             sink.stop()
         if args.keep and cluster:
             print(f"kept: {cluster.database_url('bench')} (stop: pg_ctl -D {cluster.dir}/data stop; rm -rf {base})")
+        elif args.cluster_dir:
+            if kept_state:
+                kept_restore(url, kept_state)
+            if cluster:
+                cluster.shutdown()
+            shutil.rmtree(base, ignore_errors=True)
         else:
             if cluster:
                 cluster.stop()

@@ -11,6 +11,10 @@ With `--zones 0` there are no users: the daemon has the service's time only, as 
 times of their own. The daemon starts (outbox transport), catches up for 40 s, and then its CPU
 and its sessions' are read over S seconds (bench/day.py's quiet_minutes) and given per minute.
 The difference between the two readings is what the slots cost the daemon a minute.
+
+With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/README.md) the daemon runs on
+that population instead, every user at the service's time: the quiet minute at 10 million users,
+and the daemon's peak RSS; the cluster is put back as it was after.
 """
 import argparse, importlib.util, os, shutil, signal, subprocess, sys, tempfile, time
 
@@ -27,7 +31,13 @@ def main():
     parser.add_argument("--zones", type=int, default=38)
     parser.add_argument("--seconds", type=float, default=180)
     parser.add_argument("--binary", default=os.path.join(day.bench.ROOT, ".build/release/sileme-notifier"))
+    parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N): the daemon on its population, "
+                                              "every user at the service's time (--zones 0), put back after")
+    parser.add_argument("--users", type=int, help="with --cluster-dir: the population's users")
     args = parser.parse_args()
+    if args.cluster_dir:
+        args.zones = 0
+        return kept(args)
     base = tempfile.mkdtemp(prefix="sileme-quiet-", dir="/var/tmp")
     cluster = day.bench.Cluster(base)
     try:
@@ -41,25 +51,69 @@ def main():
                             [(zone, t) for t in times])
         cur.execute("SELECT count(DISTINCT coalesce(time_zone, '') || '|' || coalesce(notify_time::text, '')) FROM users")
         slots = cur.fetchone()[0]
-        box = day.outbox("sileme-quiet-box-")
-        log = tempfile.TemporaryFile(mode="w+", dir="/var/tmp")
-        daemon = subprocess.Popen([args.binary], env=dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=box, ALL_CLEAR_POLL_SECONDS="3600"),
-                                  stdout=subprocess.DEVNULL, stderr=log)
-        try:
-            time.sleep(40)
-            if daemon.poll() is not None:
-                log.seek(0)
-                sys.exit(f"the daemon exited {daemon.returncode}: {log.read()[-800:]}")
-            quiet = day.quiet_minutes(daemon.pid, cur, args.seconds)
-        finally:
-            daemon.send_signal(signal.SIGTERM)
-            daemon.wait(timeout=60)
+        quiet, _ = quiet_daemon(args, env, cur)
         print(f"{slots} users' times ({args.zones} zones x 192, or the service's only): over {quiet['seconds']:.0f} s, CPU a minute "
               f"{quiet['client'] * 60_000 / quiet['seconds']:.1f} ms the notifier, "
               f"{quiet['server'] * 60_000 / quiet['seconds']:.1f} ms its {quiet['sessions']} kept sessions")
     finally:
         cluster.stop()
         for path in [base] + day.boxes:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def quiet_daemon(args, env, cur):
+    """Starts the daemon (outbox transport), lets it catch up for 40 s, reads its quiet minutes;
+    returns them and the daemon's peak RSS (kB, VmHWM) before it is stopped."""
+    box = day.outbox("sileme-quiet-box-")
+    log = tempfile.TemporaryFile(mode="w+", dir="/var/tmp")
+    daemon = subprocess.Popen([args.binary], env=dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=box, ALL_CLEAR_POLL_SECONDS="3600"),
+                              stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        time.sleep(40)
+        if daemon.poll() is not None:
+            log.seek(0)
+            sys.exit(f"the daemon exited {daemon.returncode}: {log.read()[-800:]}")
+        quiet = day.quiet_minutes(daemon.pid, cur, args.seconds)
+        with open(f"/proc/{daemon.pid}/status") as f:
+            peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(timeout=60)
+    return quiet, peak
+
+
+def kept(args):
+    """The quiet minutes of the daemon on a kept cluster's population (bench.py --cluster-dir):
+    today's run finds nobody due (the population's run date is long past), then it waits, looks
+    and folds as on any day. What it wrote (its runs) is undone after, and checked."""
+    bench = day.bench
+    for name, value in (("guard_share", 0.01), ("contact_share", 0.3), ("seed", 1), ("min_free_gb", 15),
+                        ("chunk_users", bench.population.CHUNK_USERS)):
+        setattr(args, name, value)
+    cluster = before = None
+    try:
+        cluster = bench.Cluster.kept(args.cluster_dir)
+        url = cluster.database_url("bench")
+        env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
+                   FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(bench.ROOT, "Sources/Store/Migrations"))
+        for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
+            env.pop(key, None)
+        bench.kept_population(cluster, args, env)
+        before = bench.kept_snapshot(url)
+        conn = psycopg2.connect(url)
+        conn.autocommit = True
+        quiet, peak = quiet_daemon(args, env, conn.cursor())
+        conn.close()
+        print(f"{args.users:,} users ({args.cluster_dir}), the service's time only: over {quiet['seconds']:.0f} s, CPU a minute "
+              f"{quiet['client'] * 60_000 / quiet['seconds']:.1f} ms the notifier, "
+              f"{quiet['server'] * 60_000 / quiet['seconds']:.1f} ms its {quiet['sessions']} kept sessions; "
+              f"the daemon's peak RSS {peak / 1024:.1f} MB")
+    finally:
+        if cluster:
+            if before:
+                bench.kept_restore(cluster.database_url("bench"), before)
+            cluster.shutdown()
+        for path in day.boxes:
             shutil.rmtree(path, ignore_errors=True)
 
 
