@@ -71,6 +71,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def notifier_env(url, smtp_port=25, **extra):
+    """The environment the notifier runs with on a benchmark database `url`: plain SMTP to
+    127.0.0.1:`smtp_port`, the tree's migrations, and nothing of the caller's own SMTP account,
+    systemd socket or configuration file."""
+    env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT=str(smtp_port), SMTP_TLS="none",
+               FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"), **extra)
+    for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
+        env.pop(key, None)
+    return env
+
+
 def migrated_database(cluster, binary, name="bench"):
     """A database `name` on `cluster`, migrated by `binary`: its URL, and the environment the
     notifier runs with there (no mail server is reached: the benchmarks that use it only read)."""
@@ -80,10 +91,7 @@ def migrated_database(cluster, binary, name="bench"):
     admin.cursor().execute(f"CREATE DATABASE {name}")
     admin.close()
     url = cluster.database_url(name)
-    env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
-               FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
-    for name in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
-        env.pop(name, None)
+    env = notifier_env(url)
     subprocess.run([binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return url, env
 
@@ -739,11 +747,7 @@ def main():
         cluster = Cluster.kept(args.cluster_dir) if args.cluster_dir else Cluster(base)
         sink = Sink(base)
         url = cluster.database_url("bench")
-        env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT=str(sink.port), SMTP_TLS="none",
-                   FROM_EMAIL="noreply@sileme.app", SMTP_CONNECTIONS=str(args.connections),
-                   MIGRATIONS_DIR=os.path.join(ROOT, "Sources/Store/Migrations"))
-        for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
-            env.pop(key, None)
+        env = notifier_env(url, sink.port, SMTP_CONNECTIONS=str(args.connections))
         start = time.perf_counter()
         if args.cluster_dir:
             rows = kept_population(cluster, args, env)

@@ -94,10 +94,7 @@ def kept(args):
     try:
         cluster = bench.Cluster.kept(args.cluster_dir)
         url = cluster.database_url("bench")
-        env = dict(os.environ, DATABASE_URL=url, SMTP_HOST="127.0.0.1", SMTP_PORT="25", SMTP_TLS="none",
-                   FROM_EMAIL="noreply@sileme.app", MIGRATIONS_DIR=os.path.join(bench.ROOT, "Sources/Store/Migrations"))
-        for key in ("SMTP_USER", "SMTP_PASSWORD", "NOTIFY_SOCKET", "SILEME_CONFIG"):
-            env.pop(key, None)
+        env = bench.notifier_env(url)
         bench.kept_population(cluster, args, env)
         before = bench.kept_snapshot(url)
         conn = psycopg2.connect(url)
