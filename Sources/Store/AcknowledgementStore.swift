@@ -70,8 +70,7 @@ package struct AcknowledgementStore: Sendable {
         let rows = try db.execute(SQLStatement("""
             SELECT u.name, u.language AS user_language, a.contact, coalesce(a.recipient_masked, '') AS masked,
                    a.last_check_in_date AS last,
-                   (SELECT min(ec.language) FROM emergency_contacts ec
-                    WHERE ec.user_id = a.user_id AND lower(btrim(ec.email)) = a.contact AND ec.language IS NOT NULL) AS contact_language,
+                   \(GuardSQL.contactLanguage(user: "a.user_id", contact: "a.contact")) AS contact_language,
                    a.consecutive_miss_days AS miss, extract(epoch FROM k.acknowledged_at) AS ack_epoch,
                    (SELECT max(c.check_in_date) FROM check_ins c
                     WHERE c.user_id = a.user_id AND c.check_in_date > a.last_check_in_date) AS since,

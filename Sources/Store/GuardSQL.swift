@@ -48,6 +48,16 @@ package enum GuardSQL {
         """
     }
 
+    /// SQL: the language the user `user`'s row(s) for the address `contact` (trimmed, lower-cased)
+    /// name, NULL when none does — what a mail, a retry and the page to that contact are written in.
+    /// The smallest when two rows name two (one address, one reader: any of them is theirs).
+    package static func contactLanguage(user: String, contact: String) -> String {
+        """
+        (SELECT min(ec.language) FROM emergency_contacts ec
+         WHERE ec.user_id = \(user) AND lower(btrim(ec.email)) = \(contact) AND ec.language IS NOT NULL)
+        """
+    }
+
     /// The contacts of the row's `contacts` column (`contacts(_:when:)`; empty when NULL or unreadable).
     package static func contacts(_ row: PGRow) -> [Candidate.RawContact] {
         guard let text = row.string("contacts"), let data = text.data(using: .utf8),

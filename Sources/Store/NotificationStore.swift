@@ -455,8 +455,7 @@ package struct NotificationStore: Sendable {
                        AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel"))
                        AS contact_bounced,
                    (SELECT u.language FROM users u WHERE u.id = n.user_id) AS user_language,
-                   (SELECT min(ec.language) FROM emergency_contacts ec
-                    WHERE ec.user_id = n.user_id AND lower(btrim(ec.email)) = n.contact AND ec.language IS NOT NULL) AS contact_language
+                   \(GuardSQL.contactLanguage(user: "n.user_id", contact: "n.contact")) AS contact_language
             FROM notification_logs n
             WHERE n.notification_date = $run_date::date AND NOT n.email_sent AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid)
               AND (n.status IN ('failed', 'retry')
