@@ -50,6 +50,8 @@ package final class Daemon: @unchecked Sendable {
     /// The slots as the last look read them: kept while nobody's slot changes, so that a
     /// look a minute is one probe, and thousands of slots are resolved only when one changed.
     private var knownSlots: SlotSQL.Known?
+    /// The mail templates' default language, as the start's check loaded them: the page's last resort.
+    private var mailLanguage: LanguageTag?
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -92,9 +94,8 @@ package final class Daemon: @unchecked Sendable {
         let startup = Startup()
         let exit = Locked(ExitStatus.success)
         // The acknowledgement page (ACK_LISTEN): listening before READY, its last language the
-        // default the mails settled on (the start checked that the templates load).
-        let templates = try? MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
-        let page = AckPageServer(configuration: configuration, defaultLanguage: templates?.defaultLanguage, logger: logger)
+        // default the mails settled on (as the start's check of the templates found it).
+        let page = AckPageServer(configuration: configuration, defaultLanguage: mailLanguage, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)
@@ -375,7 +376,7 @@ package final class Daemon: @unchecked Sendable {
     /// render, the database answers and its schema is current. Nil when it holds; the exit status
     /// otherwise (`.success` when a stop came while waiting for the database).
     private func startupCheck() -> ExitStatus? {
-        do { try Self.validate(configuration) } catch {
+        do { mailLanguage = try Self.validate(configuration) } catch {
             logger.critical("\(error)")
             return .configuration
         }
@@ -406,8 +407,10 @@ package final class Daemon: @unchecked Sendable {
         }
     }
 
-    private static func validate(_ configuration: NotifierConfiguration) throws {
-        _ = try MailComposer(sending: configuration.mail)
+    /// The templates load and render (else the configuration is refused); their default language.
+    @discardableResult
+    private static func validate(_ configuration: NotifierConfiguration) throws -> LanguageTag {
+        try MailComposer(sending: configuration.mail).templates.defaultLanguage
     }
 
     /// `2026-01-14 09:00 +08` (seconds shown when not zero; offset minutes when not whole hours).
