@@ -50,6 +50,8 @@ package final class Daemon: @unchecked Sendable {
     /// The slots as the last look read them: kept while nobody's slot changes, so that a
     /// look a minute is one probe, and thousands of slots are resolved only when one changed.
     private var knownSlots: SlotSQL.Known?
+    /// The runs whose sending this daemon joined (each once: then their holder finishes alone).
+    private var joinedRuns: Set<Int64> = []
     /// The mail templates' default language, as the start's check loaded them: the page's last resort.
     private var mailLanguage: LanguageTag?
 
@@ -223,9 +225,7 @@ package final class Daemon: @unchecked Sendable {
         let lock: RunLock
         do {
             guard let acquired = try RunLock.take(for: configuration.database, leaseSeconds: configuration.claimLeaseSeconds, waiting: .no, keeper: sessions) else {
-                logger.notice("another run holds the run lock; checking again in 30 s")
-                systemd.status("another run is in progress on this database; last run: \(lastRun)")
-                wait(until: clock.now().addingTimeInterval(30))
+                joinOrWait(at: instant, slots: slots, known: known, reason: reason)
                 return
             }
             lock = acquired
@@ -257,6 +257,59 @@ package final class Daemon: @unchecked Sendable {
         if reason != .retry, let latest = instantRuns.runs.first?.runDate, latest > retainedThrough {
             applyRetention(runDate: latest)
             retainedThrough = latest
+        }
+    }
+
+    /// How often a daemon that finds the run lock taken looks for the run's sending to join.
+    static let joinLookInterval: TimeInterval = 2
+
+    /// Another run holds the run lock: for up to 30 s, every `joinLookInterval`, looks whether it
+    /// opened its sending to others (`SharedSending`: after its first pass, which decided the
+    /// guards, skips and holds) and joins the first of this instant's runs it finds open — not a
+    /// retry's, which the holder's own claims finish. Returns at once when the lock is free.
+    private func joinOrWait(at instant: Date, slots: Set<String>?, known: NotifySlots, reason: NextAction.Reason) {
+        systemd.status("another run is in progress on this database; last run: \(lastRun)")
+        let deadline = clock.now().addingTimeInterval(30)
+        guard reason != .retry else {
+            logger.notice("another run holds the run lock; checking again in 30 s")
+            return wait(until: deadline)
+        }
+        var toldWaiting = false
+        while !stopRequested, !reloadRequested.withLock({ $0 }), clock.now() < deadline {
+            do {
+                let instantRuns = try InstantRuns.read(.instant(instant), configuration: configuration, mode: .join, among: slots,
+                                                       known: known, logger: logger, host: host, sessions: sessions)
+                let wanted = instantRuns.runs.map { (runDate: $0.runDate, slots: $0.scope.slots) }
+                let look = try sessions.with { try SharedSending.look($0, dates: wanted.map(\.runDate)) }
+                guard look.lockHeld else { return }
+                if let open = SharedSending.Run.choose(among: look.open, for: wanted, joined: joinedRuns),
+                   let run = instantRuns.runs.first(where: { open.serves($0.runDate, slots: $0.scope.slots) }) {
+                    join(open, with: run, reason: reason)
+                    return
+                }
+            } catch {
+                logger.error("cannot look for a run to join: \(error)")
+                return wait(until: deadline)
+            }
+            if !toldWaiting {
+                logger.notice("another run holds the run lock; joining its sending once it is open, else checking again in 30 s")
+                toldWaiting = true
+            }
+            wait(until: min(deadline, clock.now().addingTimeInterval(Self.joinLookInterval)))
+        }
+    }
+
+    /// Sends with `open`, another daemon's run of `run`'s run date and slots, what this daemon
+    /// claims of its alerts; the run then goes on without it, and this daemon decides afresh.
+    private func join(_ open: SharedSending.Run, with run: NotificationRun, reason: NextAction.Reason) {
+        joinedRuns.insert(open.id)
+        if joinedRuns.count > 64 { joinedRuns = [open.id] }
+        logger.notice("joining the sending of run \(open.id) for \(open.runDate) (\(open.jobs) messages)")
+        let result = Result { try run.join(open, control: control(for: run, reason: reason)) }
+        if case .success(let done) = result {
+            lastRun = "\(run.runDate): \(done.counts.sent) sent, \(done.counts.failed) failed (joined run \(open.id))"
+        } else if case .failure(let error) = result {
+            logger.error("joining run \(open.id) for \(open.runDate) failed: \(error)", metadata: NotifierEvent.runFailed.metadata)
         }
     }
 

@@ -29,8 +29,9 @@ extension NotificationRun {
         }
 
         /// Opens the run's connection, refuses rows hidden by row security (they would look like
-        /// nobody being due: exit 78), inserts the `running` row and logs `run_started`.
-        static func begin(_ run: NotificationRun, control: RunControl) throws -> Steps {
+        /// nobody being due: exit 78), inserts the `running` row and logs `run_started` (`joining`:
+        /// the run whose sending this one joins).
+        static func begin(_ run: NotificationRun, control: RunControl, joining: Int64? = nil) throws -> Steps {
             let configuration = run.configuration
             // After `startRun` (not retried: it inserts), every statement on this connection may
             // run twice, so a broken connection is reconnected.
@@ -42,10 +43,12 @@ extension NotificationRun {
             try db.perform { try RowSecurity.verify($0) }
             try db.perform { try CheckInTriggers.verify($0) }
             let id = try db.perform(retrying: false) { try store.startRun($0, runDate: run.runDate, mode: run.mode, host: run.host,
-                                                                              slots: run.scope.slots) }
-            let base: Logger.Metadata = ["run_date": "\(run.runDate)", "run_mode": "\(run.mode.rawValue)", "run_id": "\(id)"]
+                                                                              slots: run.scope.slots, joining: joining) }
+            var base: Logger.Metadata = ["run_date": "\(run.runDate)", "run_mode": "\(run.mode.rawValue)", "run_id": "\(id)"]
+            if let joining { base["joined_run_id"] = "\(joining)" }
             let slots = run.scope.slots.map { " for the users of \($0.count) of the users' own times" } ?? ""
-            run.logger.info("run started for \(run.runDate) (\(run.mode.rawValue))\(slots)", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
+            let joined = joining.map { ", joining the sending of run \($0)" } ?? ""
+            run.logger.info("run started for \(run.runDate) (\(run.mode.rawValue))\(slots)\(joined)", metadata: base.merging(NotifierEvent.runStarted.metadata) { $1 }.merging([
                 "threshold_days": "\(configuration.rule.thresholdDays)", "time_zone": "\(configuration.timeZone.identifier)",
                 "notifier_version": "\(NotifierVersion.current)",
             ]) { $1 }.merging(run.scope.slots.map { ["slots": "\($0.joined(separator: ","))"] } ?? [:]) { $1 })

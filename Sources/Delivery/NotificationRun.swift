@@ -87,8 +87,9 @@ package struct NotificationRun: Sendable {
             skips.close()
             plan = try read.get()
             run.announce(plan)
-            delivery = run.deliver(plan, through: dispatcher(composer: composer, store: run.store, runID: run.id,
-                                                            makeTransport: makeTransport, control: control))
+            let dispatcher = dispatcher(composer: composer, store: run.store, runID: run.id, makeTransport: makeTransport, control: control)
+            delivery = mode == .daemon && plan.ruleJobs > 0 ? run.deliverShared(plan, through: dispatcher)
+                                                            : run.deliver(plan, through: dispatcher)
             run.settle()
         } catch {
             delivery.tally = plan.tally
@@ -132,7 +133,7 @@ package struct NotificationRun: Sendable {
     }
 
     /// The dispatcher of this run's messages.
-    private func dispatcher(composer: MailComposer, store: NotificationStore, runID: Int64?,
+    func dispatcher(composer: MailComposer, store: NotificationStore, runID: Int64?,
                             makeTransport: (@Sendable () throws -> any MailTransport)?, control: RunControl) -> Dispatcher {
         Dispatcher(configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
                    logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.mail.makeMailTransport() },

@@ -25,10 +25,13 @@ package struct RunPlan: Sendable {
         /// side and put together (the dry run); the counts and the other messages owed are the
         /// first share's. Nil: all of them.
         package var part: (index: Int, count: Int)? = nil
+        /// The users in the opposite order: a daemon that joins another's sending
+        /// (`SharedSending`) streams the due set from its other end.
+        package var fromTheEnd = false
 
         package static func == (a: Scope, b: Scope) -> Bool {
             a.users == b.users && a.kinds == b.kinds && a.evaluatesRule == b.evaluatesRule && a.slots == b.slots
-                && a.part?.index == b.part?.index && a.part?.count == b.part?.count
+                && a.part?.index == b.part?.index && a.part?.count == b.part?.count && a.fromTheEnd == b.fromTheEnd
         }
 
         /// Whether this plan reads the counts and the owed messages (the whole, or the first share).
@@ -185,7 +188,7 @@ package struct RunPlan: Sendable {
         var handsOver = skipped != nil
         try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
                                                onlyUsers: scope.users, slots: scope.slots, part: scope.part,
-                                               summary: summary) { candidate, evaluation in
+                                               fromTheEnd: scope.fromTheEnd, summary: summary) { candidate, evaluation in
             var evaluation = evaluation
             hold(candidate, &evaluation, by: holds)
             tally.count(evaluation.decision)

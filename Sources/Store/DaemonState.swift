@@ -27,7 +27,8 @@ package struct DaemonState: Equatable {
         }
     }
 
-    /// Per run date, the slots its completed runs served (daemon, timer or by hand; `retry` aside).
+    /// Per run date, the slots its completed runs served (daemon, timer or by hand; `retry` and the
+    /// daemons that joined a run's sending aside).
     package let completed: [CalendarDate: Coverage]
     /// Per run date, the slots its runs started for (and did not complete: failed or interrupted).
     package let started: [CalendarDate: Coverage]
@@ -45,7 +46,7 @@ package struct DaemonState: Equatable {
         var completed: [CalendarDate: Coverage] = [:], started: [CalendarDate: Coverage] = [:]
         for row in try db.execute(SQLStatement("""
             SELECT run_date, status = 'completed' AS completed, array_to_json(slots)::text AS slots FROM sileme.notifier_runs
-            WHERE run_date = ANY($dates::date[]) AND mode <> 'retry'
+            WHERE run_date = ANY($dates::date[]) AND mode NOT IN ('retry', 'daemon-join')
             """), ["dates": days]).rows {
             guard let date = row.date("run_date") else { continue }
             let slots = row.string("slots").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }

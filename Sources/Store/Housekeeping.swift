@@ -28,15 +28,16 @@ package enum Housekeeping {
     }
 
     /// Reads the figures; the backlog covers the notification dates since `since` (the days a
-    /// mail may still go out).
+    /// mail may still go out). The latest run is the latest that decided (a daemon that joined
+    /// another's sending counts in the history, not here).
     package static func figures(_ db: PGConnection, since: CalendarDate) throws -> Figures {
         var figures = Figures()
         let runs = try db.execute("""
             SELECT run_date::text, mode, status, extract(epoch FROM started_at) AS started, extract(epoch FROM finished_at) AS finished,
                    \(RunTally.storedFields.compactMap(\.column).joined(separator: ", ")),
                    (SELECT extract(epoch FROM max(finished_at)) FROM sileme.notifier_runs
-                    WHERE status = 'completed' AND mode <> 'retry') AS last_success
-            FROM sileme.notifier_runs ORDER BY started_at DESC, id DESC LIMIT 1
+                    WHERE status = 'completed' AND mode NOT IN ('retry', 'daemon-join')) AS last_success
+            FROM sileme.notifier_runs WHERE mode <> 'daemon-join' ORDER BY started_at DESC, id DESC LIMIT 1
             """)
         if runs.count == 1 {
             let row = runs[0]

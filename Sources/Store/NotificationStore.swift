@@ -51,9 +51,13 @@ package struct NotificationStore: Sendable {
     /// of the id), each in the same order: readers that may go on side by side on connections of
     /// their own (the dry run) split the per-user probes between the server's cores.
     ///
+    /// `fromTheEnd`: the same users in the opposite order — a daemon that joins another's sending
+    /// (`SharedSending`) reads from the other end, so that the two meet in the middle rather than
+    /// claim the same users one after the other.
+    ///
     /// `summary`: the summary to read — `CheckInQueue.summary(_:)` says when the table alone will do.
     package func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
-                                 slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
+                                 slots: [String]? = nil, part: (index: Int, count: Int)? = nil, fromTheEnd: Bool = false,
                                  summary: CheckInQueue.Summary = .current, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
             WITH due AS (
@@ -89,7 +93,7 @@ package struct NotificationStore: Sendable {
             LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: Self.mayBeSentTo))) c ON true
             WHERE (d.last >= $oldest::date OR u.paused_until >= $oldest::date)
               AND ($parts::int IS NULL OR (hashtext(d.user_id::text) & 2147483647) % $parts::int = $part::int)
-            ORDER BY greatest(d.last, u.paused_until) DESC, d.user_id
+            ORDER BY \(fromTheEnd ? "greatest(d.last, u.paused_until), d.user_id DESC" : "greatest(d.last, u.paused_until) DESC, d.user_id")
             """)
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
         var pending: Candidate?
@@ -127,9 +131,10 @@ package struct NotificationStore: Sendable {
     /// users are not streamed; the caller counts them with `countStale`.
     package func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                          onlyUsers: Set<String>? = nil, slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
-                         summary: CheckInQueue.Summary = .current, _ body: (Candidate, Evaluation) throws -> Void) throws {
+                         fromTheEnd: Bool = false, summary: CheckInQueue.Summary = .current,
+                         _ body: (Candidate, Evaluation) throws -> Void) throws {
         try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part,
-                             summary: summary) { candidate in
+                             fromTheEnd: fromTheEnd, summary: summary) { candidate in
             if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }
@@ -175,12 +180,14 @@ package struct NotificationStore: Sendable {
 
     /// Inserts a `running` row in `notifier_runs` and returns its id.
     /// `slots`: the slots the run serves (nil: every user).
-    package func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String, slots: [String]? = nil) throws -> Int64 {
+    /// `joining`: the run whose sending this one joins (`SharedSending`).
+    package func startRun(_ db: PGConnection, runDate: CalendarDate, mode: RunMode, host: String, slots: [String]? = nil,
+                          joining: Int64? = nil) throws -> Int64 {
         let row = try db.execute(SQLStatement("""
-            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, slots)
-            VALUES ($run_date, $mode, $host, $pid, $slots::text[]) RETURNING id
+            INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, slots, joined_run)
+            VALUES ($run_date, $mode, $host, $pid, $slots::text[], $joined::bigint) RETURNING id
             """), ["run_date": runDate.description, "mode": mode.rawValue, "host": host, "slots": SlotSQL.bind(slots),
-                   "pid": String(ProcessInfo.processInfo.processIdentifier)])
+                   "pid": String(ProcessInfo.processInfo.processIdentifier), "joined": joining.map(String.init)])
         return Int64(row[0].string("id")!)!
     }
 

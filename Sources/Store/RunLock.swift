@@ -117,9 +117,15 @@ package final class RunLock: @unchecked Sendable {
         "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8).lowercased())"
     }
 
+    /// SQL: the lock's row `row` is held — its holder's direct session lives, or its lease has not
+    /// run out (the claims' test: `ClaimSQL.held`).
+    package static func heldCondition(_ row: String) -> String {
+        ClaimSQL.held(pid: "\(row).holder_backend_pid", takenAt: "\(row).acquired_at", leaseValid: "\(row).expires_at >= now()")
+    }
+
     /// Inserts the row, or takes it over when it is free; true when `holder` holds it now.
     private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
-        let held = ClaimSQL.held(pid: "l.holder_backend_pid", takenAt: "l.acquired_at", leaseValid: "l.expires_at >= now()")
+        let held = heldCondition("l")
         return try db.execute(SQLStatement("""
             INSERT INTO sileme.notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
             VALUES (1, $holder, CASE WHEN $direct::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $lease_seconds::float8))

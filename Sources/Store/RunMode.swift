@@ -9,4 +9,8 @@ package enum RunMode: String, Sendable, Codable {
     /// `sileme-notifier retry`: failed or stuck mails of one date re-attempted now (not a daily run:
     /// the daemon's catch-up ignores it).
     case retry
+    /// A daemon helping the daemon that holds the run lock with an instant's sending
+    /// (`SharedSending`): it sends what it claims of that run's alerts, and decides nothing else
+    /// (not a daily run: the daemon's catch-up ignores it).
+    case join = "daemon-join"
 }
