@@ -119,7 +119,7 @@ def one(cluster, env, binary, daemons, connections, rate, expected, lead, linger
     cur.execute("""SELECT count(*), count(DISTINCT (user_id, contact)), count(DISTINCT claimed_by), count(DISTINCT message_id)
                    FROM notification_logs WHERE notification_date = %s AND email_sent AND kind = 'alert'""", (bench.RUN_DATE,))
     sent, pairs, claimers, message_ids = cur.fetchone()
-    cur.execute("""SELECT status, pid, extract(epoch FROM started_at), extract(epoch FROM finished_at), mode, coalesce(sent, 0)
+    cur.execute("""SELECT status, pid, extract(epoch FROM started_at), extract(epoch FROM finished_at), mode, coalesce(sent, 0), error
                    FROM sileme.notifier_runs WHERE run_date = %s ORDER BY started_at""", (bench.RUN_DATE,))
     runs = cur.fetchall()
     cur.close()

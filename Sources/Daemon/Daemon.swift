@@ -311,6 +311,14 @@ package final class Daemon: @unchecked Sendable {
         } else if case .failure(let error) = result {
             logger.error("joining run \(open.id) for \(open.runDate) failed: \(error)", metadata: NotifierEvent.runFailed.metadata)
         }
+        // Until the holder has finished that run (its messages in flight, the lifecycle's): were
+        // this daemon to decide meanwhile, it would find the run unfinished and, the lock let go a
+        // moment later, make the whole run again for nothing.
+        while !stopRequested, !reloadRequested.withLock({ $0 }) {
+            guard let look = try? sessions.with({ try SharedSending.look($0, dates: [open.runDate]) }),
+                  look.lockHeld, look.open.contains(where: { $0.id == open.id }) else { return }
+            wait(until: clock.now().addingTimeInterval(1))
+        }
     }
 
     /// A run's control as it starts: says the run in `STATUS=`, and feeds the watchdog (with the

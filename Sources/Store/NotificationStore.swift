@@ -288,6 +288,10 @@ package struct NotificationStore: Sendable {
                        CASE WHEN $direct::boolean THEN pg_backend_pid() END, now(), j.last, j.masked, $run_id::bigint,
                        j.in_reply_to, to_timestamp(j.event_epoch), now()
                 FROM j WHERE j.live AND j.cancelled IS NULL
+                -- In the key's order, whatever the batch's: two sessions claiming overlapping rows
+                -- (daemons sharing a run's sending read the due set from its two ends) take their
+                -- row locks in one order, and never wait for each other in a circle (a deadlock).
+                ORDER BY j.user_id, j.day, j.kind, j.channel, j.contact
                 ON CONFLICT (user_id, notification_date, kind, channel, contact) DO UPDATE
                     SET status = 'sending', claimed_by = EXCLUDED.claimed_by,
                         claim_backend_pid = EXCLUDED.claim_backend_pid, claimed_at = now(),

@@ -41,6 +41,21 @@ struct SharedSendingIntegrationTests {
             joiner = try NotifierProcess.start([], environment: env)
         }
 
+        /// SIGKILLs the daemons still running (a test's `defer`).
+        func killLeft() {
+            for daemon in [leader, joiner] where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
+        }
+
+        /// Stops both daemons with SIGTERM (each given 30 s) and returns how they ended.
+        func stop() -> [NotifierProcess.Result] {
+            [leader, joiner].map { daemon in
+                if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGTERM) }
+                let deadline = Date().addingTimeInterval(30)
+                while daemon.0.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+                return NotifierProcess.finish(daemon.0, daemon.1, daemon.2)
+            }
+        }
+
         /// The alerts sent, per recipient.
         func sent() throws -> [String: [Mailbox.Delivery]] {
             Dictionary(grouping: try mail.deliveries(), by: \.recipient)
@@ -55,20 +70,14 @@ struct SharedSendingIntegrationTests {
     @Test("two daemons at one instant: the second joins the first's sending from the other end; each alert once, the skip recorded once by the run that decided it, two runs whose sends add up")
     func twoDaemonsShare() throws {
         let scene = try Scene(users: 300)
-        defer {
-            for daemon in [scene.leader, scene.joiner] where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
-        }
+        defer { scene.killLeft() }
         #expect(try DaemonIntegrationTests.eventually(60) {
             try scene.db.query("""
                 SELECT count(*) FILTER (WHERE mode = 'daemon-join' AND status = 'completed'),
                        count(*) FILTER (WHERE mode = 'daemon' AND status = 'completed') FROM sileme.notifier_runs
                 """).first == ["1", "1"]
         }, "the run and the daemon that joined it finished")
-        var results: [NotifierProcess.Result] = []
-        for daemon in [scene.leader, scene.joiner] {
-            kill(daemon.0.processIdentifier, SIGTERM)
-            results.append(NotifierProcess.finish(daemon.0, daemon.1, daemon.2))
-        }
+        let results = scene.stop()
         #expect(results.allSatisfy { $0.status == 0 })
         let sent = try scene.sent()
         #expect(sent.count == scene.users && sent.values.allSatisfy { $0.count == 1 }, "each alert once: \(sent.count) recipients")
@@ -91,9 +100,7 @@ struct SharedSendingIntegrationTests {
     @Test("the daemon that joined is SIGKILLed mid-send: the holder and the retry finish; each alert once but the mails accepted and not recorded at the kill, resent with the same Message-ID; nothing lost")
     func joinerKilled() throws {
         let scene = try Scene(users: 300)
-        defer {
-            for daemon in [scene.leader, scene.joiner] where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
-        }
+        defer { scene.killLeft() }
         #expect(try DaemonIntegrationTests.eventually(30) {
             let joined = try scene.db.query("""
                 SELECT count(*) FROM notification_logs n JOIN sileme.notifier_runs r ON r.id = n.run_id
@@ -102,13 +109,13 @@ struct SharedSendingIntegrationTests {
             return (Int((joined.first?.first ?? nil) ?? "") ?? 0) >= 10
         }, "the joiner sends")
         kill(scene.joiner.0.processIdentifier, SIGKILL)
-        _ = NotifierProcess.finish(scene.joiner.0, scene.joiner.1, scene.joiner.2)
+        let atKill = try scene.db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first?.first ?? nil
+        #expect((Int(atKill ?? "") ?? 0) < scene.users, "killed mid-send: \(atKill ?? "?") of \(scene.users) sent")
         let done = try DaemonIntegrationTests.eventually(90) {
             try scene.db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first == ["\(scene.users)"]
         }
         Thread.sleep(forTimeInterval: 2)
-        kill(scene.leader.0.processIdentifier, SIGTERM)
-        let result = NotifierProcess.finish(scene.leader.0, scene.leader.1, scene.leader.2)
+        let result = scene.stop()[0]
         #expect(done, "every alert sent: \(result.stderr.suffix(2000))")
         #expect(result.status == 0)
         let sent = try scene.sent()
@@ -131,19 +138,11 @@ struct SharedSendingIntegrationTests {
         #expect(DatabaseSessions(senders: 2, ackPage: false, separateListenURL: false).daemon == 10)
         let pooler = try PgBouncer(mode: mode, poolSize: poolSize)
         let scene = try Scene(users: 300, pooler: pooler)
-        defer {
-            for daemon in [scene.leader, scene.joiner] where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) }
-        }
+        defer { scene.killLeft() }
         let all = try DaemonIntegrationTests.eventually(90) {
             try scene.db.query("SELECT count(*) FROM notification_logs WHERE email_sent").first == ["\(scene.users)"]
         }
-        var results: [NotifierProcess.Result] = []
-        for daemon in [scene.leader, scene.joiner] {
-            kill(daemon.0.processIdentifier, SIGTERM)
-            let deadline = Date().addingTimeInterval(30)
-            while daemon.0.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
-            results.append(NotifierProcess.finish(daemon.0, daemon.1, daemon.2))
-        }
+        let results = scene.stop()
         #expect(all, "every alert sent: \(results[0].stderr.suffix(1500)) --- \(results[1].stderr.suffix(1500)) \(pooler.log.suffix(1000))")
         #expect(results.allSatisfy { $0.status == 0 }, "both stopped cleanly: \(results.map(\.status))")
         let sent = try scene.sent()
