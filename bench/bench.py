@@ -185,16 +185,17 @@ class Sink:
     """The project's SMTP test server in plain mode, counting without storing (`store`: keeping
     each message as a file too). Either way it records each accepted message in
     `deliveries.jsonl`: recipients, Message-ID and its own acceptance time. `max_per_second`: a
-    relay's quota (smtp_server.py)."""
+    relay's quota, `data_delay_ms` its latency per message (smtp_server.py)."""
 
-    def __init__(self, base, store=False, max_per_second=0):
+    def __init__(self, base, store=False, max_per_second=0, data_delay_ms=0):
         self.port = free_port()
         self.maildir = os.path.join(base, "maildir")
         os.makedirs(self.maildir)
         self.process = subprocess.Popen(
             ["/usr/bin/python3", os.path.join(ROOT, "scripts/testenv/smtp_server.py"), "--host", "127.0.0.1",
              "--port", str(self.port), "--mode", "plain", "--maildir", self.maildir] + ([] if store else ["--no-store"])
-            + (["--max-per-second", str(max_per_second)] if max_per_second else []),
+            + (["--max-per-second", str(max_per_second)] if max_per_second else [])
+            + (["--data-delay-ms", str(data_delay_ms)] if data_delay_ms else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):
             try:

@@ -3,7 +3,7 @@
 against one SMTP sink, with and without the sink's own quota.
 
     /usr/bin/python3 bench/daemons.py [--users N] [--daemons 1,2,4] [--rounds R] [--connections C]
-                                      [--sink-rates 0,K] [--linger S] [--binary PATH]
+                                      [--sink-rates 0,K] [--data-delay-ms D] [--linger S] [--binary PATH]
 
 Generates bench.py's population (N users, default 200,000; guards' data 1%, contacts 30%) with
 today (UTC) as its run date D, every user at the one notify time of the configuration
@@ -64,12 +64,12 @@ def copy(cluster, template, name):
     admin.close()
 
 
-def one(cluster, env, binary, daemons, connections, rate, expected, lead, linger, base):
+def one(cluster, env, binary, daemons, connections, rate, expected, lead, linger, base, delay_ms=0):
     """One instant served by `daemons` daemons on a fresh copy, against a fresh sink of quota
     `rate`: its figures (dict), after the checks."""
     copy(cluster, "bench", "run")
     sink_dir = tempfile.mkdtemp(prefix="sink-", dir=base)
-    sink = bench.Sink(sink_dir, max_per_second=rate)
+    sink = bench.Sink(sink_dir, max_per_second=rate, data_delay_ms=delay_ms)
     url = cluster.database_url("run")
     conn = psycopg2.connect(url)
     conn.autocommit = True
@@ -156,6 +156,8 @@ def main():
     parser.add_argument("--lead", type=float, default=0, help="seconds from the daemons' start to the instant (0: 15 + N / 25,000)")
     parser.add_argument("--linger", type=float, default=0,
                         help="seconds the daemons keep running after the last mail (over 30: a waiting daemon looks again)")
+    parser.add_argument("--data-delay-ms", type=float, default=0,
+                        help="the sink answers each DATA this late, on every connection at once (a distant relay's latency)")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     parser.add_argument("--json", help="write every measurement here")
     args = parser.parse_args()
@@ -186,7 +188,8 @@ def main():
             for r in range(args.rounds):
                 order = counts[r % len(counts):] + counts[:r % len(counts)]
                 for n in order:
-                    result = one(cluster, env, args.binary, n, args.connections, rate, expected, lead, args.linger, base)
+                    result = one(cluster, env, args.binary, n, args.connections, rate, expected, lead, args.linger, base,
+                                 args.data_delay_ms)
                     result["round"] = r
                     results.append(result)
                     bench.log(f"quota {rate:g}/s, round {r + 1}, {n} daemons: {result['sending']:,.0f} mails/s at the sink, "
@@ -199,7 +202,8 @@ def main():
             json.dump(results, f, indent=1)
 
     print(f"\n{args.users:,} users of bench.py's model, every one at one instant; D = {bench.RUN_DATE}: {expected:,} alerts "
-          f"to {users:,} users; SMTP_CONNECTIONS={args.connections} per daemon; one sink; medians of {args.rounds} rounds "
+          f"to {users:,} users; SMTP_CONNECTIONS={args.connections} per daemon; one sink"
+          f"{f' answering each DATA {args.data_delay_ms:g} ms late' if args.data_delay_ms else ''}; medians of {args.rounds} rounds "
           f"(order rotated); {os.cpu_count()} cores")
     print(f"{'sink quota':>10} {'daemons':>8} {'mails/s at sink':>16} {'instant→last s':>15} {'run s':>7} "
           f"{'runs':>5} {'joins':>6} {'sent by':>7} {'notifier CPU s':>15} {'server CPU s':>13} {'sink CPU s':>11}")

@@ -117,4 +117,57 @@ struct DatabaseFaultIntegrationTests {
         // Without a stop the value comes back, and the helper thread ends with the body.
         #expect(try connection.cancellable(on: StopSignal()) { try connection.execute("SELECT 42")[0].int(0) } == 42)
     }
+
+    /// A deadlock made on purpose: a transaction holds row 2; a statement of its own locks row 1,
+    /// then waits for row 2; the transaction then asks for row 1. The statement waited first, so
+    /// its deadlock check fires first and it is the victim, rolled back whole: run again, it waits
+    /// for the transaction's commit and does its work. Inside a transaction it would not be run
+    /// again (the transaction is lost): the error is its caller's.
+    @Test("a statement of its own chosen as a deadlock's victim is run again and does its work; inside a transaction the error is the caller's")
+    func deadlockVictimRunsAgain() throws {
+        let db = try TestDatabase()
+        try db.query("CREATE TABLE deadlock_probe (id int PRIMARY KEY, v int NOT NULL)")
+        try db.query("INSERT INTO deadlock_probe VALUES (1, 0), (2, 0)")
+        let deadlocks = { try db.query("SELECT deadlocks::text FROM pg_stat_database WHERE datname = current_database()").first?.first ?? nil }
+        let before = Int(try deadlocks() ?? "") ?? 0
+
+        for inTransaction in [false, true] {
+            let holder = try PGConnection(Secret(db.url), schema: .standard)
+            let victim = Transfer(value: try PGConnection(Secret(db.url), schema: .standard))
+            try holder.execute("BEGIN")
+            try holder.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 2")
+            let outcome = Locked<Result<Void, DatabaseError>?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let result = Result<Void, DatabaseError> { () throws(DatabaseError) in
+                    // Row 1 first, then row 2, which the holder has (one statement: in the scan's order).
+                    let update = "UPDATE deadlock_probe SET v = v + 10 WHERE id = $1"
+                    if inTransaction {
+                        try victim.value.execute("BEGIN")
+                        try victim.value.execute(update, ["1"])
+                        try victim.value.execute(update, ["2"])
+                        try victim.value.execute("COMMIT")
+                    } else {
+                        try victim.value.execute("UPDATE deadlock_probe SET v = v + 10 WHERE id IN (1, 2)")
+                    }
+                }
+                outcome.withLock { $0 = result }
+                done.signal()
+            }.start()
+            Thread.sleep(forTimeInterval: 0.3)  // the victim holds row 1 and waits for row 2
+            try holder.execute("UPDATE deadlock_probe SET v = v + 1 WHERE id = 1")
+            try holder.execute("COMMIT")
+            done.wait()
+            let result = try #require(outcome.withLock { $0 })
+            if inTransaction {
+                if case .failure(let error) = result { #expect(error.sqlState == "40P01") } else { Issue.record("the transaction's deadlock is its caller's") }
+                try victim.value.execute("ROLLBACK")
+                #expect(try db.query("SELECT v::text FROM deadlock_probe ORDER BY id") == [["12"], ["12"]], "the lost transaction changed nothing")
+            } else {
+                if case .failure(let error) = result { Issue.record("run again, the statement succeeds: \(error)") }
+                #expect(try db.query("SELECT v::text FROM deadlock_probe ORDER BY id") == [["11"], ["11"]], "the holder's +1 and the victim's +10, once each")
+            }
+        }
+        #expect((Int(try deadlocks() ?? "") ?? 0) - before == 2, "two deadlocks were detected")
+    }
 }

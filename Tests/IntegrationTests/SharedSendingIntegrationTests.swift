@@ -82,10 +82,12 @@ struct SharedSendingIntegrationTests {
         let sent = try scene.sent()
         #expect(sent.count == scene.users && sent.values.allSatisfy { $0.count == 1 }, "each alert once: \(sent.count) recipients")
 
-        // The first run decided; the join names it. (A daemon that finds the lock free just as the
-        // holder lets it go makes a run of its own, which finds everyone notified: not counted here.)
+        // The first run decided; the join names it. The daemon that joined waited for the run to
+        // finish before deciding again: no third run.
         let runs = try scene.runs()
-        let lead = try #require(runs.first), join = try #require(runs.first { $0[1] == "daemon-join" })
+        try #require(runs.count == 2, "\(runs)")
+        let (lead, join) = (runs[0], runs[1])
+        #expect(join[1] == "daemon-join" && join[2] == "completed", "\(runs)")
         #expect(lead[1] == "daemon" && lead[2] == "completed" && join[4] == lead[0], "\(runs)")
         let leadSent = Int(lead[3] ?? "") ?? 0, joinSent = Int(join[3] ?? "") ?? 0
         #expect(joinSent > 0 && leadSent > 0 && leadSent + joinSent == scene.users, "sent \(leadSent) + \(joinSent)")

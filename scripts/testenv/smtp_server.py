@@ -148,12 +148,13 @@ class Store:
 class Handler:
     """aiosmtpd handler: recipient decisions, failure injection, storage."""
 
-    def __init__(self, mode, store, max_per_second=0):
+    def __init__(self, mode, store, max_per_second=0, data_delay_ms=0):
         self.mode = mode
         self.store = store
         self.temp_once_seen = set()
         self.interval = 1 / max_per_second if max_per_second else 0
         self.next_slot = 0.0
+        self.data_delay = data_delay_ms / 1000
 
     async def _quota(self):
         """Waits for this message's turn under --max-per-second: turns are handed out
@@ -202,6 +203,10 @@ class Handler:
         delay = max((int(m) for lp in locals_ for m in SLOW_RE.findall(lp)), default=0)
         if delay:
             await asyncio.sleep(delay)
+        if self.data_delay:
+            # A relay far away or busy: each message's DATA answered this much later, every
+            # connection waiting on its own (unlike the quota, which all connections share).
+            await asyncio.sleep(self.data_delay)
         await self._quota()
         drop = [a for a in envelope.rcpt_tos if "dropdataonce" in local_part(a) and "drop:" + a.lower() not in self.temp_once_seen]
         if drop:
@@ -304,6 +309,8 @@ def parse_args(argv):
     p.add_argument("--no-store", action="store_true", help="write no .eml files, only deliveries.jsonl")
     p.add_argument("--max-per-second", type=float, default=0,
                    help="accept at most this many messages a second, holding the others' DATA (0: no limit)")
+    p.add_argument("--data-delay-ms", type=float, default=0,
+                   help="answer each DATA this many milliseconds late, on every connection at once (a relay's latency)")
     p.add_argument("--verbose", action="store_true", help="log every SMTP command (slow)")
     args = p.parse_args(argv)
     if args.mode != "plain":
@@ -317,7 +324,7 @@ def parse_args(argv):
 async def serve(args):
     loop = asyncio.get_running_loop()
     os.makedirs(args.maildir, exist_ok=True)
-    handler = Handler(args.mode, Store(args.maildir, not args.no_store), args.max_per_second)
+    handler = Handler(args.mode, Store(args.maildir, not args.no_store), args.max_per_second, args.data_delay_ms)
 
     tls_context = None
     if args.mode != "plain":

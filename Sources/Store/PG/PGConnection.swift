@@ -171,11 +171,33 @@ package final class PGConnection {
     /// Runs one statement with text parameters (`$1`, `$2`, … ; nil is SQL NULL) and returns all rows.
     @discardableResult
     func execute(_ sql: String, _ parameters: [String?] = []) throws(DatabaseError) -> PGResult {
-        let result = withParameters(parameters) { count, values in
-            PQexecParams(handle, OwnSchema.qualified(sql, into: schema), count, nil, values, nil, nil, 0)
+        try againAfterDeadlock { () throws(DatabaseError) -> PGResult in
+            let result = withParameters(parameters) { count, values in
+                PQexecParams(handle, OwnSchema.qualified(sql, into: schema), count, nil, values, nil, nil, 0)
+            }
+            return try check(result)
         }
-        return try check(result)
     }
+
+    /// Runs `statement` again when PostgreSQL chose it as a deadlock's victim (40P01) and no
+    /// transaction was open around it: it was rolled back whole, so run again a moment later it
+    /// does what it would have done had it waited. Daemons that share a run's sending claim and
+    /// record rows meeting from the due set's two ends, and each statement there is a transaction
+    /// of its own. In a transaction the whole transaction is lost: the error is its caller's.
+    private func againAfterDeadlock(_ statement: () throws(DatabaseError) -> PGResult) throws(DatabaseError) -> PGResult {
+        var attempt: UInt32 = 0
+        while true {
+            do {
+                return try statement()
+            } catch where error.sqlState == "40P01" && PQtransactionStatus(handle) == PQTRANS_IDLE && attempt < Self.deadlockRetries {
+                attempt += 1
+                usleep(UInt32.random(in: 5_000...20_000) * attempt)
+            }
+        }
+    }
+
+    /// How often a statement chosen as a deadlock's victim is run again (`againAfterDeadlock`).
+    static let deadlockRetries: UInt32 = 5
 
     /// Runs one statement as `execute` does, prepared once per session and then run by name, so
     /// the server parses and plans it once rather than at every call (a claim statement per few
@@ -203,10 +225,12 @@ package final class PGConnection {
             _ = try check(PQprepare(handle, name, OwnSchema.qualified(sql, into: schema), Int32(parameters.count), nil))
             prepared[sql] = name
         }
-        let result = withParameters(parameters) { count, values in
-            PQexecPrepared(handle, name, count, values, nil, nil, 0)
+        return try againAfterDeadlock { () throws(DatabaseError) -> PGResult in
+            let result = withParameters(parameters) { count, values in
+                PQexecPrepared(handle, name, count, values, nil, nil, 0)
+            }
+            return try check(result)
         }
-        return try check(result)
     }
 
     /// Runs a statement of several commands with no parameters (used for migrations).
