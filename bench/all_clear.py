@@ -3,6 +3,7 @@
 
     bench/all_clear.py [--users 1000] [--check-ins 1000] [--seconds 60] [--variants listen,pooled]
                        [--binary .build/release/sileme-notifier]
+    bench/all_clear.py --cluster-dir DIR --users N [--alerted 1000] [...]
 
 A throwaway PostgreSQL and SMTP sink (bench.py's; the sink keeps each message and records its own
 acceptance time). For each variant: N users, each with 1–3 rows in `emergency_contacts` (the
@@ -28,6 +29,12 @@ Checks (exit 1 when wrong): every alerted contact of a checked-in user gets exac
 threaded (`In-Reply-To` = its own alert's Message-ID), nothing else is sent, within the deadline;
 the queue is empty and the rows say sent; the daemon exits 0 on SIGTERM; in `pooled` no session
 LISTENs. It waits a sweep interval after the last all-clear so that a duplicate would be seen.
+
+With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/README.md) each variant runs on
+that population's database instead of an empty one: `--alerted` users (1000) are added to its N
+users, alerted and checked in as above, and the database is put back after each variant as
+bench.py puts it back (their users are removed with all their rows, and what the runs and the
+daemon wrote), and found the same.
 """
 import argparse
 import datetime
@@ -124,18 +131,24 @@ def wait_ready(notify, seconds):
         return False
 
 
+# The alerted users' ids, a subquery over their numbers 1..%s (the same ids in every variant).
+ALERTED_IDS = "(SELECT md5('a' || g)::uuid FROM generate_series(1, %s) g)"
+
+
 def run_variant(variant, args, cluster, base):
-    """One variant end to end; returns its figures (a dict)."""
+    """One variant end to end, in a database of its own (or the kept one's, `args.cluster_dir`);
+    returns its figures (a dict)."""
     work = os.path.join(base, variant)
     os.makedirs(work)
     sink = bench.Sink(work, store=True)
     pooler = daemon = None
     try:
-        admin = psycopg2.connect(cluster.url)
-        admin.autocommit = True
-        database = f"all_clear_{variant}"
-        admin.cursor().execute(f"CREATE DATABASE {database}")
-        admin.close()
+        database = "bench" if args.cluster_dir else f"all_clear_{variant}"
+        if not args.cluster_dir:
+            admin = psycopg2.connect(cluster.url)
+            admin.autocommit = True
+            admin.cursor().execute(f"CREATE DATABASE {database}")
+            admin.close()
         url = cluster.database_url(database)
         env = {"PATH": "/usr/bin:/bin", "DATABASE_URL": url, "MIGRATIONS_DIR": os.path.join(bench.ROOT, "Sources/Store/Migrations"),
                "SMTP_HOST": "127.0.0.1", "SMTP_PORT": str(sink.port), "SMTP_TLS": "none", "FROM_EMAIL": "noreply@sileme.app",
@@ -153,14 +166,15 @@ def run_variant(variant, args, cluster, base):
         counts = [rng.randint(1, 3) for _ in range(args.users)]
         conn = psycopg2.connect(url)
         cur = conn.cursor()
+        # On a kept population the names say whose they are: its restore removes these users.
         cur.execute("""INSERT INTO users (id, name, emergency_email)
-                       SELECT md5('a' || g)::uuid, '用户' || g, 'u' || g || '-1@bench.example' FROM generate_series(1, %s) g""",
-                    (args.users,))
+                       SELECT md5('a' || g)::uuid, %s || g, 'u' || g || '-1@bench.example' FROM generate_series(1, %s) g""",
+                    (bench.population.ADDED_USERS if args.cluster_dir else "用户", args.users))
         cur.execute("""INSERT INTO emergency_contacts (user_id, email, position)
                        SELECT md5('a' || g)::uuid, 'u' || g || '-' || p || '@bench.example', p
                        FROM unnest(%s::int[]) WITH ORDINALITY AS c(n, g), generate_series(1, c.n) p""", (counts,))
         # Known already (an upgraded database's pairs): the run sends alerts only, no introductions.
-        cur.execute("UPDATE sileme.known_contacts SET state = 'existing'")
+        cur.execute(f"UPDATE sileme.known_contacts SET state = 'existing' WHERE user_id IN {ALERTED_IDS}", (args.users,))
         # Eight days of check-ins up to three days ago: every user is due today (missed 2 days).
         cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
                        SELECT md5('a' || g)::uuid, %s::date - d FROM generate_series(1, %s) g, generate_series(3, 10) d""",
@@ -179,7 +193,8 @@ def run_variant(variant, args, cluster, base):
                 alert_ids[r] = d["message_id"]
         bench.check(len(alerts) == contacts and len(alert_ids) == contacts,
                     f"{len(alerts)} alerts to {len(alert_ids)} addresses, {contacts} contacts")
-        cur.execute("SELECT count(*) FROM notification_logs WHERE kind = 'alert' AND email_sent")
+        cur.execute(f"SELECT count(*) FROM notification_logs WHERE kind = 'alert' AND email_sent AND user_id IN {ALERTED_IDS}",
+                    (args.users,))
         bench.check(cur.fetchone()[0] == contacts, "an accepted alert row per contact")
         conn.commit()
         if args.analyze:
@@ -289,7 +304,8 @@ def run_variant(variant, args, cluster, base):
         bench.check(exit_status == 0, f"the daemon exited {exit_status} on SIGTERM")
         cur.execute("SELECT count(*) FROM sileme.pending_all_clears")
         queued = cur.fetchone()[0]
-        cur.execute("SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs WHERE kind = 'all_clear'")
+        cur.execute(f"""SELECT count(*) FILTER (WHERE email_sent), count(*) FROM notification_logs
+                        WHERE kind = 'all_clear' AND user_id IN {ALERTED_IDS}""", (args.users,))
         sent_rows, all_rows = cur.fetchone()
         conn.commit()
         bench.check(queued == 0 and sent_rows == len(expected) == all_rows,
@@ -324,7 +340,11 @@ def run_variant(variant, args, cluster, base):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--users", type=int, default=1000, help="alerted users, each with 1-3 contacts")
+    parser.add_argument("--users", type=int, default=1000, help="alerted users, each with 1-3 contacts (with --cluster-dir: "
+                                                                "the kept population's users)")
+    parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N): the alerted users are added to its "
+                                              "population, and removed after each variant")
+    parser.add_argument("--alerted", type=int, default=1000, help="with --cluster-dir: alerted users, each with 1-3 contacts")
     parser.add_argument("--check-ins", type=int, default=1000, help="of distinct alerted users (at most --users)")
     parser.add_argument("--seconds", type=float, default=60, help="over which the check-ins are spread evenly")
     parser.add_argument("--variants", default="listen,pooled", help="listen, pooled or both (comma-separated)")
@@ -338,6 +358,12 @@ def main():
                         "auto_explain) into the file of --daemon-log + .postgres")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
+    population = None
+    if args.cluster_dir:
+        population = argparse.Namespace(cluster_dir=args.cluster_dir, users=args.users, binary=args.binary, seed=1, guard_share=0.01,
+                                        contact_share=0.3,
+                                        min_free_gb=15, chunk_users=bench.population.CHUNK_USERS)
+        args.users = args.alerted
     bench.check(0 < args.check_ins <= args.users, "--check-ins must be between 1 and --users")
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     bench.check(variants and all(v in ("listen", "pooled") for v in variants), "--variants: listen, pooled")
@@ -346,23 +372,34 @@ def main():
     cluster = None
     results = []
     try:
-        cluster = bench.Cluster(base)
+        if population:
+            cluster = bench.Cluster.kept(args.cluster_dir)
+            url = cluster.database_url("bench")
+            bench.kept_population(cluster, population, bench.notifier_env(url))
+        else:
+            cluster = bench.Cluster(base)
         if args.slow_ms is not None:
             cluster.restart(f"log_min_duration_statement = {args.slow_ms}\nshared_preload_libraries = 'auto_explain'\n"
                             f"auto_explain.log_min_duration = {args.slow_ms}\nauto_explain.log_analyze = on\n"
                             "auto_explain.log_nested_statements = on\nlog_autovacuum_min_duration = 0\n")
         for variant in variants:
             bench.log(f"{variant}: {args.users} users, {args.check_ins} check-ins over {args.seconds:.0f} s")
-            results.append(run_variant(variant, args, cluster, base))
+            before = bench.kept_snapshot(url) if population else None
+            try:
+                results.append(run_variant(variant, args, cluster, base))
+            finally:
+                if before:
+                    bench.kept_restore(url, before)
     finally:
         if cluster:
-            cluster.stop()
+            cluster.shutdown() if population else cluster.stop()
             if args.daemon_log:
                 shutil.copy(os.path.join(cluster.dir, "log"), f"{args.daemon_log}.postgres")
         subprocess.run(["rm", "-rf", base])
 
     print()
-    print(f"all-clear latency, check-in commit -> SMTP acceptance ({os.cpu_count()} cores; the daemon's sweep every {POLL_SECONDS} s)")
+    print(f"all-clear latency, check-in commit -> SMTP acceptance ({os.cpu_count()} cores; the daemon's sweep every {POLL_SECONDS} s)"
+          + (f"; {args.users:,} alerted users added to the {population.users:,} users of {args.cluster_dir}" if population else ""))
     for r in results:
         lat = r["latencies"]
         how = ("listening (LISTEN/NOTIFY, direct DATABASE_URL)" if r["variant"] == "listen"

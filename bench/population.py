@@ -367,12 +367,18 @@ def state(conn):
     return result
 
 
+# The name prefix of users a measurement adds to a kept population beside the insert path's pools
+# (all_clear.py's alerted users): `restore` removes them with every row that refers to them.
+ADDED_USERS = "added "
+
+
 def restore(conn, before):
     """Undoes what bench.py's measurements write to a kept population (they cannot run on a copy:
     at 10 million users a copy is another ~46 GB): the real runs' logs (with the summary's
     triggers, which set each user's latest notification back), the tables the generation left
-    empty (runs, escalations, contact status, queues, intake), and the insert path's users,
-    check-ins, triggers, functions and extension. Returns the tables it touched."""
+    empty (runs, escalations, contact status, queues, intake), the users added by name
+    (`ADDED_USERS`, their rows going with them), and the insert path's users, check-ins,
+    triggers, functions and extension. Returns the tables it touched."""
     conn.autocommit = False
     cur = conn.cursor()
     cur.execute("SET session_replication_role = origin")
@@ -381,6 +387,7 @@ def restore(conn, before):
         cur.execute("DROP TABLE emergency_contacts")
         cur.execute("ALTER TABLE bench_contacts_hidden RENAME TO emergency_contacts")
     cur.execute("DELETE FROM notification_logs WHERE id > %s", (before["notification_logs max(id)"] or 0,))
+    cur.execute("DELETE FROM users WHERE name LIKE %s", (ADDED_USERS + "%",))  # with their rows: every reference cascades
     cur.execute("SET session_replication_role = replica")  # the insert path's own rows: no triggers
     cur.execute("DELETE FROM check_ins WHERE id > %s", (before["public.check_ins"] or 0,))
     cur.execute("DELETE FROM sileme.user_last_check_in s USING users u WHERE u.id = s.user_id AND u.name LIKE 'insert %%'")
