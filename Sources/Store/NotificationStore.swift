@@ -77,6 +77,8 @@ package struct NotificationStore: Sendable {
                 CROSS JOIN LATERAL (SELECT * FROM \(summary.sql) s WHERE s.user_id = p.id
                                     AND s.last_check_in_date < $oldest::date OFFSET 0) s
                 WHERE p.paused_until >= $oldest::date AND \(SlotSQL.filter("p"))
+                  -- The share's filter before the probe, as the outer one would apply after it.
+                  AND ($parts::int IS NULL OR (hashtext(p.id::text) & 2147483647) % $parts::int = $part::int)
             )
             SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, u.language,
                    \(SlotSQL.key("u")) AS slot,

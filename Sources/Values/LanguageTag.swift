@@ -59,7 +59,27 @@ package struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
     /// region ICU's likely subtags complete it with, then shortened one subtag at a time —
     /// `zh-TW` → `zh-TW`, `zh-Hant-TW`, `zh-Hant`, `zh`; `zh` → `zh`, `zh-Hans-CN`, `zh-Hans`;
     /// `en-GB` → `en-GB`, `en-Latn-GB`, `en-Latn`, `en`. Each once.
+    ///
+    /// Each tag's list is worked out once a process (`known`): ICU's likely subtags cost more
+    /// than everything else of a listed user's row together (a quarter of the dry run's CPU at
+    /// ten million users, per contact), and a service's users name a handful of tags.
     package var lookups: [LanguageTag] {
+        if let found = Self.known.withLock({ $0[identifier] }) { return found }
+        let found = worked
+        Self.known.withLock { known in
+            // The stored tags are the app's: bounded, whatever it writes.
+            if known.count < Self.knownLimit { known[identifier] = found }
+        }
+        return found
+    }
+
+    /// The tags' lookups worked out so far, by identifier.
+    private static let known = Locked<[String: [LanguageTag]]>([:])
+    /// How many tags' lookups `known` keeps.
+    package static let knownLimit = 4096
+
+    /// `lookups`, worked out.
+    private var worked: [LanguageTag] {
         let likely = Locale.Language(identifier: Locale.Language(identifier: identifier).maximalIdentifier)
         let script = self.script ?? likely.script?.identifier
         let region = self.region ?? likely.region?.identifier.uppercased()

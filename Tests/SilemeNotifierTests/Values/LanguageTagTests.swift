@@ -29,6 +29,23 @@ struct LanguageTagTests {
     static let shipped: Set<LanguageTag> = [LanguageTag("zh-Hans")!, LanguageTag("zh-Hant")!, LanguageTag("en")!]
     static let fallback = LanguageTag("zh-Hans")!
 
+    @Test("lookups are worked out once a tag, and still right for tags past what is kept")
+    func lookupsKept() {
+        let first = LanguageTag("zh-TW")!.lookups
+        #expect(LanguageTag("zh-tw")!.lookups == first)
+        // More distinct tags than the process keeps: each still gets its own lookups.
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        let many = letters.flatMap { a in letters.flatMap { b in ["US", "GB", "DE", "FR", "CN", "TW", "JP"].map { "\(a)\(b)-\($0)" } } }
+        #expect(many.count > LanguageTag.knownLimit)
+        for text in many {
+            let tag = LanguageTag(text)!
+            #expect(tag.lookups.first == tag)
+            #expect(tag.lookups.last?.identifier == String(text.prefix(2)))
+        }
+        #expect(LanguageTag("zh-TW")!.lookups.map(\.identifier) == ["zh-TW", "zh-Hant-TW", "zh-Hant", "zh"])
+        #expect(LanguageTag("en-GB")!.lookups.map(\.identifier) == ["en-GB", "en-Latn-GB", "en-Latn", "en"])
+    }
+
     @Test("the contact's language first, then the user's, then the default; each through its lookups")
     func choice() {
         func choose(_ contact: String?, _ user: String?) -> LanguageTag.Choice {
