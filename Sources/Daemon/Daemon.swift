@@ -274,12 +274,19 @@ package final class Daemon: @unchecked Sendable {
             logger.notice("another run holds the run lock; checking again in 30 s")
             return wait(until: deadline)
         }
+        // The instant's runs are read once: what it serves does not change while the lock is held.
+        let instantRuns: InstantRuns
+        do {
+            instantRuns = try InstantRuns.read(.instant(instant), configuration: configuration, mode: .join, among: slots,
+                                               known: known, logger: logger, host: host, sessions: sessions)
+        } catch {
+            logger.error("cannot look for a run to join: \(error)")
+            return wait(until: deadline)
+        }
+        let wanted = instantRuns.runs.map { (runDate: $0.runDate, slots: $0.scope.slots) }
         var toldWaiting = false
         while !stopRequested, !reloadRequested.withLock({ $0 }), clock.now() < deadline {
             do {
-                let instantRuns = try InstantRuns.read(.instant(instant), configuration: configuration, mode: .join, among: slots,
-                                                       known: known, logger: logger, host: host, sessions: sessions)
-                let wanted = instantRuns.runs.map { (runDate: $0.runDate, slots: $0.scope.slots) }
                 let look = try sessions.with { try SharedSending.look($0, dates: wanted.map(\.runDate)) }
                 guard look.lockHeld else { return }
                 if let open = SharedSending.Run.choose(among: look.open, for: wanted, joined: joinedRuns),
