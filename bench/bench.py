@@ -39,6 +39,7 @@ and measured by later runs as it is, each run's writes undone at its end (bench/
 million users: a kept cluster").
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -111,17 +112,17 @@ class Cluster:
         self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "start"])
         self.url = self.database_url("postgres")
 
-    def settings(self, max_wal_size="8GB"):
+    def settings(self, max_wal_size="8GB", shared_buffers="1GB"):
         return (f"port = {self.port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{self.dir}'\n"
-                "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = 1GB\n"
+                f"fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nshared_buffers = {shared_buffers}\n"
                 "wal_level = minimal\nmax_wal_senders = 0\nmax_parallel_maintenance_workers = 2\n"
                 f"work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = {max_wal_size}\nmax_connections = 100\n")
 
     @classmethod
-    def kept(cls, base):
+    def kept(cls, base, shared_buffers="1GB"):
         """The cluster kept in `base` (made there if there is none), started on a free port with
-        the settings above alone: what an earlier run added (`restart`) is dropped. Stop it with
-        `shutdown`, which leaves it consistent for the next run."""
+        the settings above alone (`shared_buffers` as given): what an earlier run added
+        (`restart`) is dropped. Stop it with `shutdown`, which leaves it consistent for the next run."""
         data = os.path.join(base, "pg", "data")
         if not os.path.exists(os.path.join(data, "PG_VERSION")):
             os.makedirs(base, exist_ok=True)
@@ -133,7 +134,7 @@ class Cluster:
         cluster.port = free_port()
         with open(data + "/postgresql.auto.conf", "w") as f:
             # Less WAL kept on disk: the kept cluster is large already, and the disk shared.
-            f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB"))
+            f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB", shared_buffers))
         cluster.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", data, "-l", cluster.dir + "/log", "-w", "-t", "3600", "start"])
         cluster.url = cluster.database_url("postgres")
         return cluster
@@ -251,6 +252,37 @@ def kept_population(cluster, args, env):
     rows = population.generated_rows(conn)
     conn.close()
     return rows
+
+
+# The tables a run's and a dry run's per-user probes read (with their indexes): what `prewarm` loads.
+PROBED = ["public.users", "public.emergency_contacts", "sileme.user_last_check_in", "public.notification_logs"]
+
+
+def prewarm(url):
+    """Loads the tables in PROBED and their indexes into the shared buffers (pg_prewarm, in
+    large sequential reads), as far as they fit: after the oracle's scans of check_ins have
+    pushed them out of every cache, the due set's random probes would otherwise read them from
+    the disk 8 kB at a time (at 10 million users, over ten minutes for the first run). The
+    extension is dropped again: the kept population's figures stay the same. Returns the
+    seconds taken and the MB read."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    start = time.perf_counter()
+    cur.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    try:
+        cur.execute("""SELECT coalesce(sum(pg_prewarm(r)), 0) FROM (
+                           SELECT t::regclass AS r FROM unnest(%s::text[]) t
+                           UNION ALL
+                           SELECT i.indexrelid::regclass FROM pg_index i WHERE i.indrelid = ANY(%s::text[]::regclass[])) x""",
+                    (PROBED, PROBED))
+        blocks = cur.fetchone()[0]
+    finally:
+        cur.execute("DROP EXTENSION pg_prewarm")
+        conn.close()
+    seconds = time.perf_counter() - start
+    log(f"prewarmed {', '.join(PROBED)} and their indexes: {blocks * 8 / 1024:.0f} MB in {seconds:.0f} s")
+    return seconds, blocks * 8 / 1024
 
 
 def kept_snapshot(url):
@@ -398,7 +430,8 @@ def dry_run_memory(cluster, binary, sizes, repeat):
     dry run streams its rows (docs/interfaces.md) and the real run streams its alerts into the
     senders (docs/delivery.md), so neither's memory should grow with N; what one keeps per
     listed user shows at 20,000 users here as it would at ~500,000 of the model's (where ~4% are
-    listed)."""
+    listed). The dry runs have the webhook on (an address never reached: a dry run sends
+    nothing), so that they also list a webhook event for each user to send to."""
     peaks, runs = {}, {}
     for n in sizes:
         url, env = migrated_database(cluster, binary, f"rss_{n}")
@@ -406,13 +439,17 @@ def dry_run_memory(cluster, binary, sizes, repeat):
         generate(conn, n, 0, 0.3, missing_share=1.0)
         conn.close()
         peaks[n] = []
+        hooked = dict(env, WEBHOOK_URL="http://127.0.0.1:9/never", WEBHOOK_SECRET="whsec_" + base64.b64encode(bytes(32)).decode())
         for _ in range(repeat):
             with tempfile.TemporaryFile("w+") as report:
                 _, rss, status, _ = run_notifier(binary, ["--run-now", "--dry-run", "--format", "json", "--date", RUN_DATE],
-                                                 env, report)
+                                                 hooked, report)
                 report.seek(0)
-                listed = len(json.load(report)["users"]) if status == 0 else None
-            check(status == 0 and listed == n, f"dry run of {n:,} users all missing: exit {status}, {listed} listed")
+                listed = json.load(report) if status == 0 else {"users": [], "messages": []}
+            sends = sum(1 for u in listed["users"] if u["decision"] == "send")
+            events = sum(1 for m in listed["messages"] if m["channel"] == "webhook" and m["kind"] == "alert")
+            check(status == 0 and len(listed["users"]) == n and events == sends > 0,
+                  f"dry run of {n:,} users all missing: exit {status}, {len(listed['users'])} listed, {sends} to send, {events} webhook events")
             peaks[n].append(rss)
         with tempfile.TemporaryDirectory(prefix="sileme-outbox-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as outbox:
             _, rss, status, _ = run_notifier(binary, ["--run-now", "--date", RUN_DATE],
@@ -730,6 +767,10 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="the population's seed: the same seed and --users, the same data")
     parser.add_argument("--cluster-dir", help="keep the cluster in this folder: made and generated there the first time "
                                               "(resumably: an interrupted generation goes on), reused by later runs")
+    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers "
+                                                                "(bench/README.md: ~6GB holds what the probes read at 10M users)")
+    parser.add_argument("--prewarm", action="store_true", help="load what the due set's probes read into the shared buffers "
+                                                               "after the oracle's aggregates (pg_prewarm), before the due-set query")
     parser.add_argument("--generate-only", action="store_true", help="with --cluster-dir: generate (or go on), then stop")
     parser.add_argument("--chunk-users", type=int, default=population.CHUNK_USERS,
                         help="with --cluster-dir: the users whose check-ins one committed chunk writes")
@@ -745,7 +786,7 @@ def main():
     cluster = sink = kept_state = None
     try:
         log(f"PostgreSQL and SMTP sink in {base}")
-        cluster = Cluster.kept(args.cluster_dir) if args.cluster_dir else Cluster(base)
+        cluster = Cluster.kept(args.cluster_dir, args.shared_buffers) if args.cluster_dir else Cluster(base)
         sink = Sink(base)
         url = cluster.database_url("bench")
         env = notifier_env(url, sink.port, SMTP_CONNECTIONS=str(args.connections))
@@ -782,6 +823,8 @@ def main():
             GROUP BY user_id HAVING max(check_in_date) <= %s::date - 3"""
         t_aggregate = statistics.median(query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[0] for _ in range(args.repeat))
         n_aggregate = query_seconds(url, aggregate_sql, (RUN_DATE, RUN_DATE))[1]
+        if args.prewarm:
+            prewarm(url)
         # NotificationStore.streamCandidates for the real run (threshold 2, catch-up 7, SUPERSEDE=on),
         # with the contacts (GuardSQL.contacts) of the users the rule could send to.
         due_sql = """

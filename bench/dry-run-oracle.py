@@ -4,7 +4,8 @@ target is stated in (the dry run's time and peak memory, and its ratio to the be
 aggregate over check_ins in the same run), without the rest of bench.py's hour at 10 million
 users (real runs, the insert path).
 
-    /usr/bin/python3 bench/dry-run-oracle.py --cluster-dir DIR --users N [--repeat R] [--warm W] [--explain] [--binary BINARY]
+    /usr/bin/python3 bench/dry-run-oracle.py --cluster-dir DIR --users N [--repeat R] [--warm W] [--explain]
+        [--shared-buffers SIZE] [--prewarm] [--binary BINARY]
 
 DIR is a cluster bench.py keeps (`bench.py --cluster-dir DIR --users N`, see bench/README.md);
 a generation not yet complete is continued first, as bench.py would. Reported: the oracle's
@@ -23,7 +24,10 @@ dry run, untimed, with `auto_explain` logging the plan of each statement over 20
 shared buffers hit and read, I/O time) and prints those plans: where a dry run's time goes.
 Each dry run's CPU is given for the notifier and for the server (its processes', the sessions'
 and parallel workers' included). `--no-oracle` runs the dry runs alone (no ratio), to look into
-a warm dry run without the oracle's scans pushing its pages out first.
+a warm dry run without the oracle's scans pushing its pages out first. `--shared-buffers SIZE`
+starts the kept cluster with that much (1GB by default, as bench.py); `--prewarm` loads the
+tables the dry run probes and their indexes into them after the oracle (pg_prewarm, sequential
+reads: a minute where the cold dry run's random reads took over ten at 10 million users).
 """
 import argparse
 import importlib.util
@@ -58,6 +62,9 @@ def main():
     parser.add_argument("--explain", action="store_true", help="then one dry run with auto_explain: its statements' plans, buffers, I/O")
     parser.add_argument("--no-oracle", action="store_true", help="the dry runs alone, without the oracle's scans before them "
                                                                   "(no ratio): for looking into a warm dry run")
+    parser.add_argument("--shared-buffers", default="1GB", help="the kept cluster's shared_buffers")
+    parser.add_argument("--prewarm", action="store_true", help="after the oracle, load what the dry run's probes read into the "
+                                                               "shared buffers (pg_prewarm) before the dry runs")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--guard-share", type=float, default=0.01)
     parser.add_argument("--contact-share", type=float, default=0.3)
@@ -68,7 +75,7 @@ def main():
     base = tempfile.mkdtemp(prefix="sileme-oracle-", dir="/var/tmp")
     cluster = before = None
     try:
-        cluster = bench.Cluster.kept(args.cluster_dir)
+        cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
         url = cluster.database_url("bench")
         env = bench.notifier_env(url)
         rows = bench.kept_population(cluster, args, env)
@@ -96,6 +103,7 @@ def main():
             bench.check(status == 0, f"dry run exit status {status}")
             return elapsed, rss, cpu, listed["summary"], len(listed["users"]), server_cpu(cluster) - server_before
         cached = [("before the dry runs" if args.no_oracle else "after the oracle", cache_residency(cluster, url))]
+        prewarmed = bench.prewarm(url) if args.prewarm else None
         warm = [dry_run() for _ in range(args.warm)]
         if warm:
             cached.append((f"after {args.warm} warming dry runs", cache_residency(cluster, url)))
@@ -117,6 +125,8 @@ def main():
         print(f"dry run --format json, end to end: {t_dry:.3f} s ({', '.join(f'{r[0]:.3f}' for r in dry)}), CPU of the notifier "
               f"{', '.join(f'{r[2]:.2f}' for r in dry)} s, of the server {', '.join(f'{r[5]:.2f}' for r in dry)} s, peak RSS {', '.join(mb(r[1]) for r in dry)} MB; "
               f"{dry[0][4]:,} users listed ({in_window:,} in the window of {window:,}): {dry[0][3]}")
+        if prewarmed:
+            print(f"prewarmed (pg_prewarm, shared_buffers = {args.shared_buffers}): {prewarmed[1]:,.0f} MB in {prewarmed[0]:.0f} s")
         if warm:
             print(f"warming dry runs (not timed): {', '.join(f'{r[0]:.3f}' for r in warm)} s, CPU of the notifier "
                   f"{', '.join(f'{r[2]:.2f}' for r in warm)} s, of the server {', '.join(f'{r[5]:.2f}' for r in warm)} s")

@@ -75,6 +75,32 @@ struct DryRunIntegrationTests {
         #expect(try mail.deliveries().isEmpty)
     }
 
+    @Test("with the webhook on, one alert event per user to send to, in the users' order, after the owed messages")
+    func webhookEvents() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        try db.addUsers(count: 300, domain: mail.domain, lastCheckIn: "2026-01-10")
+        // Nobody listens there: a dry run sends nothing.
+        let env = try NotifierProcess.environment(database: db, [
+            "WEBHOOK_URL": "http://127.0.0.1:9/hook", "WEBHOOK_SECRET": "whsec_" + Data(repeating: 7, count: 32).base64EncodedString(),
+        ])
+        let before = try db.dump()
+        let result = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13", "--format", "json"], environment: env)
+        #expect(result.status == 0, "\(result.stderr.suffix(800))")
+        #expect(try db.dump() == before)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let users = try #require(object["users"] as? [[String: Any]])
+        let sends = users.filter { $0["decision"] as? String == "send" }.compactMap { $0["user_id"] as? String }
+        #expect(sends.count == 300)
+        let messages = try #require(object["messages"] as? [[String: Any]])
+        let events = messages.filter { $0["channel"] as? String == "webhook" && $0["kind"] as? String == "alert" }
+        #expect(events.compactMap { $0["user_id"] as? String } == sends)
+        #expect(events.allSatisfy { $0["email"] is NSNull })
+        #expect((object["webhook_summary"] as? [String: Int])?["alert"] == 300)
+        let table = try NotifierProcess.run(["--run-now", "--dry-run", "--date", "2026-01-13"], environment: env)
+        #expect(table.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("  webhook alert  ") }.count == 300)
+    }
+
     @Test("the dry run needs no mail settings and reports the same decisions the real run acts on")
     func sameDecisions() throws {
         let db = try TestDatabase()

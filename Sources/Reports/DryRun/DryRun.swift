@@ -118,7 +118,8 @@ package struct DryRun: Sendable {
             }
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
-            var hooked: [LifecycleStore.Due] = []
+            // One event per user to send to when the webhook hears of alerts: kept on disk.
+            let hooked = configuration.webhookSends(.alert) ? try HookSpill() : nil
             for position in dates.indices {
                 let shares = read(position)
                 started += shares
@@ -133,7 +134,7 @@ package struct DryRun: Sendable {
                     }
                     guard let first, let row = heads[first] else { break }
                     try report.row(row.row)
-                    if let hook = row.hook { hooked.append(hook) }
+                    if let hook = row.hook { try hooked?.append(hook) }
                     heads[first] = try shares[first].rows.next()
                 }
                 for share in shares {
@@ -142,7 +143,7 @@ package struct DryRun: Sendable {
                     owed += plan.owed
                 }
             }
-            try report.lifecycle(owed + hooked)
+            try report.lifecycle(LifecycleMessages(owed: owed, hooks: hooked))
             try report.end(tally)
             return tally
         }

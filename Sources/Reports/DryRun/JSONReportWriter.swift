@@ -86,18 +86,23 @@ package final class JSONReportWriter: ReportSink {
     /// The other messages: a `messages` array (kind, channel, user, contact — null on a webhook
     /// event about the user —, date, threaded alert) and their counts per kind in
     /// `messages_summary` (mail) and `webhook_summary`, every kind present.
-    package func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+    package func lifecycle(_ messages: LifecycleMessages) throws {
         output.write("\n],\"messages\":[")
-        output.write(messages.map { due in
+        // Written one at a time, counted as they go: the new alerts' events are one per user.
+        var perChannel: [DeliveryJob.Channel: [DeliveryJob.Kind: Int]] = [:]
+        var separator = ""
+        try messages.forEach { due in
             let email = due.contact.isEmpty ? "null" : Escaping.json(fullEmails ? due.contact : EmailMasking.mask(due.contact))
-            var object = "{\"kind\":\(Escaping.json(due.kind.rawValue)),\"channel\":\(Escaping.json(due.channel.rawValue)),"
+            var object = separator + "{\"kind\":\(Escaping.json(due.kind.rawValue)),\"channel\":\(Escaping.json(due.channel.rawValue)),"
                 + "\"user_id\":\(Escaping.json(due.userID)),\"email\":\(email)"
             if let date = due.notificationDate { object += ",\"notification_date\":\(Escaping.json(date.description))" }
             if let reply = due.inReplyTo { object += ",\"in_reply_to\":\(Escaping.json("<\(reply)>"))" }
-            return object + "}"
-        }.joined(separator: ",\n"))
+            output.write(object + "}")
+            separator = ",\n"
+            perChannel[due.channel, default: [:]][due.kind, default: 0] += 1
+        }
         func counts(_ channel: DeliveryJob.Channel, plus alerts: Int) -> String {
-            var perKind = Dictionary(grouping: messages.filter { $0.channel == channel }, by: \.kind).mapValues(\.count)
+            var perKind = perChannel[channel] ?? [:]
             perKind[.alert, default: 0] += alerts
             return "{" + DeliveryJob.Kind.allCases.map { "\(Escaping.json($0.rawValue)):\(perKind[$0] ?? 0)" }.joined(separator: ",") + "}"
         }
@@ -109,7 +114,7 @@ package final class JSONReportWriter: ReportSink {
     package func end(_ counts: RunTally) throws {
         // Every decision has its count, 0 included: a program reading the summary never meets a missing key.
         let summary = Decision.allCases.map { "\(Escaping.json($0.rawValue)):\(counts.decisionCount($0))" }.joined(separator: ",")
-        if !lifecycleWritten { try lifecycle([]) }
+        if !lifecycleWritten { try lifecycle(LifecycleMessages()) }
         output.write("\n],\"summary\":{\(summary)},\"messages_summary\":\(messageCounts),\"webhook_summary\":\(webhookCounts),"
                      + "\"future_check_ins_ignored\":\(counts.futureIgnored)}\n")
         output.flush()

@@ -55,10 +55,10 @@ package final class TableReportWriter: ReportSink {
     }
 
     /// The other messages a run would send now, one line each, after the users.
-    package func lifecycle(_ messages: [LifecycleStore.Due]) throws {
+    package func lifecycle(_ messages: LifecycleMessages) throws {
         guard !messages.isEmpty else { return }
         output.write("Other messages a run would send now:\n")
-        for due in messages {
+        try messages.forEach { due in
             let date = due.notificationDate.map { " (alert of \($0))" } ?? ""
             let contact = due.contact.isEmpty ? "" : "  " + (fullEmails ? Printable.text(due.contact) : EmailMasking.mask(due.contact))
             let channel = due.channel == .webhook ? "webhook " : ""

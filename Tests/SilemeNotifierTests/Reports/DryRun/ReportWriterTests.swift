@@ -54,6 +54,55 @@ struct ReportWriterTests {
                             "superseded": 0, "paused": 0, "held": 0])
     }
 
+    @Test("the new alerts' webhook events are kept on disk and read back whole, in order, after a read too")
+    func hookSpill() throws {
+        let spill = try HookSpill()
+        let names: [String?] = ["张三", nil, "tab\tand\nnewline", "", String(repeating: "长", count: 500)]
+        func event(_ n: Int) -> LifecycleStore.Due {
+            .webhookAlert(userID: "user-\(n)", rawName: names[n % names.count], missedDays: n % 9 + 2,
+                          lastCheckIn: CalendarDate(dayNumber: 20_000 + n))
+        }
+        for n in 0..<2_000 { try spill.append(event(n)) }
+        #expect(spill.count == 2_000)
+        func read() throws -> [LifecycleStore.Due] { var all: [LifecycleStore.Due] = []; try spill.forEach { all.append($0) }; return all }
+        for _ in 0..<2 {
+            let back = try read()
+            #expect(back.count == 2_000)
+            #expect(back.map(\.userID) == (0..<2_000).map { "user-\($0)" })
+            #expect(back.map(\.rawName) == (0..<2_000).map { names[$0 % names.count] })
+            #expect(back.map(\.missedDays) == (0..<2_000).map { $0 % 9 + 2 })
+            #expect(back.map(\.lastCheckIn) == (0..<2_000).map { CalendarDate(dayNumber: 20_000 + $0) })
+            #expect(back.allSatisfy { $0.kind == .alert && $0.channel == .webhook && $0.contact.isEmpty })
+        }
+        try spill.append(event(2_000))
+        #expect(try read().last?.userID == "user-2000")
+    }
+
+    @Test("JSON messages: the owed ones, then the webhook events from disk, each counted per channel and kind")
+    func jsonMessages() throws {
+        let spill = try HookSpill()
+        for n in 0..<3 { try spill.append(.webhookAlert(userID: "u\(n)", rawName: "名", missedDays: 2, lastCheckIn: CalendarDate(dayNumber: 20_000))) }
+        var allClear = LifecycleStore.Due.webhookAlert(userID: "a1", rawName: nil, missedDays: 3, lastCheckIn: CalendarDate(dayNumber: 20_000))
+        allClear.kind = .allClear
+        allClear.channel = .email
+        allClear.contact = "li@example.com"
+        allClear.notificationDate = CalendarDate(parsing: "2026-01-12")
+        let pipe = Pipe()
+        let output = TextOutput(descriptor: pipe.fileHandleForWriting.fileDescriptor)
+        let sink = JSONReportWriter(output: output, fullEmails: false)
+        try sink.begin(Self.header)
+        try sink.lifecycle(LifecycleMessages(owed: [allClear], hooks: spill))
+        try sink.end(RunTally())
+        try pipe.fileHandleForWriting.close()
+        let object = try #require(try JSONSerialization.jsonObject(with: pipe.fileHandleForReading.readDataToEndOfFile()) as? [String: Any])
+        let messages = try #require(object["messages"] as? [[String: Any]])
+        #expect(messages.map { $0["user_id"] as? String } == ["a1", "u0", "u1", "u2"])
+        #expect(messages[0]["email"] as? String == "l***@example.com" && messages[0]["kind"] as? String == "all_clear")
+        #expect(messages[1]["channel"] as? String == "webhook" && messages[1]["email"] is NSNull)
+        #expect((object["messages_summary"] as? [String: Int])?["all_clear"] == 1)
+        #expect((object["webhook_summary"] as? [String: Int])?["alert"] == 3)
+    }
+
     @Test("full emails only when asked")
     func fullEmails() throws {
         let text = try Self.render { JSONReportWriter(output: $0, fullEmails: true) }
