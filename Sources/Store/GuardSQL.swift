@@ -8,9 +8,23 @@ import Values
 package enum GuardSQL {
     /// SQL: the latest check-in of user `userID` (an expression) dated at most `trusted` (a date
     /// expression, `D + 1`) — one backward probe of `check_ins`' `(user_id, check_in_date)` index.
+    ///
+    /// The last `recentDays` are asked first, the rest only when they hold none (`coalesce`
+    /// evaluates its second probe only then): on a `check_ins` partitioned by month a probe reaches
+    /// every partition up to `trusted` — pg_partman's default partition keeps PostgreSQL from
+    /// stopping at the newest — one index probe each, 36 over three years; bounded to the last
+    /// month, pruning leaves two. On a plain table the first probe is the same one probe.
     package static func latestTrustedCheckIn(_ userID: String, trusted: String) -> String {
-        "(SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = \(userID) AND c.check_in_date <= \(trusted))"
+        """
+        coalesce((SELECT max(c.check_in_date) FROM check_ins c
+                  WHERE c.user_id = \(userID) AND c.check_in_date <= \(trusted) AND c.check_in_date > \(trusted) - \(recentDays)),
+                 (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = \(userID) AND c.check_in_date <= \(trusted)))
+        """
     }
+
+    /// How many days before `trusted` the first probe of `latestTrustedCheckIn` covers: a
+    /// month, so that it reaches at most two monthly partitions.
+    static let recentDays = 31
 
     /// SQL (a subquery for `LEFT JOIN LATERAL`): the other users whose contact address equals that
     /// of user row `user` (trimmed, case-insensitive; one probe of `users_contact_idx`), as

@@ -60,9 +60,9 @@ package struct LanguageTag: Sendable, Hashable, CustomStringConvertible {
     /// `zh-TW` → `zh-TW`, `zh-Hant-TW`, `zh-Hant`, `zh`; `zh` → `zh`, `zh-Hans-CN`, `zh-Hans`;
     /// `en-GB` → `en-GB`, `en-Latn-GB`, `en-Latn`, `en`. Each once.
     ///
-    /// Each tag's list is worked out once a process (`known`): ICU's likely subtags cost more
-    /// than everything else of a listed user's row together (a quarter of the dry run's CPU at
-    /// ten million users, per contact), and a service's users name a handful of tags.
+    /// Each tag's list is worked out once a process (`known`): ICU's likely subtags, asked once
+    /// per contact of every listed user, were a quarter of the dry run's CPU at ten million
+    /// users, and a service's users name a handful of tags.
     package var lookups: [LanguageTag] {
         if let found = Self.known.withLock({ $0[identifier] }) { return found }
         let found = worked

@@ -176,6 +176,59 @@ struct PartitionedCheckInsIntegrationTests {
         #expect(after.filter { $0[0] == due }.map { $0[2] } == ["alert", "all_clear"])
     }
 
+    @Test("three years of monthly partitions: a user's latest trusted check-in probes the last month's partitions only, and is max() all the same")
+    func latestTrustedCheckInPrunes() throws {
+        let db = try TestDatabase(migrate: false)
+        try db.createDesignDocTables(only: ["users"])
+        let trusted = CalendarDate(parsing: "2026-11-29")!
+        try db.connection.executeScript("""
+            CREATE SCHEMA partman;
+            CREATE EXTENSION pg_partman SCHEMA partman;
+            \(Self.partitionedCheckIns);
+            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly',
+                                         p_premake := 2, p_start_partition := '\(Self.month(trusted, -35))');
+            """)
+        try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
+        #expect(try Self.partitions(db).count >= 38)
+        // Recent; only two years ago; a future-dated row and a recent one; a row on the bound's
+        // edge (31 days before `trusted`, outside the first probe); none at all.
+        let days: [String: [CalendarDate]] = [
+            "recent": [trusted.adding(days: -400), trusted.adding(days: -3)],
+            "old": [trusted.adding(days: -730)],
+            "future": [trusted.adding(days: -20), CalendarDate(parsing: "2099-01-01")!],
+            "edge": [trusted.adding(days: -31)],
+            "none": [],
+        ]
+        var ids: [String: String] = [:]
+        for (name, dates) in days {
+            let id = UUID().uuidString.lowercased()
+            ids[name] = id
+            try db.query("INSERT INTO users (id, name, emergency_email) VALUES ($1, $2, $3)", [id, name, "\(name)@example.com"])
+            for date in dates { try db.checkIn(id, date.description) }
+        }
+        _ = try db.query("ANALYZE check_ins")
+        let probe = "SELECT \(GuardSQL.latestTrustedCheckIn("$1::uuid", trusted: "$2::date"))"
+        let plain = "SELECT max(check_in_date) FROM check_ins WHERE user_id = $1::uuid AND check_in_date <= $2::date"
+        for (name, id) in ids {
+            #expect(try db.query(probe, [id, trusted.description]) == (try db.query(plain, [id, trusted.description])), "\(name)")
+        }
+        #expect(try db.query(probe, [ids["edge"]!, trusted.description]).first?.first == trusted.adding(days: -31).description)
+        #expect(try db.query(probe, [ids["none"]!, trusted.description]).first?.first == .some(nil))
+        // The partitions' index scans each statement ran.
+        func scans(_ sql: String, _ id: String) throws -> Int {
+            let text = try #require(try db.query("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, [id, trusted.description]).first?.first ?? nil)
+            let plan = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])?.first?["Plan"] as? [String: Any])
+            func count(_ node: [String: Any]) -> Int {
+                let ran = (node["Node Type"] as? String)?.hasSuffix("Scan") == true && (node["Actual Loops"] as? Int ?? 0) > 0 ? 1 : 0
+                return ran + ((node["Plans"] as? [[String: Any]]) ?? []).map(count).reduce(0, +)
+            }
+            return count(plan)
+        }
+        #expect(try scans(plain, ids["recent"]!) >= 30, "max() alone probes every month")
+        #expect(try scans(probe, ids["recent"]!) <= 2)
+        #expect(try scans(probe, ids["future"]!) <= 2)
+    }
+
     @Test("converted under a migrated installation: every run, the dry run and check refuse naming migrate; migrate reinstalls and rebuilds; no false alarm")
     func convertedAfterMigrate() throws {
         let db = try TestDatabase()

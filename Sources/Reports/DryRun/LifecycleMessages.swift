@@ -5,8 +5,9 @@ import Values
 /// The other messages a dry run lists after its users, in the order a run sends them: those the
 /// lifecycle owes (`owed`: all-clears, follow-ups, introductions, unfinished alerts — read whole,
 /// as a run reads them), then the new alerts' webhook events (`hooks`), one per user to send to.
-/// The events are kept on disk until the report comes to them: held in memory they grew with the
-/// users (~250 bytes each, ~40 MB at ten million users with the webhook on).
+/// The events are kept on disk until the report comes to them: held in memory, and joined into
+/// one string to print, they grew with the users (~1.3 KB a user to send to: ~220 MB at ten
+/// million users with the webhook on; bench/README.md).
 package struct LifecycleMessages {
     /// The messages the lifecycle owes.
     package var owed: [LifecycleStore.Due]
