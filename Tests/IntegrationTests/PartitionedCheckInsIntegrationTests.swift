@@ -41,6 +41,22 @@ struct PartitionedCheckInsIntegrationTests {
             """)
     }
 
+    /// A database whose `check_ins` pg_partman partitions by month from `start` (two months made
+    /// ahead of today, a default partition), created before the notifier's `migrate`.
+    static func partitionedDatabase(from start: CalendarDate) throws -> TestDatabase {
+        let db = try TestDatabase(migrate: false)
+        try db.createDesignDocTables(only: ["users"])
+        try db.connection.executeScript("""
+            CREATE SCHEMA partman;
+            CREATE EXTENSION pg_partman SCHEMA partman;
+            \(Self.partitionedCheckIns);
+            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly',
+                                         p_premake := 2, p_start_partition := '\(start)');
+            """)
+        try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
+        return db
+    }
+
     /// The first day of the month `offset` months from `date`'s.
     static func month(_ date: CalendarDate, _ offset: Int) -> CalendarDate {
         let (year, month, _) = date.components
@@ -88,16 +104,7 @@ struct PartitionedCheckInsIntegrationTests {
     @Test("partitioned before migrate: the triggers reach every partition, one partman makes later too; the dry run, --run-now and the all-clear equal a plain table's")
     func partitionedBeforeMigrate() throws {
         let today = CalendarDate(Date(), in: TimeZone(identifier: "UTC")!)
-        let partitioned = try TestDatabase(migrate: false)
-        try partitioned.createDesignDocTables(only: ["users"])
-        try partitioned.connection.executeScript("""
-            CREATE SCHEMA partman;
-            CREATE EXTENSION pg_partman SCHEMA partman;
-            \(Self.partitionedCheckIns);
-            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly',
-                                         p_premake := 2, p_start_partition := '\(Self.month(today, -2))');
-            """)
-        try Migrator(directory: TestDatabase.migrationsDirectory).migrate(partitioned.connection)
+        let partitioned = try Self.partitionedDatabase(from: Self.month(today, -2))
         let before = try Self.partitions(partitioned)
         // Maintenance makes the next months' partitions, after migrate.
         try partitioned.connection.executeScript("""
@@ -178,17 +185,8 @@ struct PartitionedCheckInsIntegrationTests {
 
     @Test("three years of monthly partitions: a user's latest trusted check-in probes the last month's partitions only, and is max() all the same")
     func latestTrustedCheckInPrunes() throws {
-        let db = try TestDatabase(migrate: false)
-        try db.createDesignDocTables(only: ["users"])
         let trusted = CalendarDate(parsing: "2026-11-29")!
-        try db.connection.executeScript("""
-            CREATE SCHEMA partman;
-            CREATE EXTENSION pg_partman SCHEMA partman;
-            \(Self.partitionedCheckIns);
-            SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly',
-                                         p_premake := 2, p_start_partition := '\(Self.month(trusted, -35))');
-            """)
-        try Migrator(directory: TestDatabase.migrationsDirectory).migrate(db.connection)
+        let db = try Self.partitionedDatabase(from: Self.month(trusted, -35))
         #expect(try Self.partitions(db).count >= 38)
         // Recent; only two years ago; a future-dated row and a recent one; a row on the bound's
         // edge (31 days before `trusted`, outside the first probe); none at all.
