@@ -3,7 +3,7 @@
 
     bench/all_clear.py [--users 1000] [--check-ins 1000] [--seconds 60] [--variants listen,pooled]
                        [--binary .build/release/sileme-notifier]
-    bench/all_clear.py --cluster-dir DIR --users N [--alerted 1000] [...]
+    bench/all_clear.py --cluster-dir DIR --users N [--alerted 1000] [--shared-buffers 6GB --prewarm] [...]
 
 A throwaway PostgreSQL and SMTP sink (bench.py's; the sink keeps each message and records its own
 acceptance time). For each variant: N users, each with 1–3 rows in `emergency_contacts` (the
@@ -344,6 +344,10 @@ def main():
                                                                 "the kept population's users)")
     parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N): the alerted users are added to its "
                                               "population, and removed after each variant")
+    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers (as "
+                                                                "bench.py's option)")
+    parser.add_argument("--prewarm", action="store_true", help="with --cluster-dir: load what the runs' probes read into the "
+                                                               "shared buffers (pg_prewarm, as bench.py's option) before the variants")
     parser.add_argument("--alerted", type=int, default=1000, help="with --cluster-dir: alerted users, each with 1-3 contacts")
     parser.add_argument("--check-ins", type=int, default=1000, help="of distinct alerted users (at most --users)")
     parser.add_argument("--seconds", type=float, default=60, help="over which the check-ins are spread evenly")
@@ -373,9 +377,11 @@ def main():
     results = []
     try:
         if population:
-            cluster = bench.Cluster.kept(args.cluster_dir)
+            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
             url = cluster.database_url("bench")
             bench.kept_population(cluster, population, bench.notifier_env(url))
+            if args.prewarm:
+                bench.prewarm(url)
         else:
             cluster = bench.Cluster(base)
         if args.slow_ms is not None:

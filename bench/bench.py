@@ -239,9 +239,14 @@ def kept_population(cluster, args, env):
         cur.execute("CREATE DATABASE bench")
     admin.close()
     subprocess.run([args.binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+    conn = psycopg2.connect(cluster.database_url("bench"))
+    held = population.is_complete(conn) or population.started(conn)
+    # The run date: the one asked for (`--run-date`, at the generation), else the one the cluster
+    # holds, else RUN_DATE; every measurement after this reads RUN_DATE.
+    global RUN_DATE
+    RUN_DATE = getattr(args, "run_date", None) or (held or {}).get("run_date") or RUN_DATE
     model = population.Model(args.users, args.guard_share, args.contact_share, 0.03, args.seed, RUN_DATE,
                              shape="bench_gen.shape", temporary=False)
-    conn = psycopg2.connect(cluster.database_url("bench"))
     held = population.is_complete(conn)
     if held is None:
         log(f"generating {args.users:,} users in {args.cluster_dir} (resumable: run the same command again to go on)")
@@ -772,6 +777,8 @@ def main():
     parser.add_argument("--prewarm", action="store_true", help="load what the due set's probes read into the shared buffers "
                                                                "after the oracle's aggregates (pg_prewarm), before the due-set query")
     parser.add_argument("--generate-only", action="store_true", help="with --cluster-dir: generate (or go on), then stop")
+    parser.add_argument("--run-date", help=f"with --cluster-dir: the run date D of a population generated now (default "
+                                           f"{RUN_DATE}; a kept population keeps its own: day.py needs one dated today)")
     parser.add_argument("--chunk-users", type=int, default=population.CHUNK_USERS,
                         help="with --cluster-dir: the users whose check-ins one committed chunk writes")
     parser.add_argument("--min-free-gb", type=float, default=15,

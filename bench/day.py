@@ -21,6 +21,15 @@ not a whole day's worth.
 
 Then, the day's runs done and the next instants a day away, the daemon's quiet minutes: its CPU and
 that of its kept server sessions over Q seconds of waiting (a look a minute at every user's time).
+
+    bench/day.py --cluster-dir DIR --users N [--shared-buffers 6GB] [--update-rate R] [...]
+
+On a cluster bench.py keeps (bench/README.md), its population dated today (UTC): made with
+`bench.py --cluster-dir DIR --users N --generate-only --run-date TODAY`, or by this command when DIR
+holds none. No copy fits beside a population of 10M users, so the single run goes first on the
+kept database and is undone (bench.py's restore, checked), then the day; after it the users'
+times are unset and the database put back again, and found the same. The users' times are set
+in the `30 + N / R` seconds (R 20,000 users a second) before the first instant.
 """
 import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
@@ -113,103 +122,164 @@ def mails(path):
     return sum(1 for name in os.listdir(folder) if name.endswith(".eml")) if os.path.isdir(folder) else 0
 
 
+def single_run(args, cluster, database, env):
+    """`--run-now --date D` on `database`, its mails to an outbox: its figures (a dict)."""
+    box = outbox("sileme-day-single-")
+    single_env = dict(env, DATABASE_URL=cluster.database_url(database), MAIL_TRANSPORT="outbox", OUTBOX_DIR=box)
+    server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
+    result = subprocess.run([args.binary, "--run-now", "--date", bench.RUN_DATE], env=single_env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    single = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(box), runs=1)
+    settled(cluster, database)
+    single["server"] = server_cpu(cluster) - server
+    shutil.rmtree(box, ignore_errors=True)  # counted: at 10M users its ~220,000 files are in the way
+    if result.returncode != 0:
+        sys.exit(f"the single run exited {result.returncode}: {result.stderr[-500:]}")
+    return single
+
+
+def yesterday_done(url):
+    """Yesterday's runs are done: the daemon catches nothing up at start."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    conn.cursor().execute("""INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at)
+                             VALUES (%s::date - 1, 'daemon', 'bench', 0, 'completed', now())""", (bench.RUN_DATE,))
+    conn.close()
+
+
+def daemon_day(args, cluster, url, env, today, deadline_extra):
+    """Every user on one of the instants, which begin shortly after the update, and the daemon
+    serving them: its figures (a dict) and the quiet minutes after (or None)."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    first = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=30 + args.users / args.update_rate)
+    instants = [first + datetime.timedelta(seconds=k * args.gap) for k in range(args.instants)]
+    zones = zones_on(today, instants)
+    if len(zones) < 10:
+        sys.exit(f"only {len(zones)} of the zones are on {today} through the day's instants: run it between 05:00 and 10:00 UTC")
+    # Each user: one of the zones, and the time of day there of one of the instants.
+    cur.execute("""UPDATE users u SET time_zone = z.zone,
+                                      notify_time = ((%s::timestamptz + make_interval(secs => z.k * %s))
+                                                     AT TIME ZONE z.zone)::time
+                   FROM (SELECT id, (%s::text[])[1 + abs(hashtext(id::text)) %% %s] AS zone,
+                                abs(hashtext('t' || id::text)) %% %s AS k FROM users) z
+                   WHERE z.id = u.id""", (first, args.gap, zones, len(zones), args.instants))
+    cur.execute("VACUUM ANALYZE users, sileme.user_last_check_in")
+    cur.execute("CHECKPOINT")
+    lead = (first - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    bench.log(f"the users' times set; the first instant {lead:.0f} s away")
+    if lead < 5:
+        sys.exit(f"the set-up took too long: the first instant is {lead:.0f} s away (a lower --update-rate gives it more)")
+    day_box = outbox("sileme-day-daemon-")
+    day_env = dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=day_box, ALL_CLEAR_POLL_SECONDS="3600",
+                   NOTIFY_TIME_ZONE="UTC")
+    server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
+    # Its log to a file: a pipe nobody reads fills up and stops the daemon at its next line.
+    log = tempfile.TemporaryFile(mode="w+", dir="/var/tmp")
+    daemon = subprocess.Popen([args.binary], env=day_env, stdout=subprocess.DEVNULL, stderr=log, text=True)
+    deadline = time.time() + lead + args.instants * args.gap + deadline_extra
+    runs = 0
+    while time.time() < deadline and daemon.poll() is None:
+        time.sleep(1)
+        cur.execute("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = %s AND status = 'completed'", (bench.RUN_DATE,))
+        runs = cur.fetchone()[0]
+        if runs >= args.instants:
+            break
+    quiet = None
+    if runs >= args.instants and args.quiet > 0:
+        quiet = quiet_minutes(daemon.pid, cur, args.quiet)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=600)  # a run still going finishes first
+    log.seek(0)
+    errors = log.read()
+    day = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(day_box), runs=runs,
+               zones=len(zones))
+    shutil.rmtree(day_box, ignore_errors=True)
+    cur.close()
+    conn.close()
+    settled(cluster, "bench")
+    day["server"] = server_cpu(cluster) - server
+    if runs < args.instants:
+        sys.exit(f"the daemon completed {runs} of {args.instants} runs: {errors[-800:]}")
+    return day, quiet
+
+
+def unset_times(url):
+    """The kept population's users back without a zone or a notify time, as generated."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    start = time.perf_counter()
+    cur.execute("UPDATE users SET time_zone = NULL, notify_time = NULL WHERE time_zone IS NOT NULL OR notify_time IS NOT NULL")
+    cur.execute("VACUUM ANALYZE users")
+    conn.close()
+    bench.log(f"the users' times unset in {time.perf_counter() - start:.0f} s")
+
+
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=1_000_000)
     parser.add_argument("--instants", type=int, default=192)
     parser.add_argument("--gap", type=float, default=2.0, help="seconds between two instants")
     parser.add_argument("--quiet", type=float, default=180, help="seconds of waiting measured after the day (0: none)")
+    parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N), its population dated today (UTC): "
+                                              "the single run and the day run on it one after the other, each put back")
+    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers")
+    parser.add_argument("--update-rate", type=float, default=20_000,
+                        help="users a second the setting of the users' times is given before the first instant")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
     today = datetime.datetime.now(datetime.timezone.utc).date()
     bench.RUN_DATE = str(today)
     base = tempfile.mkdtemp(prefix="sileme-day-", dir="/var/tmp")
-    cluster = bench.Cluster(base)
+    cluster = before = None
     try:
-        url, env = bench.migrated_database(cluster, args.binary)
-        conn = psycopg2.connect(url)
-        bench.generate(conn, args.users, 0.01, 0.3)
-        cur = conn.cursor()
-        cur.execute("ALTER SYSTEM SET autovacuum = off")
-        cur.execute("SELECT pg_reload_conf()")
-        # Yesterday's runs are done: the daemon catches nothing up at start.
-        cur.execute("""INSERT INTO sileme.notifier_runs (run_date, mode, host, pid, status, finished_at)
-                       VALUES (%s::date - 1, 'daemon', 'bench', 0, 'completed', now())""", (bench.RUN_DATE,))
-        conn.close()
-        admin = psycopg2.connect(cluster.url)
-        admin.autocommit = True
-        admin.cursor().execute("CREATE DATABASE single TEMPLATE bench")
-        admin.close()
-        bench.log(f"generated {args.users} users (D = {bench.RUN_DATE}) and copied them")
-
-        # The single run, on the copy.
-        single_box = outbox("sileme-day-single-")
-        single_env = dict(env, DATABASE_URL=cluster.database_url("single"), MAIL_TRANSPORT="outbox", OUTBOX_DIR=single_box)
-        server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
-        result = subprocess.run([args.binary, "--run-now", "--date", bench.RUN_DATE], env=single_env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        single = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(single_box), runs=1)
-        settled(cluster, "single")
-        single["server"] = server_cpu(cluster) - server
-        if result.returncode != 0:
-            sys.exit(f"the single run exited {result.returncode}: {result.stderr[-500:]}")
-
-        # The day: every user on one of the instants, which begin shortly after the update.
-        conn = psycopg2.connect(url)
-        conn.autocommit = True
-        cur = conn.cursor()
-        first = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=30 + args.users / 20_000)
-        instants = [first + datetime.timedelta(seconds=k * args.gap) for k in range(args.instants)]
-        zones = zones_on(today, instants)
-        if len(zones) < 10:
-            sys.exit(f"only {len(zones)} of the zones are on {today} through the day's instants: run it between 05:00 and 10:00 UTC")
-        # Each user: one of the zones, and the time of day there of one of the instants.
-        cur.execute("""UPDATE users u SET time_zone = z.zone,
-                                          notify_time = ((%s::timestamptz + make_interval(secs => z.k * %s))
-                                                         AT TIME ZONE z.zone)::time
-                       FROM (SELECT id, (%s::text[])[1 + abs(hashtext(id::text)) %% %s] AS zone,
-                                    abs(hashtext('t' || id::text)) %% %s AS k FROM users) z
-                       WHERE z.id = u.id""", (first, args.gap, zones, len(zones), args.instants))
-        cur.execute("VACUUM ANALYZE users, sileme.user_last_check_in")
-        cur.execute("CHECKPOINT")
-        lead = (first - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
-        if lead < 5:
-            sys.exit(f"the set-up took too long: the first instant is {lead:.0f} s away")
-        day_box = outbox("sileme-day-daemon-")
-        day_env = dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=day_box, ALL_CLEAR_POLL_SECONDS="3600",
-                       NOTIFY_TIME_ZONE="UTC")
-        server, client, begin = server_cpu(cluster), children_cpu(), time.perf_counter()
-        # Its log to a file: a pipe nobody reads fills up and stops the daemon at its next line.
-        log = tempfile.TemporaryFile(mode="w+", dir="/var/tmp")
-        daemon = subprocess.Popen([args.binary], env=day_env, stdout=subprocess.DEVNULL, stderr=log, text=True)
-        deadline = time.time() + lead + args.instants * args.gap + 300
-        runs = 0
-        while time.time() < deadline and daemon.poll() is None:
-            time.sleep(1)
-            cur.execute("SELECT count(*) FROM sileme.notifier_runs WHERE run_date = %s AND status = 'completed'", (bench.RUN_DATE,))
-            runs = cur.fetchone()[0]
-            if runs >= args.instants:
-                break
-        quiet = None
-        if runs >= args.instants and args.quiet > 0:
-            quiet = quiet_minutes(daemon.pid, cur, args.quiet)
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(timeout=60)
-        log.seek(0)
-        errors = log.read()
-        day = dict(wall=time.perf_counter() - begin, client=children_cpu() - client, mails=mails(day_box), runs=runs)
-        cur.close()
-        conn.close()
-        settled(cluster, "bench")
-        day["server"] = server_cpu(cluster) - server
-        if runs < args.instants:
-            sys.exit(f"the daemon completed {runs} of {args.instants} runs: {errors[-800:]}")
+        if args.cluster_dir:
+            # A kept population (bench/README.md): no copy fits beside it, so the single run
+            # goes first on it and is undone, then the day, undone too.
+            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
+            url = cluster.database_url("bench")
+            env = bench.notifier_env(url)
+            population = argparse.Namespace(cluster_dir=args.cluster_dir, users=args.users, binary=args.binary, seed=1,
+                                            guard_share=0.01, contact_share=0.3, min_free_gb=15,
+                                            chunk_users=bench.population.CHUNK_USERS, run_date=bench.RUN_DATE)
+            bench.kept_population(cluster, population, env)
+            conn = psycopg2.connect(url)
+            conn.autocommit = True
+            conn.cursor().execute("ALTER SYSTEM SET autovacuum = off")  # the kept cluster rewrites its settings at each start
+            conn.cursor().execute("SELECT pg_reload_conf()")
+            conn.close()
+            before = bench.kept_snapshot(url)
+            yesterday_done(url)
+            single = single_run(args, cluster, "bench", env)
+            bench.kept_restore(url, before)
+            yesterday_done(url)
+            bench.log(f"the single run: {single['mails']:,} mails in {single['wall']:.0f} s; undone; now the day")
+            day, quiet = daemon_day(args, cluster, url, env, today, 300 + 3 * single["wall"])
+        else:
+            cluster = bench.Cluster(base)
+            url, env = bench.migrated_database(cluster, args.binary)
+            conn = psycopg2.connect(url)
+            bench.generate(conn, args.users, 0.01, 0.3)
+            cur = conn.cursor()
+            cur.execute("ALTER SYSTEM SET autovacuum = off")
+            cur.execute("SELECT pg_reload_conf()")
+            conn.close()
+            yesterday_done(url)
+            admin = psycopg2.connect(cluster.url)
+            admin.autocommit = True
+            admin.cursor().execute("CREATE DATABASE single TEMPLATE bench")
+            admin.close()
+            bench.log(f"generated {args.users} users (D = {bench.RUN_DATE}) and copied them")
+            single = single_run(args, cluster, "single", env)
+            day, quiet = daemon_day(args, cluster, url, env, today, 300)
         if day["mails"] != single["mails"]:
             sys.exit(f"the day sent {day['mails']} mails, the single run {single['mails']}")
 
         print(f"\n{args.users:,} users; D = {bench.RUN_DATE}; the day: {args.instants} instants {args.gap:g} s apart in "
-              f"{len(zones)} zones ({len(zones) * args.instants} users' times), served by the daemon; "
-              f"the single run: --run-now --date D")
+              f"{day['zones']} zones ({day['zones'] * args.instants} users' times), served by the daemon; "
+              f"the single run: --run-now --date D" + (f"; on the kept cluster {args.cluster_dir}" if args.cluster_dir else ""))
         print(f"{'':28} {'runs':>6} {'mails':>7} {'wall s':>8} {'notifier CPU s':>15} {'server CPU s':>13} {'CPU s':>7}")
         for name, side in (("the single run", single), ("the day (the daemon)", day)):
             print(f"{name:28} {side['runs']:>6} {side['mails']:>7} {side['wall']:>8.1f} {side['client']:>15.2f} "
@@ -219,12 +289,18 @@ def main():
               f"notifier CPU {day['client'] / single['client']:.2f}x, both {total(day) / total(single):.2f}x")
         if quiet:
             print(f"\nthe quiet minutes after the day ({quiet['seconds']:.0f} s, the next instants a day away; a look a minute "
-                  f"over the {len(zones) * args.instants} times, a fold a second): CPU a minute "
+                  f"over the {day['zones'] * args.instants} times, a fold a second): CPU a minute "
                   f"{quiet['client'] * 60_000 / quiet['seconds']:.1f} ms the notifier, "
                   f"{quiet['server'] * 60_000 / quiet['seconds']:.1f} ms its {quiet['sessions']} kept sessions")
 
     finally:
-        cluster.stop()
+        if cluster and args.cluster_dir:
+            if before:
+                unset_times(cluster.database_url("bench"))
+                bench.kept_restore(cluster.database_url("bench"), before)
+            cluster.shutdown()
+        elif cluster:
+            cluster.stop()
         for path in [base] + boxes:
             shutil.rmtree(path, ignore_errors=True)
 

@@ -217,6 +217,19 @@ PROGRESS_SQL = """
 """
 
 
+def started(conn):
+    """The params of a population whose generation has begun in this database (complete or not),
+    or None."""
+    cur = conn.cursor()
+    cur.execute("SELECT to_regclass('bench_gen.params') IS NOT NULL")
+    row = None
+    if cur.fetchone()[0]:
+        cur.execute("SELECT params FROM bench_gen.params")
+        row = cur.fetchone()
+    conn.rollback()
+    return row[0] if row else None
+
+
 def is_complete(conn):
     """Whether this database holds a population generated to the end (its params, or None)."""
     cur = conn.cursor()
@@ -357,6 +370,8 @@ def state(conn):
                           sum(least(last_check_in_date, DATE '2100-01-01') - DATE '2000-01-01')
                    FROM sileme.user_last_check_in""")
     result["user_last_check_in dates"] = [int(v or 0) for v in cur.fetchone()]
+    cur.execute("SELECT count(*) FROM users WHERE time_zone IS NOT NULL OR notify_time IS NOT NULL")  # day.py's, unset after
+    result["users with a time"] = cur.fetchone()[0]
     cur.execute("SELECT extname FROM pg_extension ORDER BY 1")
     result["extensions"] = [r[0] for r in cur.fetchall()]
     cur.execute("SELECT proname FROM pg_proc WHERE proname LIKE 'bench%' ORDER BY 1")
