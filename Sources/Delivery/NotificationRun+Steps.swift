@@ -61,12 +61,13 @@ extension NotificationRun {
         }
 
         /// Writes down what the plan decided that is not a message: the skipped users it brought
-        /// back (the first pass records larger numbers in batches as it finds them: `SkipWriter`), and the
+        /// back (the first pass records larger numbers in batches as it finds them: `PassWriter`), and the
         /// introductions the run does not make (pairs no longer in force or unusable, or every
         /// pending one with `INTRODUCE_CONTACTS=off`).
         ///
-        /// And the intake guard's new holds (docs/intake-hold.md): the plan comes back with when
-        /// its first held alert goes out.
+        /// And the intake guard's new holds the plan brought back (docs/intake-hold.md; those it
+        /// handed over are recorded: `PassWriter`): the plan comes back with when its first held
+        /// alert goes out.
         func record(_ db: PGConnection, _ plan: RunPlan) throws -> RunPlan {
             var plan = plan
             if let release = try HoldStore.record(db, plan.newHolds, runDate: run.runDate, hours: run.configuration.intakeGuard.holdHours) {
@@ -82,12 +83,12 @@ extension NotificationRun {
         }
 
         /// The plan's warnings in the journal: each skipped user the first pass brought back (those
-        /// it handed over in batches are announced as they were recorded: `SkipWriter`, before
+        /// it handed over in batches are announced as they were recorded: `PassWriter`, before
         /// these), alerts held (at `crit`: the operator decides), future-dated check-ins ignored.
         func announce(_ plan: RunPlan) {
             let logger = run.logger
             announce(plan.skips)
-            if !plan.newHolds.isEmpty { announceHolds(plan) }
+            if plan.newHeld > 0 { announceHolds(plan) }
             if plan.tally.futureIgnored > 0 {
                 logger.warning("\(plan.tally.futureIgnored) user(s) have check-ins dated after \(run.runDate.adding(days: 1)); the rule ignores them (a wrong device clock)",
                                metadata: base.merging(NotifierEvent.futureCheckInsIgnored.metadata) { $1 }.merging([

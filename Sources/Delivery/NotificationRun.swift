@@ -66,12 +66,12 @@ package struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             // Read afresh if the connection broke half-way: the writes before and after the read
-            // are idempotent. The first pass counts every decision, keeps the holds and the
-            // lifecycle's messages, hands the skips over in batches as it finds them (recorded and
-            // announced at once: `Steps.SkipWriter`), and keeps no alert: the alerts stream into
+            // are idempotent. The first pass counts every decision, keeps the lifecycle's messages,
+            // hands the skips and the new holds over in batches as it finds them (recorded at once,
+            // the skips announced: `Steps.PassWriter`), and keeps no alert: the alerts stream into
             // the senders afterwards (`Steps.deliver`), so that the run's memory does not grow
             // with the users or the mails.
-            let skips = Steps.SkipWriter(run, control: control)
+            let writer = Steps.PassWriter(run, control: control)
             let read = Result {
                 try run.db.perform { db in
                     try CheckInQueue.fold(db)
@@ -80,12 +80,14 @@ package struct NotificationRun: Sendable {
                         try steps.take(db, now: Date())
                     }
                     let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
-                                                keepsJobs: false, keepsSkips: true, control: control, skipped: skips.write)
+                                                keepsJobs: false, keepsSkips: true, control: control, skipped: writer.write,
+                                                held: writer.write)
                     return try run.record(db, plan)
                 }
             }
-            skips.close()
+            writer.close()
             plan = try read.get()
+            if let release = writer.heldUntil { plan.heldUntil = min(plan.heldUntil ?? release, release) }
             run.announce(plan)
             let dispatcher = dispatcher(composer: composer, store: run.store, runID: run.id, makeTransport: makeTransport, control: control)
             delivery = mode == .daemon && plan.ruleJobs > 0 ? run.deliverShared(plan, through: dispatcher)

@@ -95,8 +95,15 @@ package struct RunPlan: Sendable {
     package var unusableIntroductions: [(user: String, contact: String)] = []
     /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
     package var decisions: [String: Decision] = [:]
-    /// The intake guard's new holds, for the run to record (docs/intake-hold.md).
+    /// The intake guard's new holds, for the run to record (docs/intake-hold.md). With `read`'s
+    /// `held`, those found since the last batch handed over (fewer than `holdBatch`); a plan that
+    /// keeps no skips keeps none (the dry run: at a mass hold they would be every user).
     package var newHolds: [HoldStore.NewHold] = []
+    /// How many new holds the plan found (kept, handed over or neither).
+    package var newHeld = 0
+    /// The most new holds a plan read with `held` keeps: it hands them over in batches of this
+    /// many, as it does skips — an outage of the app holds every user's alert at once.
+    package static let holdBatch = 1000
     /// The gap days the plan's held alerts were held for.
     package var heldGapDays: Set<CalendarDate> = []
     /// When the earliest of the plan's held alerts recorded before goes out (a new hold ends
@@ -119,12 +126,14 @@ package struct RunPlan: Sendable {
     /// skips all the same (a run's first pass, which streams its alerts afterwards: `stream`). With
     /// `skipped`, the kept skips go to it in batches of `skipBatch` as the batch query streams (it
     /// returns false to leave them with the plan, which then keeps every later one: `skips`); the
-    /// plan comes back with the last, smaller batch. `afterEach` is called
+    /// plan comes back with the last, smaller batch. `held` takes the intake guard's new holds the
+    /// same way, in batches of `holdBatch` (kept as the skips are kept). `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
     /// waited for.
     package static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, keepsSkips: Bool? = nil,
                             control: RunControl? = nil, skipped: (([SkippedUser]) throws -> Bool)? = nil,
+                            held: (([HoldStore.NewHold]) throws -> Bool)? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
                             each: (Candidate, Evaluation) throws -> Void = { _, _ in }) throws -> RunPlan {
         let lifecycle = Lifecycle(configuration: configuration, runDate: runDate,
@@ -145,7 +154,7 @@ package struct RunPlan: Sendable {
             func evaluate() throws {
                 try plan.evaluate(db, configuration: configuration, runDate: runDate, scope: scope, includeStale: includeStale,
                                   counts: true, keepsSkips: keepsSkips ?? keepsJobs, control: control, skipped: skipped,
-                                  each: each) { jobs in
+                                  keepsHolds: keepsSkips ?? keepsJobs, held: held, each: each) { jobs in
                     if keepsJobs { alerts += jobs }
                 }
             }
@@ -167,11 +176,13 @@ package struct RunPlan: Sendable {
 
     /// The rule's part of the plan (a scope that evaluates it): every listed user's decision (and,
     /// with `counts`, the stale and future-dated users counted), their skips kept with `keepsSkips`
-    /// (handed to `skipped` a batch at a time while it takes them), and their messages handed to
-    /// `emit` user by user, each delivery key once.
+    /// (handed to `skipped` a batch at a time while it takes them), the guard's new holds kept with
+    /// `keepsHolds` (handed to `held` likewise), and their messages handed to `emit` user by user,
+    /// each delivery key once.
     mutating func evaluate(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate,
                            scope: Scope, includeStale: Bool, counts: Bool, keepsSkips: Bool, control: RunControl?,
-                           skipped: (([SkippedUser]) throws -> Bool)? = nil,
+                           skipped: (([SkippedUser]) throws -> Bool)? = nil, keepsHolds: Bool = true,
+                           held: (([HoldStore.NewHold]) throws -> Bool)? = nil,
                            each: (Candidate, Evaluation) throws -> Void, emit: ([DeliveryJob]) throws -> Void) throws {
         let summary = try CheckInQueue.summary(db)
         if counts && scope.isWholeDay && scope.readsTheRest {
@@ -186,11 +197,17 @@ package struct RunPlan: Sendable {
         let holds = try Holds.read(db, configuration: configuration, runDate: runDate, scope: scope)
         var evaluated = 0
         var handsOver = skipped != nil
+        var handsOverHolds = held != nil
         try Self.store(configuration).evaluate(db, runDate: runDate, rule: configuration.rule, includeStale: includeStale,
                                                onlyUsers: scope.users, slots: scope.slots, part: scope.part,
-                                               fromTheEnd: scope.fromTheEnd, summary: summary) { candidate, evaluation in
+                                               fromTheEnd: scope.fromTheEnd, holdsWithin: holds?.within,
+                                               summary: summary) { candidate, evaluation in
             var evaluation = evaluation
-            hold(candidate, &evaluation, by: holds)
+            hold(candidate, &evaluation, by: holds, keeping: keepsHolds)
+            if handsOverHolds, newHolds.count >= Self.holdBatch, let held {
+                handsOverHolds = try held(newHolds)
+                if handsOverHolds { newHolds.removeAll(keepingCapacity: true) }
+            }
             tally.count(evaluation.decision)
             if scope.users != nil { decisions[candidate.userID] = evaluation.decision }
             evaluated += 1

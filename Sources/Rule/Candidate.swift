@@ -31,6 +31,10 @@ package struct Candidate: Sendable, Equatable {
     package var slot: String?
     /// `users.language` as stored (docs/languages.md): the language of the contacts who name none.
     package var language: String?
+    /// The intake guard's recorded holds of this user's streaks (docs/intake-hold.md), by `L'`:
+    /// read beside the user by the batch query when the run applies the guard, for users the
+    /// rule could send to — so that a run holds one user's, never every hold of a mass hold.
+    package var recordedHolds: [CalendarDate: IntakeGuard.Hold] = [:]
 
     /// One row of `emergency_contacts` as stored.
     package struct RawContact: Sendable, Equatable {

@@ -35,20 +35,36 @@ package enum HoldStore {
         }
     }
 
-    /// The holds of the streaks that start (`L'`) within `since` — ended ones too: a streak whose
-    /// hold ended is never held again.
-    package static func holds(_ db: PGConnection, since: ClosedRange<CalendarDate>) throws -> [Streak: IntakeGuard.Hold] {
-        var holds: [Streak: IntakeGuard.Hold] = [:]
-        for row in try db.execute(SQLStatement("""
-            SELECT user_id::text AS user_id, streak_after::text AS since, extract(epoch FROM release_at)::text AS release_at,
-                   array_to_string(gap_days, ',') AS gap_days
-            FROM sileme.held_alerts WHERE streak_after BETWEEN $first::date AND $last::date
-            """), ["first": since.lowerBound.description, "last": since.upperBound.description]).rows {
-            guard let user = row.string("user_id"), let day = row.date("since"),
-                  let release = row.string("release_at").flatMap(Double.init) else { continue }
-            holds[Streak(userID: user, since: day)] = IntakeGuard.Hold(
-                releaseAt: Date(timeIntervalSince1970: release),
-                gapDays: (row.string("gap_days") ?? "").split(separator: ",").compactMap { CalendarDate(parsing: $0) })
+    /// SQL (a lateral subquery, one row) over the batch query's user `user`: the user's holds of
+    /// the streaks that start (`L'`) between `$holds_first` and `$holds_last` — ended ones too: a
+    /// streak whose hold ended is never held again — as one text (`recorded(_:)` reads it), when
+    /// `condition` holds and the range is bound (else NULL: no probe). One probe of the table's
+    /// key `(user_id, streak_after)`. Read user by user rather than all at once: at a mass hold a
+    /// run would otherwise hold every held user's hold (ten million at ten million users).
+    package static func recordedSQL(_ user: String, when condition: String = "true") -> String {
+        """
+        SELECT string_agg(hl.streak_after::text || '|' || extract(epoch FROM hl.release_at)::text || '|'
+                          || array_to_string(hl.gap_days, ','), ';') AS holds
+        FROM sileme.held_alerts hl
+        WHERE $holds_first::date IS NOT NULL AND \(condition) AND hl.user_id = \(user).id
+          AND hl.streak_after BETWEEN $holds_first::date AND $holds_last::date
+        """
+    }
+
+    /// The binds of `recordedSQL`'s range: none (nil) reads no holds.
+    package static func binds(_ range: ClosedRange<CalendarDate>?) -> [String: String?] {
+        ["holds_first": range?.lowerBound.description, "holds_last": range?.upperBound.description]
+    }
+
+    /// The holds of the row's `holds` column (`recordedSQL`), by `L'`; a part it cannot read is left out.
+    package static func recorded(_ row: PGRow) -> [CalendarDate: IntakeGuard.Hold] {
+        guard let text = row.string("holds") else { return [:] }
+        var holds: [CalendarDate: IntakeGuard.Hold] = [:]
+        for hold in text.split(separator: ";") {
+            let fields = hold.split(separator: "|", omittingEmptySubsequences: false)
+            guard fields.count == 3, let since = CalendarDate(parsing: fields[0]), let release = Double(fields[1]) else { continue }
+            holds[since] = IntakeGuard.Hold(releaseAt: Date(timeIntervalSince1970: release),
+                                            gapDays: fields[2].split(separator: ",").compactMap { CalendarDate(parsing: $0) })
         }
         return holds
     }

@@ -55,9 +55,13 @@ package struct NotificationStore: Sendable {
     /// (`SharedSending`) reads from the other end, so that the two meet in the middle rather than
     /// claim the same users one after the other.
     ///
+    /// `holdsWithin`: the intake guard's recorded holds of streaks starting in that range come with
+    /// each user the rule could send to (`Candidate.recordedHolds`: one probe each); nil reads none.
+    ///
     /// `summary`: the summary to read — `CheckInQueue.summary(_:)` says when the table alone will do.
     package func streamCandidates(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                                  slots: [String]? = nil, part: (index: Int, count: Int)? = nil, fromTheEnd: Bool = false,
+                                 holdsWithin: ClosedRange<CalendarDate>? = nil,
                                  summary: CheckInQueue.Summary = .current, _ body: (Candidate) throws -> Void) throws {
         let statement = SQLStatement("""
             WITH due AS (
@@ -82,7 +86,7 @@ package struct NotificationStore: Sendable {
             )
             SELECT u.id::text AS id, u.name, u.emergency_email, d.last, u.notified, u.paused_until, d.future, u.language,
                    \(SlotSQL.key("u")) AS slot,
-                   o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts
+                   o.id AS other_id, o.name AS other_name, o.last AS other_last, c.contacts, h.holds
             FROM due d
             -- One primary-key probe per listed user (OFFSET 0 keeps the planner from turning this
             -- into a hash join that scans every user): the cost follows the listed users only.
@@ -93,18 +97,19 @@ package struct NotificationStore: Sendable {
                 $supersede::bool AND \(Self.mayBeSentTo)
                 """))) o ON true
             LEFT JOIN LATERAL (\(GuardSQL.contacts("u", when: Self.mayBeSentTo))) c ON true
+            LEFT JOIN LATERAL (\(HoldStore.recordedSQL("u", when: Self.mayBeSentTo))) h ON true
             WHERE (d.last >= $oldest::date OR u.paused_until >= $oldest::date)
               AND ($parts::int IS NULL OR (hashtext(d.user_id::text) & 2147483647) % $parts::int = $part::int)
             ORDER BY \(fromTheEnd ? "greatest(d.last, u.paused_until), d.user_id DESC" : "greatest(d.last, u.paused_until) DESC, d.user_id")
             """)
         let oldest = includeStale ? "-infinity" : rule.oldestDueCheckIn(runDate: runDate).description
         var pending: Candidate?
-        try db.stream(statement, [
+        try db.stream(statement, HoldStore.binds(holdsWithin).merging([
             "latest_qualifying": rule.latestQualifyingCheckIn(runDate: runDate).description, "oldest": oldest,
             "latest_trusted": rule.latestTrustedCheckIn(runDate: runDate).description, "supersede": rule.supersede ? "true" : "false",
             "run_date": runDate.description, "oldest_due": rule.oldestDueCheckIn(runDate: runDate).description,
             "slots": SlotSQL.bind(slots), "parts": part.map { String($0.count) }, "part": part.map { String($0.index) },
-        ], localSettings: [("jit", "off")]) { row in
+        ]) { $1 }, localSettings: [("jit", "off")]) { row in
             guard let id = row.string("id"), let last = row.date("last") else { return }
             if pending?.userID != id {
                 if let done = pending { try body(done) }
@@ -113,6 +118,7 @@ package struct NotificationStore: Sendable {
                                     ignoredFutureCheckIn: row.date("future"), contacts: GuardSQL.contacts(row),
                                     slot: row.string("slot"))
                 pending?.language = row.string("language")
+                pending?.recordedHolds = HoldStore.recorded(row)
             }
             if let other = GuardSQL.otherAccount(row) { pending?.sameContact.append(other) }
         }
@@ -133,10 +139,11 @@ package struct NotificationStore: Sendable {
     /// users are not streamed; the caller counts them with `countStale`.
     package func evaluate(_ db: PGConnection, runDate: CalendarDate, rule: MissRule, includeStale: Bool = true,
                          onlyUsers: Set<String>? = nil, slots: [String]? = nil, part: (index: Int, count: Int)? = nil,
-                         fromTheEnd: Bool = false, summary: CheckInQueue.Summary = .current,
+                         fromTheEnd: Bool = false, holdsWithin: ClosedRange<CalendarDate>? = nil,
+                         summary: CheckInQueue.Summary = .current,
                          _ body: (Candidate, Evaluation) throws -> Void) throws {
         try streamCandidates(db, runDate: runDate, rule: rule, includeStale: includeStale, slots: slots, part: part,
-                             fromTheEnd: fromTheEnd, summary: summary) { candidate in
+                             fromTheEnd: fromTheEnd, holdsWithin: holdsWithin, summary: summary) { candidate in
             if let onlyUsers, !onlyUsers.contains(candidate.userID) { return }
             if let evaluation = rule.evaluate(candidate, runDate: runDate) { try body(candidate, evaluation) }
         }

@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+@testable import Config
+@testable import Delivery
+import Rule
 @testable import Values
 @testable import Store
 
@@ -177,5 +180,65 @@ struct IntakeHoldIntegrationTests {
         })
         kill(second.0.processIdentifier, SIGTERM)
         #expect(NotifierProcess.finish(second.0, second.1, second.2).status == 0)
+    }
+
+    /// An outage of the app holds every user's alert in one run. The run's first pass hands its
+    /// new holds over in batches (`RunPlan.holdBatch`) as it finds them, recorded at once, so it
+    /// never keeps more than a batch; the dry run keeps none; and a later run reads each user's
+    /// hold with the user (`Candidate.recordedHolds`), never every hold at once.
+    @Test("a mass hold of more users than a batch: recorded in batches, each streak once, announced once with the whole count; the dry run keeps none; a later run finds each hold with its user")
+    func massHoldInBatches() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let count = 2 * RunPlan.holdBatch + 37
+        let steady = try Self.addSteadyUsers(db, mail, local: "steady", count: count, from: Self.day("2025-12-20"), through: Self.day("2026-01-10"))
+        let configuration = try NotifierConfiguration.sendingToTestServer(database: db, connections: 1)
+        let runDate = Self.day("2026-01-13")
+        let connection = try PGConnection(configuration.database)
+        try CheckInQueue.fold(connection)
+
+        // The first pass as a run reads it: batches of holdBatch handed over, the rest kept.
+        var batches: [[HoldStore.NewHold]] = []
+        let first = try RunPlan.read(connection, configuration: configuration, runDate: runDate, scope: .day, keepsJobs: false,
+                                     keepsSkips: true, held: { batches.append($0); return true })
+        #expect(batches.map(\.count) == [RunPlan.holdBatch, RunPlan.holdBatch])
+        #expect(first.newHolds.count == 37 && first.newHeld == count && first.tally.held == count)
+        let handed = batches.flatMap { $0 } + first.newHolds
+        #expect(Set(handed.map(\.streak.userID)) == Set(steady) && handed.count == count, "each held user handed over once")
+        #expect(handed.allSatisfy { $0.streak.since == Self.day("2026-01-10") && $0.gapDays == [Self.day("2026-01-11"), Self.day("2026-01-12")] })
+        // The dry run's read keeps none of them, and counts them all.
+        let dry = try RunPlan.read(connection, configuration: configuration, runDate: runDate, scope: .day, keepsJobs: false)
+        #expect(dry.newHolds.isEmpty && dry.newHeld == count && dry.tally.held == count)
+        #expect(try db.query("SELECT count(*)::text FROM sileme.held_alerts") == [["0"]], "a plan writes nothing")
+
+        // The run: every streak recorded once, announced once with the whole count, nobody mailed.
+        let env = try NotifierProcess.environment(database: db)
+        let run = try NotifierProcess.run(["--run-now", "--date", "2026-01-13"], environment: env)
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        #expect(run.stderr.components(separatedBy: "alert(s) held: their missed days include an intake gap").count == 2, "announced once")
+        #expect(run.stderr.contains("\(count) alert(s) held: their missed days include an intake gap (2026-01-11,2026-01-12)"))
+        #expect(try db.query("SELECT count(*)::text, count(DISTINCT user_id)::text, count(DISTINCT release_at)::text FROM sileme.held_alerts")
+                == [[String(count), String(count), "3"]], "each streak once; one release time per batch recorded")
+        #expect(try db.query("SELECT held::text, due::text FROM sileme.notifier_runs WHERE run_date = '2026-01-13'") == [[String(count), "0"]])
+        #expect(try Self.mailed(mail).isEmpty)
+
+        // A later plan finds each user's hold with the user: still held, nothing new.
+        let release = try #require(try db.query("SELECT extract(epoch FROM min(release_at))::text FROM sileme.held_alerts")[0][0].flatMap(Double.init))
+        let later = try RunPlan.read(connection, configuration: configuration, runDate: runDate, scope: .day, keepsJobs: false,
+                                     keepsSkips: true, held: { batches.append($0); return true })
+        #expect(later.newHeld == 0 && later.newHolds.isEmpty && batches.count == 2 && later.tally.held == count)
+        #expect(abs((later.heldUntil?.timeIntervalSince1970 ?? 0) - release) < 0.01, "the earliest recorded release")
+        var read: [String: [CalendarDate: IntakeGuard.Hold]] = [:]
+        try NotificationStore(owner: "test", claimLeaseSeconds: 60).streamCandidates(
+            connection, runDate: runDate, rule: configuration.rule, holdsWithin: Self.day("2026-01-08")...Self.day("2026-01-10")) {
+            read[$0.userID] = $0.recordedHolds
+        }
+        #expect(read.count == count && read.values.allSatisfy { $0.keys.sorted() == [Self.day("2026-01-10")] })
+        #expect(read.values.allSatisfy { $0.values.first?.gapDays == [Self.day("2026-01-11"), Self.day("2026-01-12")] })
+        var unread = 0
+        try NotificationStore(owner: "test", claimLeaseSeconds: 60).streamCandidates(connection, runDate: runDate, rule: configuration.rule) {
+            unread += $0.recordedHolds.isEmpty ? 1 : 0
+        }
+        #expect(unread == count, "without the range the batch query reads no hold")
     }
 }
