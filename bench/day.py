@@ -22,14 +22,15 @@ not a whole day's worth.
 Then, the day's runs done and the next instants a day away, the daemon's quiet minutes: its CPU and
 that of its kept server sessions over Q seconds of waiting (a look a minute at every user's time).
 
-    bench/day.py --cluster-dir DIR --users N [--shared-buffers 6GB] [--update-rate R] [...]
+    bench/day.py --cluster-dir DIR --users N [--shared-buffers 6GB --prewarm] [--warm W] [--update-rate R] [...]
 
 On a cluster bench.py keeps (bench/README.md), its population dated today (UTC): made with
 `bench.py --cluster-dir DIR --users N --generate-only --run-date TODAY`, or by this command when DIR
 holds none. No copy fits beside a population of 10M users, so the single run goes first on the
 kept database and is undone (bench.py's restore, checked), then the day; after it the users'
 times are unset and the database put back again, and found the same. The users' times are set
-in the `30 + N / R` seconds (R 20,000 users a second) before the first instant.
+in the `30 + N / R` seconds (R 20,000 users a second) before the first instant. `--warm W` dry
+runs of D come first, untimed, so that the single run does not pay alone for a cold cache.
 """
 import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
@@ -226,6 +227,10 @@ def main():
     parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N), its population dated today (UTC): "
                                               "the single run and the day run on it one after the other, each put back")
     parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers")
+    parser.add_argument("--prewarm", action="store_true", help="with --cluster-dir: load what the runs' probes read into the "
+                                                               "shared buffers (pg_prewarm, as bench.py's option) first")
+    parser.add_argument("--warm", type=int, default=0, help="untimed dry runs of D before the single run, so that neither side "
+                                                            "pays for a cold cache")
     parser.add_argument("--update-rate", type=float, default=20_000,
                         help="users a second the setting of the users' times is given before the first instant")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
@@ -250,8 +255,14 @@ def main():
             conn.cursor().execute("ALTER SYSTEM SET autovacuum = off")  # the kept cluster rewrites its settings at each start
             conn.cursor().execute("SELECT pg_reload_conf()")
             conn.close()
+            if args.prewarm:
+                bench.prewarm(url)
             before = bench.kept_snapshot(url)
             yesterday_done(url)
+            for _ in range(args.warm):
+                warm = subprocess.run([args.binary, "--run-now", "--dry-run", "--format", "json", "--date", bench.RUN_DATE], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                bench.check(warm.returncode == 0, f"the warming dry run exited {warm.returncode}")
             single = single_run(args, cluster, "bench", env)
             bench.kept_restore(url, before)
             yesterday_done(url)
