@@ -422,6 +422,8 @@ def main():
         print(f"  per user (its last contact's): p50 {percentile(pu, 50):.3f} s, p99 {percentile(pu, 99):.3f} s, max {pu[-1]:.3f} s")
         if r["variant"] == "listen":
             print(f"  goal p99 < 5 s: {'met' if percentile(lat, 99) < 5 else 'NOT met'}")
+        # A fold a second bounds it: the all-clear within about a second of its check-in, at any N.
+        print(f"  goal p99 < 1.1 s: {'met' if percentile(lat, 99) < 1.1 else 'NOT met'}")
 
 
 if __name__ == "__main__":
