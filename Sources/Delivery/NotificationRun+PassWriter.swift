@@ -26,6 +26,8 @@ extension NotificationRun.Steps {
         private var refused = false
         /// When the earliest of the holds recorded so far goes out.
         private(set) var heldUntil: Date?
+        /// How many new holds it was handed.
+        private(set) var holdsHandedOver = 0
 
         init(_ steps: NotificationRun.Steps, control: RunControl) {
             self.steps = steps
@@ -50,6 +52,7 @@ extension NotificationRun.Steps {
                                                                    hours: run.configuration.intakeGuard.holdHours) }) {
                 heldUntil = min(heldUntil ?? release, release)
             }
+            holdsHandedOver += holds.count
             return true
         }
 

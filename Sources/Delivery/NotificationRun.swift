@@ -88,6 +88,9 @@ package struct NotificationRun: Sendable {
             writer.close()
             plan = try read.get()
             if let release = writer.heldUntil { plan.heldUntil = min(plan.heldUntil ?? release, release) }
+            // A first pass read again after a broken connection finds the holds the first attempt
+            // recorded as held already: they are still this run's new holds, to announce.
+            plan.newHeld = max(plan.newHeld, writer.holdsHandedOver)
             run.announce(plan)
             let dispatcher = dispatcher(composer: composer, store: run.store, runID: run.id, makeTransport: makeTransport, control: control)
             delivery = mode == .daemon && plan.ruleJobs > 0 ? run.deliverShared(plan, through: dispatcher)
