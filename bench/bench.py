@@ -227,6 +227,28 @@ def generate(conn, users, guard_share, contact_share=0.0, missing_share=0.03, se
     return population.generate(conn, population.Model(users, guard_share, contact_share, missing_share, seed, RUN_DATE))
 
 
+def steady_users(url, users, first, last):
+    """`users` users ('steady 1', … at @bench.example) who checked in every day from `first`
+    through `last` (dates), through the app's trigger, folded as the daemon folds (so that each
+    day's intake is what the intake guard judges); then VACUUM ANALYZE."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    cur.execute("""INSERT INTO users (name, emergency_email)
+                   SELECT 'steady ' || g, 'steady' || g || '@bench.example' FROM generate_series(1, %s) g""", (users,))
+    cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
+                   SELECT u.id, d::date FROM users u, generate_series(%s::date, %s::date, interval '1 day') d""", (first, last))
+    for _ in range(1000):  # the daemon's fold, until the queue is empty
+        cur.execute("SELECT count(*) FROM sileme.sileme_fold_check_ins()")
+        cur.execute("SELECT count(*) FROM sileme.check_in_queue")
+        if cur.fetchone()[0] == 0:
+            break
+    else:
+        check(False, "the check-in queue does not empty")
+    cur.execute("VACUUM ANALYZE")
+    conn.close()
+
+
 def kept_population(cluster, args, env):
     """The population of the kept cluster's `bench` database: created and migrated if it is not
     there, generated (or its generation continued) unless complete with the same parameters.

@@ -31,16 +31,10 @@ def measure(cluster, binary, k, index):
     box = tempfile.mkdtemp(prefix="sileme-owed-", dir="/var/tmp")
     try:
         env = dict(env, MAIL_TRANSPORT="outbox", OUTBOX_DIR=box, INTRODUCE_CONTACTS="off", INTAKE_DROP_RATIO="0")
+        bench.steady_users(url, k, RUN_DATE - datetime.timedelta(days=18), RUN_DATE - datetime.timedelta(days=4))
         conn = psycopg2.connect(url)
         conn.autocommit = True
         cur = conn.cursor()
-        cur.execute("""INSERT INTO users (name, emergency_email)
-                       SELECT 'user ' || g, 'user' || g || '@bench.example' FROM generate_series(1, %s) g""", (k,))
-        cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
-                       SELECT u.id, d::date FROM users u, generate_series(%s::date - 18, %s::date - 4, interval '1 day') d""",
-                    (RUN_DATE, RUN_DATE))
-        cur.execute("SELECT count(*) FROM sileme.sileme_fold_check_ins()")
-        cur.execute("VACUUM ANALYZE")
         figures = {}
         seconds, rss, status, _ = bench.run_notifier(binary, ["--run-now", "--date", str(RUN_DATE - datetime.timedelta(days=1))], env)
         bench.check(status == 0, f"K={k}: the alert run exited {status}")

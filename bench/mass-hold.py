@@ -28,28 +28,6 @@ spec.loader.exec_module(bench)
 RUN_DATE = datetime.date(2026, 1, 13)
 
 
-def populate(url, users):
-    """N users, each with check-ins from D − 18 through D − 3 (through the trigger), folded."""
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    cur = conn.cursor()
-    cur.execute("""INSERT INTO users (name, emergency_email)
-                   SELECT 'steady ' || g, 'steady' || g || '@bench.example' FROM generate_series(1, %s) g""", (users,))
-    cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
-                   SELECT u.id, d::date FROM users u, generate_series(%s::date - 18, %s::date - 3, interval '1 day') d""",
-                (RUN_DATE, RUN_DATE))
-    folded = 0
-    while True:  # the daemon's fold, until the queue is empty
-        cur.execute("SELECT count(*) FROM sileme.sileme_fold_check_ins()")
-        cur.execute("SELECT count(*) FROM sileme.check_in_queue")
-        if cur.fetchone()[0] == 0:
-            break
-        folded += 1
-        bench.check(folded < 1000, "the check-in queue does not empty")
-    cur.execute("VACUUM ANALYZE")
-    conn.close()
-
-
 def measure(cluster, env, binary, name):
     """Copies the population to database `name` and runs the three measurements on it."""
     admin = psycopg2.connect(cluster.url)
@@ -98,7 +76,7 @@ def main():
     cluster = bench.Cluster(base)
     try:
         url, env = bench.migrated_database(cluster, args.binary)
-        populate(url, args.users)
+        bench.steady_users(url, args.users, RUN_DATE - datetime.timedelta(days=18), RUN_DATE - datetime.timedelta(days=3))
         bench.log(f"{args.users:,} users, the app down on {RUN_DATE - datetime.timedelta(days=2)} and the day after")
         results = []
         for label, binary in [("binary", args.binary)] + ([("before", args.before)] if args.before else []):
