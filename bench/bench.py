@@ -262,11 +262,10 @@ def kept_population(cluster, args, env):
     admin.close()
     subprocess.run([args.binary, "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
     conn = psycopg2.connect(cluster.database_url("bench"))
-    held = population.is_complete(conn) or population.started(conn)
-    # The run date: the one asked for (`--run-date`, at the generation), else the one the cluster
-    # holds, else RUN_DATE; every measurement after this reads RUN_DATE.
+    # The run date: the one asked for (`--run-date`, at the generation), else the one of the
+    # population the cluster holds (or began), else RUN_DATE; every measurement after this reads RUN_DATE.
     global RUN_DATE
-    RUN_DATE = getattr(args, "run_date", None) or (held or {}).get("run_date") or RUN_DATE
+    RUN_DATE = getattr(args, "run_date", None) or (population.started(conn) or {}).get("run_date") or RUN_DATE
     model = population.Model(args.users, args.guard_share, args.contact_share, 0.03, args.seed, RUN_DATE,
                              shape="bench_gen.shape", temporary=False)
     held = population.is_complete(conn)
