@@ -1,5 +1,7 @@
 import Foundation
 import Rule
+import Store
+import Values
 
 extension Dispatcher {
     /// The messages of one delivery as its senders take them: those read before it (`first`, then
@@ -130,5 +132,23 @@ extension Dispatcher {
             defer { condition.unlock() }
             return first.count + (queue.count - head) + last.count + (streaming ? max(0, expected - streamed) : 0)
         }
+    }
+}
+
+extension Dispatcher {
+    /// Delivers `first`, then the messages `read` streams (through the `put` it is given, on a
+    /// thread of its own, about `streaming` of them), then `last`, as `deliver(_:into:)` does.
+    /// Returns the delivery and how the read ended — its error is not the delivery's, for the
+    /// caller to weigh (`Feed.Closed`: the senders stopped first).
+    func deliver(first: [DeliveryJob], streaming: Int, then last: [DeliveryJob], into tally: RunTally,
+                 reading read: @escaping @Sendable (_ put: ([DeliveryJob]) throws -> Void) throws -> RunPlan)
+        -> (delivery: DeliveryResult, read: Result<RunPlan, any Error>) {
+        let feed = Feed(first: unique(first), streaming: streaming, then: unique(last))
+        let reader = Background("sileme-plan-stream") {
+            defer { feed.finish() }
+            return try read { jobs in for job in jobs { try feed.put(job) } }
+        }
+        let delivery = deliver(feed, into: tally)
+        return (delivery, Result { try reader.wait() })
     }
 }

@@ -19,12 +19,42 @@ package struct Lifecycle: Sendable {
     package let logger: Logger
 
     /// The messages of `kinds` the database owes now (only of `onlyUsers` when given; those at
-    /// the user's slot only of the users of `slots` when given), as read.
+    /// the user's slot only of the users of `slots` when given), as read — or, with `pages`,
+    /// handed to it `page` rows at a time as they are read, and none returned.
     package func owed(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil,
-                      slots: [String]? = nil) throws -> [LifecycleStore.Due] {
-        try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-            .due(db, messages: configuration.messages, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) }, slots: slots)
+                      slots: [String]? = nil, pages: (([LifecycleStore.Due]) throws -> Void)? = nil) throws -> [LifecycleStore.Due] {
+        try withoutActuallyEscaping(pages ?? { _ in }) { each in
+            try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds,
+                               pages: pages == nil ? nil : LifecycleStore.Pages(size: Self.page, each: each))
+                .due(db, messages: configuration.messages, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) },
+                     slots: slots)
+        }
     }
+
+    /// The messages of `kinds` the database owes now (as `owed`), as jobs (as `jobs`), handed to
+    /// `each` a page of `page` rows at a time as they are read: what is held is a page, however
+    /// many are owed. Each delivery key once over all the pages. Returns how many jobs went to
+    /// `each`. Reads only, in one transaction (the caller's, when one is open).
+    @discardableResult
+    package func stream(_ db: PGConnection, kinds: Set<DeliveryJob.Kind>, onlyUsers: Set<String>? = nil, slots: [String]? = nil,
+                        page: Int = Lifecycle.page, each: ([DeliveryJob]) throws -> Void) throws -> Int {
+        var keys = Set<String>()
+        var count = 0
+        try withoutActuallyEscaping(each) { each in
+            let pages = LifecycleStore.Pages(size: page) { due in
+                let jobs = try self.jobs(db, owed: due).jobs.filter { keys.insert(Dispatcher.key($0, runDate: runDate)).inserted }
+                count += jobs.count
+                if !jobs.isEmpty { try each(jobs) }
+            }
+            _ = try LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds, pages: pages)
+                .due(db, messages: configuration.messages, runDate: runDate, kinds: kinds, onlyUsers: onlyUsers.map { Array($0) },
+                     slots: slots)
+        }
+        return count
+    }
+
+    /// The rows a page of `stream` holds at most.
+    package static let page = 500
 
     /// The owed messages `due` as jobs, each validated: a row whose name or address is no longer
     /// usable is left out and logged (an introduction to such an address comes back in

@@ -66,8 +66,8 @@ package struct NotificationRun: Sendable {
         var delivery = DeliveryResult()
         do {
             // Read afresh if the connection broke half-way: the writes before and after the read
-            // are idempotent. The first pass counts every decision, keeps the lifecycle's messages,
-            // hands the skips and the new holds over in batches as it finds them (recorded at once,
+            // are idempotent. The first pass counts every decision, keeps the introductions and
+            // counts the lifecycle's other messages (streamed after the alerts), hands the skips and the new holds over in batches as it finds them (recorded at once,
             // the skips announced: `Steps.PassWriter`), and keeps no alert: the alerts stream into
             // the senders afterwards (`Steps.deliver`), so that the run's memory does not grow
             // with the users or the mails.
@@ -80,8 +80,8 @@ package struct NotificationRun: Sendable {
                         try steps.take(db, now: Date())
                     }
                     let plan = try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: scope, logger: logger,
-                                                keepsJobs: false, keepsSkips: true, control: control, skipped: writer.write,
-                                                held: writer.write)
+                                                keepsJobs: false, keepsSkips: true, streamsOwed: true, control: control,
+                                                skipped: writer.write, held: writer.write)
                     return try run.record(db, plan)
                 }
             }
@@ -119,16 +119,28 @@ package struct NotificationRun: Sendable {
         let plan = try db.cancellable(on: control.stop) {
             // The escalation's steps due now first: the messages they owe go out in this pass.
             if let steps = EscalationSteps(configuration, logger: logger) { try steps.take(db, now: Date()) }
-            return try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: pass.scope, logger: logger)
+            return try RunPlan.read(db, configuration: configuration, runDate: runDate, scope: pass.scope, logger: logger,
+                                    streamsOwed: true)
         }
         // The run's settle step, on this session; a failed write fails the pass.
         let settle = Steps.Settle(run: pass, store: Steps.newStore(self))
         var delivery = DeliveryResult()
-        if !plan.jobs.isEmpty {
-            delivery = dispatcher(composer: try MailComposer(sending: configuration.mail), store: settle.store, runID: nil,
-                                  makeTransport: makeTransport, control: control).deliver(plan.jobs)
+        if !plan.jobs.isEmpty || plan.owedLater > 0 {
+            // The messages counted are read again a page at a time as the senders send, on this
+            // session: a pass after a long stop may owe a great many all-clears.
+            let (connection, configuration, runDate, scope) = (Transfer(value: db), configuration, runDate, pass.scope)
+            let read: Result<RunPlan, any Error>
+            (delivery, read) = dispatcher(composer: try MailComposer(sending: configuration.mail), store: settle.store, runID: nil,
+                                          makeTransport: makeTransport, control: control)
+                .deliver(first: plan.jobs, streaming: plan.owedLater, then: [], into: RunTally()) { put in
+                    try connection.value.cancellable(on: control.stop) {
+                        try RunPlan.stream(connection.value, configuration: configuration, runDate: runDate, scope: scope,
+                                           alerts: false, owed: plan.owedLater > 0, emit: put)
+                    }
+                }
             // The recorder marked the accepted contacts `ok`; a statement that failed fails the pass.
             if let error = delivery.contactsNotMarked { throw error }
+            if case .failure(let error) = read, !(error is Dispatcher.Feed.Closed) { delivery.errors.append(error) }
         }
         // Cancelled by a stop too: it waits for the queue's lock like the fold.
         try db.cancellable(on: control.stop) { try settle.allClearQueue(db) }

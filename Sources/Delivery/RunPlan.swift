@@ -90,7 +90,12 @@ package struct RunPlan: Sendable {
     /// The rule's messages (alerts and their webhook events), counted whether `jobs` keeps them or not.
     package var ruleJobs = 0
     /// The lifecycle's messages as the database owes them (before validation: what the dry run lists).
+    /// A plan read with `streamsOwed` keeps the introductions only.
     package var owed: [LifecycleStore.Due] = []
+    /// A plan read with `streamsOwed`: how many of the lifecycle's other messages (valid, each
+    /// delivery key once) it found, for the run to stream into its senders after the alerts
+    /// (`stream` with `owed`) — the run's `due` counts them; none, and the run reads none again.
+    package var owedLater = 0
     /// Introduction pairs whose address is not usable (recorded as not introduced).
     package var unusableIntroductions: [(user: String, contact: String)] = []
     /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
@@ -129,9 +134,17 @@ package struct RunPlan: Sendable {
     /// plan comes back with the last, smaller batch. `held` takes the intake guard's new holds the
     /// same way, in batches of `holdBatch` (kept as the skips are kept). `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
-    /// waited for.
+    /// waited for. `streamsOwed`: of the lifecycle's messages only the introductions are kept (a
+    /// new contact hears who named them before any alert, and their unusable pairs are recorded
+    /// before the sends); the others are read a page at a time, validated (`logger` hears of
+    /// those left out) and counted into `owedLater`, not kept — a run reads them again as it
+    /// sends (`stream`), so that it holds a page of them, not every one (a real run's first pass).
+    /// `owedPages`: the owed messages go to it a page at a time as they are read (on the
+    /// `alongside` connection's thread when there is one), and `owed` stays empty (the dry run,
+    /// which puts them on disk until its report comes to them).
     package static func read(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
                             logger: Logger? = nil, includeStale: Bool = false, keepsJobs: Bool = true, keepsSkips: Bool? = nil,
+                            streamsOwed: Bool = false, owedPages: (@Sendable ([LifecycleStore.Due]) throws -> Void)? = nil,
                             control: RunControl? = nil, skipped: (([SkippedUser]) throws -> Bool)? = nil,
                             held: (([HoldStore.NewHold]) throws -> Bool)? = nil,
                             alongside: (@Sendable () throws -> PGConnection)? = nil, afterEach: () -> Void = {},
@@ -142,7 +155,7 @@ package struct RunPlan: Sendable {
             Background("sileme-plan-owed") {
                 let other = try connect()
                 return try other.transaction(readOnly: true) {
-                    try lifecycle.owed(other, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
+                    try lifecycle.owed(other, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots, pages: owedPages)
                 }
             }
         }
@@ -164,14 +177,24 @@ package struct RunPlan: Sendable {
             _ = try? owed?.wait()  // the other thread's connection is done with before this returns
             throw error
         }
+        let (now, later) = streamsOwed ? Self.owedNow(scope.kinds) : (scope.kinds, [])
         plan.owed = !scope.readsTheRest ? []
-            : try owed?.wait() ?? lifecycle.owed(db, kinds: scope.kinds, onlyUsers: scope.users, slots: scope.slots)
+            : try owed?.wait() ?? lifecycle.owed(db, kinds: now, onlyUsers: scope.users, slots: scope.slots, pages: owedPages)
+        if scope.readsTheRest && !later.isEmpty {
+            plan.owedLater = try lifecycle.stream(db, kinds: later, onlyUsers: scope.users, slots: scope.slots) { _ in }
+        }
         let around = try lifecycle.jobs(db, owed: plan.owed)
         plan.unusableIntroductions = around.unusable
         // Introductions first (a new contact learns who named them before anything else), then
         // the alerts, the all-clears and the follow-ups.
         plan.jobs = around.jobs.filter { $0.kind == .introduction } + alerts + around.jobs.filter { $0.kind != .introduction }
         return plan
+    }
+
+    /// The lifecycle's kinds of `kinds` a plan read with `streamsOwed` keeps (`now`: the
+    /// introductions) and those it counts for the run to stream (`later`).
+    static func owedNow(_ kinds: Set<DeliveryJob.Kind>) -> (now: Set<DeliveryJob.Kind>, later: Set<DeliveryJob.Kind>) {
+        (kinds.intersection([.introduction]), kinds.subtracting([.introduction]))
     }
 
     /// The rule's part of the plan (a scope that evaluates it): every listed user's decision (and,

@@ -13,10 +13,12 @@ extension LifecycleStore {
     /// to be undeliverable; with `webhook`, one `checkin.escalated` event per streak; with
     /// `unheardWebhook`, one `notifier.unheard` event per streak declared unheard. Each unless its
     /// row is sent, failed for good, in flight or waiting for its retry (a retry comes from here
-    /// when its time comes). A streak heard or closed since owes nothing more. Reads only.
+    /// when its time comes). A streak heard or closed since owes nothing more. Only those of
+    /// `kinds`, when given. Reads only.
     package func dueEscalations(_ db: PGConnection, oldest: CalendarDate, webhook: Bool, unheardWebhook: Bool,
-                               firstAlerts: Bool = true, onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+                               firstAlerts: Bool = true, onlyUsers: [String]? = nil,
+                               only kinds: Set<DeliveryJob.Kind>? = nil) throws -> [Due] {
+        try owed(db, SQLStatement("""
             WITH e AS MATERIALIZED (
                 SELECT e.user_id, e.alert_date, e.last_check_in_date, e.stage, e.outcome_contact
                 FROM sileme.escalations e
@@ -67,7 +69,7 @@ extension LifecycleStore {
             """), [
             "oldest": oldest.description, "webhook": webhook ? "true" : "false", "unheard_webhook": unheardWebhook ? "true" : "false",
             "first_alerts": firstAlerts ? "true" : "false", "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]).rows.compactMap { Due($0) }
+        ]) { row in Due(row).flatMap { kinds?.contains($0.kind) == false ? nil : $0 } }
     }
 
     /// SQL: `m` of the streak `e` names (its alerts' largest), for an event about the streak.

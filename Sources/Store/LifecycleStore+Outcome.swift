@@ -9,8 +9,10 @@ extension LifecycleStore {
     /// and to whom no mail of the streak bounced — threaded under that alert — and, with
     /// `webhook`, one `checkin.outcome` event per streak; each unless its row is sent, failed for
     /// good, in flight or waiting for its retry (a retry comes from here when its time comes).
-    /// The partial index of the streaks with an outcome keeps this a small read. Reads only.
-    package func dueOutcomes(_ db: PGConnection, oldest: CalendarDate, webhook: Bool, onlyUsers: [String]? = nil) throws -> [Due] {
+    /// The partial index of the streaks with an outcome keeps this a small read. Only those of
+    /// `kinds`, when given. Reads only.
+    package func dueOutcomes(_ db: PGConnection, oldest: CalendarDate, webhook: Bool, onlyUsers: [String]? = nil,
+                            only kinds: Set<DeliveryJob.Kind>? = nil) throws -> [Due] {
         // One branch per kind and channel: each is the notice's own delivery key.
         let branches = [EscalationRule.Outcome.ok, .unreachable].flatMap { outcome -> [String] in
             let kind = outcome == .ok ? DeliveryJob.Kind.outcomeOK.rawValue : DeliveryJob.Kind.outcomeUnreachable.rawValue
@@ -34,7 +36,7 @@ extension LifecycleStore {
                   AND \(noSettledRow(user: "e.user_id", date: "e.alert_date", kind: kind, contact: "''", channel: "'webhook'"))
                 """]
         }
-        return try db.execute(SQLStatement("""
+        return try owed(db, SQLStatement("""
             WITH e AS MATERIALIZED (
                 SELECT e.user_id, e.alert_date, e.last_check_in_date, e.outcome, e.outcome_contact, e.outcome_at
                 FROM sileme.escalations e
@@ -45,10 +47,10 @@ extension LifecycleStore {
             ORDER BY 1, 4, 8, 9, 3
             """), [
             "oldest": oldest.description, "webhook": webhook ? "true" : "false", "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]).rows.compactMap { row in
+        ]) { row in
             var due = Due(row)
             if let said = OutcomeStore.Recorded(row) { due?.outcome = (said.contact, said.at) }
-            return due
+            return due.flatMap { kinds?.contains($0.kind) == false ? nil : $0 }
         }
     }
 }

@@ -41,6 +41,15 @@ package struct LifecycleStore: Sendable {
         /// Who said how the streak ended and when (an outcome notice).
         package var outcome: (contact: String, at: Date)? = nil
 
+        /// A message as a report lists it (the dry run's, read back from disk): what it shows of
+        /// it, and what a webhook alert's event is made of.
+        package static func listed(kind: DeliveryJob.Kind, channel: DeliveryJob.Channel, userID: String, rawName: String?,
+                                   contact: String, notificationDate: CalendarDate?, inReplyTo: String?, missedDays: Int,
+                                   lastCheckIn: CalendarDate) -> Due {
+            Due(kind: kind, userID: userID, rawName: rawName, contact: contact, position: 1, notificationDate: notificationDate,
+                inReplyTo: inReplyTo, missedDays: missedDays, lastCheckIn: lastCheckIn, channel: channel)
+        }
+
         /// A new alert's webhook event (one per user, no contact in the key): what the dry run lists.
         package static func webhookAlert(userID: String, rawName: String?, missedDays: Int, lastCheckIn: CalendarDate) -> Due {
             Due(kind: .alert, userID: userID, rawName: rawName, contact: "", position: 1, notificationDate: nil, inReplyTo: nil,
@@ -50,9 +59,15 @@ package struct LifecycleStore: Sendable {
 
     /// When claims may be taken over (`CLAIM_LEASE_SECONDS`).
     package let claimSQL: ClaimSQL
+    /// Where the owed-message queries' rows go: nil, into the arrays they return; else a page at
+    /// a time (`Pages`: a run streaming its owed messages into its senders).
+    package var pages: Pages? = nil
 
     /// Creates the store.
-    package init(claimLeaseSeconds: Double) { claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds) }
+    package init(claimLeaseSeconds: Double, pages: Pages? = nil) {
+        claimSQL = ClaimSQL(leaseSeconds: claimLeaseSeconds)
+        self.pages = pages
+    }
 
     /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
     /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
@@ -78,7 +93,7 @@ package struct LifecycleStore: Sendable {
     /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
     package func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+        try owed(db, SQLStatement("""
             -- MATERIALIZED: with statistics that have not seen today's alerts yet, the planner
             -- estimated one row and ran the whole union once per alert (4 million check-in
             -- probes at 2,016 alerts; no all-clear at all at 20,000 until an ANALYZE).
@@ -139,7 +154,7 @@ package struct LifecycleStore: Sendable {
             """), [
             "window_start": windowStart.description, "latest_trusted": latestTrusted.description,
             "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
-        ]).rows.compactMap { Due($0, kind: .allClear) }
+        ]) { Due($0, kind: .allClear) }
     }
 
     /// Whether any introduction is pending, and whether any e-mail alert dated `oldest` … `runDate`
@@ -164,7 +179,7 @@ package struct LifecycleStore: Sendable {
     /// comes back with its row's date (the same row is claimed, with its Message-ID).
     package func unfinishedAlerts(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                  onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+        try owed(db, SQLStatement("""
             SELECT n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
                    n.last_check_in_date AS last
             FROM notification_logs n
@@ -181,7 +196,7 @@ package struct LifecycleStore: Sendable {
             """), [
             "run_date": runDate.description, "oldest": oldest.description, "user_ids": onlyUsers.map { PGArray.literal($0) },
             "slots": SlotSQL.bind(slots),
-        ]).rows.compactMap { Due($0, kind: .alert) }
+        ]) { Due($0, kind: .alert) }
     }
 
     /// Removes the queue entries whose every all-clear — on each of `channels` — has a settled row
@@ -213,7 +228,7 @@ package struct LifecycleStore: Sendable {
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil,
                              slots: [String]? = nil) throws -> [Due] {
         guard days > 0 else { return [] }
-        return try db.execute(SQLStatement("""
+        return try owed(db, SQLStatement("""
             SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
                    a.consecutive_miss_days + ($run_date::date - a.notification_date) AS miss, a.last_check_in_date AS last, a.channel
             FROM notification_logs a
@@ -234,7 +249,7 @@ package struct LifecycleStore: Sendable {
             "run_date": runDate.description, "days": String(days), "catch_up_days": String(catchUpDays),
             "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
             "slots": SlotSQL.bind(slots),
-        ]).rows.compactMap { Due($0, kind: .followUp) }
+        ]) { Due($0, kind: .followUp) }
     }
 
     /// SQL: the kinds of a streak's notices (those threaded under its alert) as a list for `IN`:
@@ -261,7 +276,7 @@ package struct LifecycleStore: Sendable {
     /// the event due, so nothing is lost between them. Reads only: the report events' time index,
     /// then one probe per bounce.
     package func dueUndeliverable(_ db: PGConnection, since: Date, onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+        try owed(db, SQLStatement("""
             SELECT DISTINCT ON (n.user_id, n.notification_date, n.contact)
                    n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
                    n.last_check_in_date AS last, 'webhook' AS channel, n.kind AS bounced_kind, n.message_id AS bounced_message_id,
@@ -276,7 +291,7 @@ package struct LifecycleStore: Sendable {
             ORDER BY n.user_id, n.notification_date, n.contact, e.received_at
             """), [
             "since": String(since.timeIntervalSince1970), "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]).rows.compactMap { row in
+        ]) { row in
             var due = Due(row, kind: .undeliverable)
             if let kind = row.string("bounced_kind").flatMap(DeliveryJob.Kind.init(rawValue:)),
                let epoch = row.string("bounced_epoch").flatMap(Double.init) {
@@ -306,7 +321,7 @@ package struct LifecycleStore: Sendable {
     /// names the streak's first acknowledgement; a contact who acknowledged gets none. Reads only.
     package func dueAcknowledgements(_ db: PGConnection, oldest: CalendarDate, webhook: Bool,
                                     onlyUsers: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+        try owed(db, SQLStatement("""
             WITH k AS MATERIALIZED (
                 SELECT DISTINCT ON (k.user_id, k.alert_date) k.user_id, k.alert_date, k.contact, k.acknowledged_at,
                        k.last_check_in_date
@@ -337,7 +352,7 @@ package struct LifecycleStore: Sendable {
             ORDER BY 1, 4, 8, 3
             """), [
             "oldest": oldest.description, "webhook": webhook ? "true" : "false", "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]).rows.compactMap { row in
+        ]) { row in
             var due = Due(row, kind: .acknowledged)
             if let contact = row.string("ack_contact"), let epoch = row.string("ack_epoch").flatMap(Double.init) {
                 due?.acknowledgement = (contact, Date(timeIntervalSince1970: epoch))
@@ -360,7 +375,7 @@ package struct LifecycleStore: Sendable {
     /// is `unfinishedWebhooks`' to finish).
     package func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
                                  onlyUsers: [String]? = nil) throws -> [Due] {
-        return try db.execute(SQLStatement("""
+        return try owedMany(db, SQLStatement("""
             SELECT k.user_id::text AS user_id, u.name, f.email AS contact, f.position, s.last_check_in_date AS last,
                    EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
                            AND w.channel = 'webhook' AND w.contact = k.contact) AS has_webhook
@@ -385,7 +400,7 @@ package struct LifecycleStore: Sendable {
             LIMIT $limit
             """), [
             "run_date": runDate.description, "limit": String(limit), "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]).rows.flatMap { row -> [Due] in
+        ]) { row -> [Due] in
             guard let due = Due(row, kind: .introduction) else { return [] }
             var hook = due
             hook.channel = .webhook
@@ -399,7 +414,7 @@ package struct LifecycleStore: Sendable {
     /// pauses' end).
     package func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil,
                              slots: [String]? = nil) throws -> [Due] {
-        try db.execute(SQLStatement("""
+        try owed(db, SQLStatement("""
             SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
             FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
                   WHERE s.last_check_in_date = $run_date::date - 2 AND \(SlotSQL.summaryFilter("s"))
@@ -413,7 +428,7 @@ package struct LifecycleStore: Sendable {
               AND \(noSettledRow(user: "r.user_id", date: "$run_date::date", kind: "reminder", contact: "''", channel: "'webhook'"))
             ORDER BY r.user_id
             """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }, "slots": SlotSQL.bind(slots)])
-            .rows.compactMap { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
+            { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
     }
 
     /// The webhook events to finish, of `kinds`: rows waiting for their retry time that has come,
@@ -424,7 +439,7 @@ package struct LifecycleStore: Sendable {
     package func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         guard !kinds.isEmpty else { return [] }
-        return try db.execute(SQLStatement("""
+        return try owed(db, SQLStatement("""
             SELECT x.user_id::text AS user_id, u.name, x.contact, x.notification_date, x.in_reply_to,
                    x.consecutive_miss_days AS miss, x.last_check_in_date AS last, x.kind,
                    CASE WHEN x.kind = 'all_clear' THEN x.event_at::date END AS checked_in_date,
@@ -446,7 +461,7 @@ package struct LifecycleStore: Sendable {
             "run_date": runDate.description, "oldest": oldest.description,
             "kinds": PGArray.literal(kinds.map(\.rawValue).sorted()), "user_ids": onlyUsers.map { PGArray.literal($0) },
             "slots": SlotSQL.bind(slots),
-        ]).rows.compactMap { Due($0, channel: .webhook) }
+        ]) { Due($0, channel: .webhook) }
     }
 
     /// The user's contacts in force of each of `userIDs` as stored: the rows of
@@ -542,7 +557,9 @@ package struct LifecycleStore: Sendable {
     /// owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
     /// event types the webhook sends, on the webhook. The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
-    /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots.
+    /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots. A store
+    /// with `pages` hands them to its pages instead (the last page before the transaction ends)
+    /// and returns none.
     package func due(_ db: PGConnection, messages: MessageSettings, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         let rule = messages.rule
@@ -584,13 +601,12 @@ package struct LifecycleStore: Sendable {
                 // The second tier's alerts are the escalation's own: they come with its kind.
                 due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
                                           unheardWebhook: hooked.contains(.unheard), firstAlerts: kinds.contains(.escalation),
-                                          onlyUsers: onlyUsers)
-                    .filter { kinds.contains($0.kind) || $0.kind == .alert }
+                                          onlyUsers: onlyUsers, only: kinds.union([.alert]))
             }
             if kinds.contains(.outcomeOK) || kinds.contains(.outcomeUnreachable) {
                 due += try dueOutcomes(db, oldest: Self.acknowledgementWindow(runDate: runDate),
-                                       webhook: hooked.contains(.outcomeOK) || hooked.contains(.outcomeUnreachable), onlyUsers: onlyUsers)
-                    .filter { kinds.contains($0.kind) }
+                                       webhook: hooked.contains(.outcomeOK) || hooked.contains(.outcomeUnreachable), onlyUsers: onlyUsers,
+                                       only: kinds)
             }
             // The acknowledged, undeliverable, escalation and outcome events' retries come from their
             // own queries (which name who acknowledged, what bounced, which streak escalated, who said how it ended).
@@ -598,6 +614,7 @@ package struct LifecycleStore: Sendable {
                                           kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard,
                                                              .outcomeOK, .outcomeUnreachable]),
                                           onlyUsers: onlyUsers, slots: slots)
+            try pages?.flush()
             return due
         }
     }

@@ -85,6 +85,9 @@ package struct DryRun: Sendable {
             // A run date's reads start when the report comes to it: a reader waits while the
             // report has not taken its rows, and one read ahead would hold its session meanwhile
             // (under a pooler's small session pool, one the current readers may be waiting for).
+            // The owed messages, written to disk by each run date's first share as it reads them
+            // (one share at a time: a run date's reads end before the next one's start).
+            let spilled = try DueSpill()
             func read(_ position: Int) -> [Share] {
                 let (date, scope) = dates[position]
                 let shares = position == widest ? Self.shares : 1
@@ -95,7 +98,7 @@ package struct DryRun: Sendable {
                         do {
                             let other = try PGConnection(configuration.database, \.readURL)
                             let plan = try other.transaction(readOnly: true, oneSnapshot: true) {
-                                try self.plan(other, date: date, scope: share, zones: zones, into: rows)
+                                try self.plan(other, date: date, scope: share, zones: zones, into: rows, owedInto: spilled)
                             }
                             rows.finish()
                             return plan
@@ -119,7 +122,7 @@ package struct DryRun: Sendable {
             var tally = RunTally()
             var owed: [LifecycleStore.Due] = []
             // One event per user to send to when the webhook hears of alerts: kept on disk.
-            let hooked = configuration.webhookSends(.alert) ? try HookSpill() : nil
+            let hooked = configuration.webhookSends(.alert) ? try DueSpill() : nil
             for position in dates.indices {
                 let shares = read(position)
                 started += shares
@@ -143,7 +146,7 @@ package struct DryRun: Sendable {
                     owed += plan.owed
                 }
             }
-            try report.lifecycle(LifecycleMessages(owed: owed, hooks: hooked))
+            try report.lifecycle(LifecycleMessages(owed: owed, spilled: spilled, hooks: hooked))
             try report.end(tally)
             return tally
         }
@@ -170,10 +173,10 @@ package struct DryRun: Sendable {
     }
 
     /// Reads one share of one run date's plan on `db` (the first share's owed messages on a
-    /// second read-only connection meanwhile), handing each listed user's row to `rows` as the
-    /// batch query streams it; the plan keeps only its counts and the other messages owed.
+    /// second read-only connection meanwhile, written to `spilled` a page at a time), handing each
+    /// listed user's row to `rows` as the batch query streams it; the plan keeps only its counts.
     private func plan(_ db: PGConnection, date: CalendarDate, scope: RunPlan.Scope, zones: [String: NotifySlots.Slot],
-                      into rows: Handoff<Row>) throws -> RunPlan {
+                      into rows: Handoff<Row>, owedInto spilled: DueSpill) throws -> RunPlan {
         let hooksAlerts = configuration.webhookSends(.alert)
         // Each contact's language, as a run would choose it; templates that do not load (a run
         // would refuse them) leave the report without languages rather than without a report.
@@ -181,6 +184,7 @@ package struct DryRun: Sendable {
         // The rows end with the batch query, before the first share waits for the owed messages:
         // the report takes the other share's rows meanwhile, and that reader's session is freed.
         return try RunPlan.read(db, configuration: configuration, runDate: date, scope: scope, includeStale: true, keepsJobs: false,
+                                owedPages: { page in for due in page { try spilled.append(due) } },
                                 alongside: { [configuration] in try PGConnection(configuration.database, \.readURL) },
                                 afterEach: { rows.finish() }) { candidate, evaluation in
             let slot = candidate.slot.flatMap { zones[$0] }

@@ -56,7 +56,7 @@ struct ReportWriterTests {
 
     @Test("the new alerts' webhook events are kept on disk and read back whole, in order, after a read too")
     func hookSpill() throws {
-        let spill = try HookSpill()
+        let spill = try DueSpill()
         let names: [String?] = ["张三", nil, "tab\tand\nnewline", "", String(repeating: "长", count: 500)]
         func event(_ n: Int) -> LifecycleStore.Due {
             .webhookAlert(userID: "user-\(n)", rawName: names[n % names.count], missedDays: n % 9 + 2,
@@ -78,9 +78,32 @@ struct ReportWriterTests {
         #expect(try read().last?.userID == "user-2000")
     }
 
+    @Test("the owed messages on disk come back with what the report shows: kind, channel, user, contact, date, the alert they answer")
+    func owedSpill() throws {
+        let spill = try DueSpill()
+        let kinds = DeliveryJob.Kind.allCases
+        func message(_ n: Int) -> LifecycleStore.Due {
+            .listed(kind: kinds[n % kinds.count], channel: n % 3 == 0 ? .webhook : .email, userID: "user-\(n)",
+                    rawName: n % 4 == 0 ? nil : "名\(n)", contact: n % 3 == 0 ? "" : "c\(n)@example.com",
+                    notificationDate: n % 5 == 0 ? nil : CalendarDate(dayNumber: 20_500 - n), inReplyTo: n % 2 == 0 ? nil : "m\(n)@sileme",
+                    missedDays: n % 7, lastCheckIn: CalendarDate(dayNumber: 20_000 + n))
+        }
+        for n in 0..<1_500 { try spill.append(message(n)) }
+        var back: [LifecycleStore.Due] = []
+        try spill.forEach { back.append($0) }
+        #expect(back.count == 1_500)
+        for (n, due) in back.enumerated() {
+            let sent = message(n)
+            #expect(due.kind == sent.kind && due.channel == sent.channel && due.userID == sent.userID && due.rawName == sent.rawName
+                    && due.contact == sent.contact && due.notificationDate == sent.notificationDate && due.inReplyTo == sent.inReplyTo
+                    && due.missedDays == sent.missedDays && due.lastCheckIn == sent.lastCheckIn, "message \(n)")
+        }
+        #expect(Set(back.map(\.kind)) == Set(kinds))
+    }
+
     @Test("JSON messages: the owed ones, then the webhook events from disk, each counted per channel and kind")
     func jsonMessages() throws {
-        let spill = try HookSpill()
+        let spill = try DueSpill()
         for n in 0..<3 { try spill.append(.webhookAlert(userID: "u\(n)", rawName: "名", missedDays: 2, lastCheckIn: CalendarDate(dayNumber: 20_000))) }
         var allClear = LifecycleStore.Due.webhookAlert(userID: "a1", rawName: nil, missedDays: 3, lastCheckIn: CalendarDate(dayNumber: 20_000))
         allClear.kind = .allClear
