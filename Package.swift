@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["Values", "CSystemd", .product(name: "Logging", package: "swift-log")]),
         // One run: evaluate, claim, send (mail and webhook), record.
         .target(name: "Delivery", dependencies: [
-            "Values", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Bounce", .product(name: "Logging", package: "swift-log"),
+            "Values", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Bounce", "Hashing",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The dry run (a run's plan, printed) and the history report.
         .target(name: "Reports", dependencies: [
