@@ -14,7 +14,7 @@ extension RunPlan {
     /// flight, not every message of the day. `alerts` false: the rule is not read again (the first
     /// pass found no alert to send). With `owed`, the lifecycle's messages a first pass
     /// read with `streamsOwed` counted follow the alerts, a page at a time, in the same snapshot
-    /// (one taken before the first message went out, as the first pass's was: this run's own
+    /// (one taken before the first alert went out, as the first pass's was: this run's own
     /// alerts are not in it); those the first pass left out are not logged again. In a read-only
     /// snapshot of its own; never writes.
     package static func stream(_ db: PGConnection, configuration: NotifierConfiguration, runDate: CalendarDate, scope: Scope,
