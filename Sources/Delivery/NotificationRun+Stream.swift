@@ -11,8 +11,9 @@ extension NotificationRun.Steps {
     /// lifecycle's other messages — read by the same pass after the alerts, a page at a time,
     /// when the first pass counted some (`RunPlan.owedLater`) — as a plan orders them. What the
     /// run holds is the messages in flight, not the day's: at ten million users a day's alerts
-    /// would be a quarter of a gigabyte, and the all-clears after a long stop ~1.9 KB each. A message read by the second pass that the first did not list (the user's data
-    /// changed in between) goes out like any other — each claim checks it is still due.
+    /// would be a quarter of a gigabyte, and the all-clears after a long stop ~1.9 KB each. A
+    /// message read by the second pass that the first did not list (the user's data changed in
+    /// between) goes out like any other — each claim checks it is still due.
     ///
     /// The second pass is not read again after a broken connection (the alerts it fed may be on
     /// their way: a second stream would hand them to the senders twice); what it had not read

@@ -82,12 +82,12 @@ package struct DryRun: Sendable {
             // The run date with the most slots (all of them for a lone one) in
             // shares; the others whole.
             let widest = dates.indices.max { (dates[$0].scope.slots?.count ?? .max) < (dates[$1].scope.slots?.count ?? .max) }
-            // A run date's reads start when the report comes to it: a reader waits while the
-            // report has not taken its rows, and one read ahead would hold its session meanwhile
-            // (under a pooler's small session pool, one the current readers may be waiting for).
             // The owed messages, written to disk by each run date's first share as it reads them
             // (one share at a time: a run date's reads end before the next one's start).
             let spilled = try DueSpill()
+            // A run date's reads start when the report comes to it: a reader waits while the
+            // report has not taken its rows, and one read ahead would hold its session meanwhile
+            // (under a pooler's small session pool, one the current readers may be waiting for).
             func read(_ position: Int) -> [Share] {
                 let (date, scope) = dates[position]
                 let shares = position == widest ? Self.shares : 1
