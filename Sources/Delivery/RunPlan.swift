@@ -92,10 +92,16 @@ package struct RunPlan: Sendable {
     /// The lifecycle's messages as the database owes them (before validation: what the dry run lists).
     /// A plan read with `streamsOwed` keeps the introductions only.
     package var owed: [LifecycleStore.Due] = []
-    /// A plan read with `streamsOwed`: how many of the lifecycle's other messages (valid, each
-    /// delivery key once) it found, for the run to stream into its senders after the alerts
-    /// (`stream` with `owed`) — the run's `due` counts them; none, and the run reads none again.
+    /// A plan read with `streamsOwed` that found more than `owedKept` of the lifecycle's other
+    /// messages: how many (valid, each delivery key once), for the run to stream into its senders
+    /// after the alerts (`stream` with `owed`) — the run's `due` counts them. 0: the plan kept
+    /// what it found in `jobs`, and the run reads none again.
     package var owedLater = 0
+    /// The most of the lifecycle's messages other than introductions a plan read with
+    /// `streamsOwed` keeps (as many as the senders' queue holds, ~2 MB): a run that owes a few —
+    /// the common case, and the all-clear pass's — reads them once, in its first pass's snapshot,
+    /// as before; one that owes more reads them again, a page at a time, as it sends.
+    package static let owedKept = Dispatcher.Feed.capacity
     /// Introduction pairs whose address is not usable (recorded as not introduced).
     package var unusableIntroductions: [(user: String, contact: String)] = []
     /// Each listed user's decision — kept for a plan of some users only (the retry plan reads them).
@@ -134,11 +140,12 @@ package struct RunPlan: Sendable {
     /// plan comes back with the last, smaller batch. `held` takes the intake guard's new holds the
     /// same way, in batches of `holdBatch` (kept as the skips are kept). `afterEach` is called
     /// once the rule's reads have ended (every listed user heard), before the owed messages are
-    /// waited for. `streamsOwed`: of the lifecycle's messages only the introductions are kept (a
-    /// new contact hears who named them before any alert, and their unusable pairs are recorded
-    /// before the sends); the others are read a page at a time, validated (`logger` hears of
-    /// those left out) and counted into `owedLater`, not kept — a run reads them again as it
-    /// sends (`stream`), so that it holds a page of them, not every one (a real run's first pass).
+    /// waited for. `streamsOwed`: of the lifecycle's messages the introductions are kept (a new
+    /// contact hears who named them before any alert, and their unusable pairs are recorded
+    /// before the sends); the others are read a page at a time and validated (`logger` hears of
+    /// those left out) — kept as jobs while they are at most `owedKept`, and past that only
+    /// counted into `owedLater`, for the run to read again as it sends (`stream`), so that it
+    /// holds a page of them, not every one (a real run's first pass, the all-clear pass).
     /// `owedPages`: the owed messages go to it a page at a time as they are read (on the
     /// `alongside` connection's thread when there is one), and `owed` stays empty (the dry run,
     /// which puts them on disk until its report comes to them).
@@ -180,14 +187,22 @@ package struct RunPlan: Sendable {
         let (now, later) = streamsOwed ? Self.owedNow(scope.kinds) : (scope.kinds, [])
         plan.owed = !scope.readsTheRest ? []
             : try owed?.wait() ?? lifecycle.owed(db, kinds: now, onlyUsers: scope.users, slots: scope.slots, pages: owedPages)
+        // A few are kept as read (the common case: nothing to read again); more, only counted.
+        var kept: [DeliveryJob] = []
         if scope.readsTheRest && !later.isEmpty {
-            plan.owedLater = try lifecycle.stream(db, kinds: later, onlyUsers: scope.users, slots: scope.slots) { _ in }
+            var keeps = true
+            let count = try lifecycle.stream(db, kinds: later, onlyUsers: scope.users, slots: scope.slots) { jobs in
+                guard keeps else { return }
+                kept += jobs
+                if kept.count > Self.owedKept { (keeps, kept) = (false, []) }
+            }
+            plan.owedLater = keeps ? 0 : count
         }
         let around = try lifecycle.jobs(db, owed: plan.owed)
         plan.unusableIntroductions = around.unusable
         // Introductions first (a new contact learns who named them before anything else), then
         // the alerts, the all-clears and the follow-ups.
-        plan.jobs = around.jobs.filter { $0.kind == .introduction } + alerts + around.jobs.filter { $0.kind != .introduction }
+        plan.jobs = around.jobs.filter { $0.kind == .introduction } + alerts + around.jobs.filter { $0.kind != .introduction } + kept
         return plan
     }
 

@@ -63,48 +63,57 @@ struct LifecyclePagesIntegrationTests {
             #expect(pages.allSatisfy { $0.count <= size }, "page size \(size): \(pages.map(\.count))")
             #expect(pages.count == (whole.count + size - 1) / size, "page size \(size): \(pages.map(\.count))")
         }
-        // A run's first pass keeps none of them: it counts them for the second to stream.
+        // A run's first pass keeps so few as read: nothing to read again.
         let plan = try RunPlan.read(connection, configuration: configuration, runDate: Self.runDate, scope: .day,
                                     keepsJobs: false, keepsSkips: true, streamsOwed: true)
-        #expect(plan.owedLater == 18)
-        #expect(plan.jobs.isEmpty && plan.owed.isEmpty)
+        #expect(plan.owedLater == 0 && plan.owed.isEmpty)
+        #expect(plan.jobs.map { Dispatcher.key($0, runDate: Self.runDate) } == whole)
         // Nothing was written: the same messages are still owed.
         #expect(try lifecycle.owed(connection, kinds: kinds).count == 18)
     }
 
-    @Test("a run sends its new alerts first, then the all-clears it reads as it sends, each once; the next run owes none")
+    @Test("a run owing more than it keeps: its new alerts first, then the all-clears it reads as it sends, each once; the next run owes none")
     func runStreamsThemAfterTheAlerts() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let configuration = try Self.prepare(db, mail, alerted: 15, checkedIn: 15, newlyDue: 6)
+        let alerted = RunPlan.owedKept / 2 + 5
+        let configuration = try Self.prepare(db, mail, alerted: alerted, checkedIn: alerted, newlyDue: 6)
+        let owed = 2 * alerted
+        // The first pass counts them, and keeps none: more than it keeps.
+        let connection = try PGConnection(configuration.database, applicationName: "pages test")
+        let plan = try RunPlan.read(connection, configuration: configuration, runDate: Self.runDate, scope: .day,
+                                    keepsJobs: false, keepsSkips: true, streamsOwed: true)
+        #expect(plan.owedLater == owed && plan.jobs.isEmpty && plan.ruleJobs == 6)
         let before = try mail.deliveries().count
         let result = try NotificationRun(configuration: configuration, runDate: Self.runDate, mode: .runNow, logger: Self.quiet).execute()
         #expect(result.errors.isEmpty, "\(result.errors)")
-        #expect(result.counts.sent == 6 + 30)
-        #expect(result.counts.sentByKind[.allClear] == 30)
+        #expect(result.counts.sent == 6 + owed)
+        #expect(result.counts.sentByKind[.allClear] == owed)
         let sent = try mail.deliveries().dropFirst(before)
-        #expect(sent.count == 36)
-        #expect(sent.prefix(6).allSatisfy { $0.recipient.hasPrefix("d") }, "the alerts first: \(sent.map(\.recipient))")
-        #expect(Set(sent.dropFirst(6).map(\.recipient)) == Set((0..<15).flatMap { index in
+        #expect(sent.count == 6 + owed)
+        #expect(sent.prefix(6).allSatisfy { $0.recipient.hasPrefix("d") }, "the alerts first: \(sent.prefix(8).map(\.recipient))")
+        #expect(Set(sent.dropFirst(6).map(\.recipient)) == Set((0..<alerted).flatMap { index in
             (1...2).map { mail.address("a\(index)-\($0)").lowercased() }
-        }), "then every all-clear, once")
-        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE kind = 'all_clear' AND email_sent").first?.first == "30")
+        }) && sent.count == Set(sent.map(\.recipient)).count, "then every all-clear, once")
+        #expect(try db.query("SELECT count(*) FROM notification_logs WHERE kind = 'all_clear' AND email_sent").first?.first == "\(owed)")
         let again = try NotificationRun(configuration: configuration, runDate: Self.runDate, mode: .runNow, logger: Self.quiet).execute()
         #expect(again.counts.sent == 0 && again.errors.isEmpty)
-        #expect(try mail.deliveries().count == before + 36)
+        #expect(try mail.deliveries().count == before + 6 + owed)
     }
 
-    @Test("the daemon's all-clear pass streams what it counted: each all-clear once, and the queue settled")
+    @Test("the daemon's all-clear pass owing more than it keeps streams what it counted: each all-clear once, and the queue settled")
     func allClearPassStreams() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let configuration = try Self.prepare(db, mail, alerted: 10, checkedIn: 7, newlyDue: 3)
+        let alerted = RunPlan.owedKept / 2 + 5
+        let configuration = try Self.prepare(db, mail, alerted: alerted + 3, checkedIn: alerted, newlyDue: 3)
         let before = try mail.deliveries().count
         let pass = NotificationRun(configuration: configuration, runDate: Self.runDate, mode: .daemon, logger: Self.quiet,
                                    scope: .allClears())
         let done = try pass.executeAllClears()
-        #expect(done.sent == 14 && done.failed == 0, "two all-clears for each of the 7 users who checked in, no alert: \(done)")
-        #expect(try mail.deliveries().count == before + 14)
+        #expect(done.sent == 2 * alerted && done.failed == 0, "two all-clears for each user who checked in, no alert: \(done)")
+        let sent = try mail.deliveries().dropFirst(before)
+        #expect(sent.count == 2 * alerted && Set(sent.map(\.recipient)).count == 2 * alerted)
         #expect(try pass.executeAllClears().sent == 0)
         #expect(try db.query("SELECT count(*) FROM sileme.pending_all_clears").first?.first == "0", "the queue is settled")
     }
