@@ -67,11 +67,12 @@ package struct NotificationRun: Sendable {
         do {
             // Read afresh if the connection broke half-way: the writes before and after the read
             // are idempotent. The first pass counts every decision, keeps the introductions and
-            // counts the lifecycle's other messages, hands the skips and the new holds over in
-            // batches as it finds them (recorded at once, the skips announced: `Steps.PassWriter`),
-            // and keeps no alert: the alerts, then the lifecycle's messages, stream into the
-            // senders afterwards (`Steps.deliver`), so that the run's memory does not grow with
-            // the users, the mails or what the lifecycle owes.
+            // up to `RunPlan.owedKept` of the lifecycle's other messages (counts more), hands the
+            // skips and the new holds over in batches as it finds them (recorded at once, the
+            // skips announced: `Steps.PassWriter`), and keeps no alert: the alerts, then the
+            // lifecycle's messages it only counted, stream into the senders afterwards
+            // (`Steps.deliver`), so that the run's memory does not grow with the users, the mails
+            // or what the lifecycle owes.
             let writer = Steps.PassWriter(run, control: control)
             let read = Result {
                 try run.db.perform { db in
