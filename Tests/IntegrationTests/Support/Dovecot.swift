@@ -94,26 +94,46 @@ final class Dovecot: @unchecked Sendable {
         guard listening else { throw TestFailure("dovecot did not start: \((try? String(contentsOfFile: "\(directory)/dovecot.log", encoding: .utf8)) ?? "")") }
     }
 
-    /// SIGKILL to the master and to every process it started (found by their parent in `/proc`),
-    /// as a crash or an OOM kill would end it: sessions cut mid-command, nothing flushed.
+    /// SIGKILL to the master and to every process it started, as a crash or an OOM kill would end
+    /// it: sessions cut mid-command, nothing flushed. The processes are found by their parent and
+    /// by the master's process group (a child forked while the kill is sent is in it too, and one
+    /// left alive keeps the listeners' sockets: the restart then fails with "Dovecot is already
+    /// running?"), and killed until none is left alive.
     func crash() {
         guard let text = try? String(contentsOfFile: "\(directory)/run/master.pid", encoding: .utf8),
               let master = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), master > 1 else { return }
+        let group = getpgid(master)
+        // Never the test's own group (a master that did not start a session of its own).
+        let ownGroup = group > 1 && group != getpgrp()
+        let deadline = Date().addingTimeInterval(5)
         var doomed = [master]
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        for entry in entries {
-            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { continue }
-            // The fields after the command's closing parenthesis: state, then the parent's pid.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.count > 1, pid_t(fields[1]) == master { doomed.append(pid) }
-        }
-        for pid in doomed { kill(pid, SIGKILL) }
-        let deadline = Date().addingTimeInterval(3)
+        repeat {
+            if ownGroup { kill(-group, SIGKILL) }
+            for pid in doomed { kill(pid, SIGKILL) }
+            Thread.sleep(forTimeInterval: 0.05)
+            doomed = Self.alive { pid, parent, processGroup in
+                pid == master || parent == master || (ownGroup && processGroup == group)
+            }
+        } while !doomed.isEmpty && Date() < deadline
         while listening && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         // The killed master may stay a zombie here (no init reaps it), which Dovecot would take
         // for a running master: its pid file goes, as an operator's restart after a crash finds it.
         try? FileManager.default.removeItem(atPath: "\(directory)/run/master.pid")
+    }
+
+    /// The processes not yet dead (zombies left out: they hold no socket) that `matches` takes,
+    /// by pid, parent pid and process group, from `/proc`.
+    private static func alive(_ matches: (pid_t, pid_t, pid_t) -> Bool) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // The fields after the command's closing parenthesis: state, parent's pid, process group.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 2, fields[0] != "Z", fields[0] != "X",
+                  let parent = pid_t(fields[1]), let group = pid_t(fields[2]), matches(pid, parent, group) else { return nil }
+            return pid
+        }
     }
 
     /// Delivers `bytes` into the user's `new/` as the MTA would (owned by the mail user).
