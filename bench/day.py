@@ -23,6 +23,11 @@ not a whole day's worth.
 Then, the day's runs done and the next instants a day away, the daemon's quiet minutes: its CPU and
 that of its kept server sessions over Q seconds of waiting (a look a minute at every user's time).
 
+    bench/day.py ... --statements
+
+also gives, over those quiet minutes, the server's statements by their time (pg_stat_statements)
+and the plans of those over 5 ms (auto_explain, from the server's log): what a quiet minute reads.
+
     bench/day.py --cluster-dir DIR --users N [--shared-buffers 6GB --prewarm] [--warm W] [--update-rate R] [...]
 
 On a cluster bench.py keeps (bench/README.md), its population dated today (UTC): made with
@@ -91,17 +96,46 @@ def process_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def quiet_minutes(daemon, cur, seconds):
+def quiet_minutes(daemon, cur, seconds, statements=False):
     """The CPU of the daemon (process `daemon`) and of its kept server sessions over `seconds` of
     waiting after the day's runs, its next instants a day away: what the daemon costs a quiet
-    minute — its look at every user's time, the scheduler's reads, the folds."""
+    minute — its look at every user's time, the scheduler's reads, the folds. `statements`: also
+    the server's statements over those seconds, by their time (`pg_stat_statements` loaded)."""
     time.sleep(5)  # the last run's settling
     cur.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'sileme-notifier (daemon)'")
     backends = [row[0] for row in cur.fetchall()]
+    if statements:
+        cur.execute("SELECT pg_stat_statements_reset()")
+        explain(cur, "5ms")
     before = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
     time.sleep(seconds)
     after = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
-    return dict(seconds=seconds, client=after[0] - before[0], server=after[1] - before[1], sessions=len(backends))
+    top = []
+    if statements:
+        cur.execute("""SELECT calls, total_exec_time, shared_blks_hit + shared_blks_read, rows,
+                              regexp_replace(query, '\\s+', ' ', 'g')
+                       FROM pg_stat_statements WHERE query NOT LIKE '%%pg_stat_statements%%'
+                       ORDER BY total_exec_time DESC LIMIT 12""")
+        top = cur.fetchall()
+        explain(cur, None)
+    return dict(seconds=seconds, client=after[0] - before[0], server=after[1] - before[1], sessions=len(backends),
+                statements=top)
+
+
+def explain(cur, over):
+    """auto_explain's plans (with their buffers) of the statements that take longer than `over`
+    from now on, in the server's log (None: none)."""
+    for name, value in (("log_min_duration", over or "-1"), ("log_analyze", "on"), ("log_buffers", "on")):
+        cur.execute(f"ALTER SYSTEM SET auto_explain.{name} = '{value}'")
+    cur.execute("SELECT pg_reload_conf()")
+    time.sleep(1)
+
+
+def statements_extension(url):
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    conn.cursor().execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    conn.close()
 
 
 def children_cpu():
@@ -194,7 +228,12 @@ def daemon_day(args, cluster, url, env, today, deadline_extra):
             break
     quiet = None
     if served >= slots and args.quiet > 0:
-        quiet = quiet_minutes(daemon.pid, cur, args.quiet)
+        log_start = os.path.getsize(os.path.join(cluster.dir, "log"))
+        quiet = quiet_minutes(daemon.pid, cur, args.quiet, args.statements)
+        if args.statements:
+            with open(os.path.join(cluster.dir, "log")) as server_log:
+                server_log.seek(log_start)
+                quiet["plans"] = [entry for entry in server_log.read().split("LOG:  ") if entry.startswith("duration:")]
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=600)  # a run still going finishes first
     log.seek(0)
@@ -255,6 +294,9 @@ def main():
                                                             "pays for a cold cache")
     parser.add_argument("--update-rate", type=float, default=20_000,
                         help="users a second the setting of the users' times is given before the first instant")
+    parser.add_argument("--statements", action="store_true",
+                        help="the server's statements over the quiet minutes, by their time (pg_stat_statements loaded: a restart), "
+                             "and the plans of those over 5 ms in the server's log (auto_explain)")
     parser.add_argument("--binary", default=os.path.join(bench.ROOT, ".build/release/sileme-notifier"))
     args = parser.parse_args()
     today = datetime.datetime.now(datetime.timezone.utc).date()
@@ -277,9 +319,13 @@ def main():
             conn.cursor().execute("ALTER SYSTEM SET autovacuum = off")  # the kept cluster rewrites its settings at each start
             conn.cursor().execute("SELECT pg_reload_conf()")
             conn.close()
+            if args.statements:
+                cluster.restart("shared_preload_libraries = 'pg_stat_statements, auto_explain'\n")
             if args.prewarm:
                 bench.prewarm(url)
             before = bench.kept_snapshot(url)
+            if args.statements:  # after the snapshot: the restore drops it
+                statements_extension(url)
             yesterday_done(url)
             for _ in range(args.warm):
                 warm = subprocess.run([args.binary, "--run-now", "--dry-run", "--format", "json", "--date", bench.RUN_DATE], env=env,
@@ -300,6 +346,9 @@ def main():
             cur.execute("SELECT pg_reload_conf()")
             conn.close()
             yesterday_done(url)
+            if args.statements:
+                cluster.restart("shared_preload_libraries = 'pg_stat_statements, auto_explain'\n")
+                statements_extension(url)
             admin = psycopg2.connect(cluster.url)
             admin.autocommit = True
             admin.cursor().execute("CREATE DATABASE single TEMPLATE bench")
@@ -325,6 +374,14 @@ def main():
                   f"over the {day['zones'] * args.instants} times, a fold a second): CPU a minute "
                   f"{quiet['client'] * 60_000 / quiet['seconds']:.1f} ms the notifier, "
                   f"{quiet['server'] * 60_000 / quiet['seconds']:.1f} ms its {quiet['sessions']} kept sessions")
+            if quiet["statements"]:
+                print(f"the server's statements over those {quiet['seconds']:.0f} s, by their time (ms a minute):")
+                print(f"{'calls':>7} {'ms/min':>8} {'ms each':>8} {'buffers each':>12} {'rows':>8}  statement")
+                for calls, total, buffers, rows, query in quiet["statements"]:
+                    print(f"{calls:>7} {total * 60 / quiet['seconds']:>8.2f} {total / calls:>8.3f} {buffers / calls:>12.1f} "
+                          f"{rows:>8}  {query[:150]}")
+                for plan in quiet["plans"][:6]:
+                    print("\n" + plan.rstrip())
 
     finally:
         if cluster and args.cluster_dir:

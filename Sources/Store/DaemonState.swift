@@ -52,19 +52,27 @@ package struct DaemonState: Equatable {
             let slots = row.string("slots").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
             if row.bool("completed") { completed[date, default: Coverage()].add(slots) } else { started[date, default: Coverage()].add(slots) }
         }
-        let retry = try db.execute(SQLStatement("""
-            SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
-                                               ELSE \(claims.takeoverTime("n")) END)) AS next_retry
-            FROM notification_logs n
-            WHERE n.notification_date = ANY($dates::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
-              -- A notice to a contact whose mail of the streak bounced is no longer owed (docs/bounces.md):
-              -- no pass would send it, so it wakes none.
-              AND NOT (n.kind IN \(LifecycleStore.noticeKinds)
-                       AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel")))
-            """), ["dates": days])[0]
+        let retry = try db.execute(SQLStatement(nextRetrySQL(claims: claims)), ["dates": days])[0]
         return DaemonState(completed: completed, started: started,
                            nextRetry: retry.string("next_retry").flatMap(Double.init).map { Date(timeIntervalSince1970: $0) },
                            nextRelease: try HoldStore.nextRelease(db))
+    }
+
+    /// SQL: when the earliest failed message of the dates `$dates` (a date array) is due again
+    /// (`next_retry`, epoch seconds; NULL: none). The daemon asks it every minute: it reads the
+    /// unfinished rows of those dates through `notification_logs_open_idx` (migration 030), not
+    /// every row of the day, whatever the statistics know of the day yet.
+    package static func nextRetrySQL(claims: ClaimSQL) -> String {
+        """
+        SELECT extract(epoch FROM min(CASE WHEN n.status = 'retry' THEN coalesce(n.next_attempt_at, now())
+                                           ELSE \(claims.takeoverTime("n")) END)) AS next_retry
+        FROM notification_logs n
+        WHERE n.notification_date = ANY($dates::date[]) AND NOT n.email_sent AND n.status IN ('retry', 'sending')
+          -- A notice to a contact whose mail of the streak bounced is no longer owed (docs/bounces.md):
+          -- no pass would send it, so it wakes none.
+          AND NOT (n.kind IN \(LifecycleStore.noticeKinds)
+                   AND \(LifecycleStore.bounced(user: "n.user_id", date: "n.notification_date", contact: "n.contact", channel: "n.channel")))
+        """
     }
 
     /// Creates the value.
