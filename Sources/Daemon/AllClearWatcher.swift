@@ -104,8 +104,9 @@ final class AllClearWatcher: @unchecked Sendable {
         do {
             let db = try connection ?? PGConnection(config.database, applicationName: "sileme-notifier (fold)")
             connection = db
-            // A stop cancels it (after downtime the queue holds every check-in since).
-            let cleared = try db.cancellable(on: stop) { try CheckInQueue.fold(db) }
+            // Most seconds nothing was queued: the probe alone. A stop cancels the fold (after
+            // downtime the queue holds every check-in since).
+            let cleared = try CheckInQueue.isEmpty(db) ? [] : try db.cancellable(on: stop) { try CheckInQueue.fold(db) }
             if foldFailing {
                 logger.notice("folding the check-in queue again")
                 foldFailing = false

@@ -101,6 +101,14 @@ package enum CheckInQueue {
         }
     }
 
+    /// Whether nothing waits in the queue: one probe (`SELECT` on `check_in_queue`). The daemon
+    /// asks before its fold every second: most seconds nothing was queued, and the fold — its
+    /// statement's lock, writes and commit, and the stop's watcher thread around it — would be
+    /// work for nothing, each second of a quiet day.
+    package static func isEmpty(_ db: PGConnection) throws -> Bool {
+        try db.execute("SELECT NOT EXISTS (SELECT 1 FROM sileme.check_in_queue) AS empty")[0].bool("empty")
+    }
+
     /// Counts the queue (`SELECT` on `check_in_queue`; works on a standby too).
     package static func backlog(_ db: PGConnection) throws -> Backlog {
         let row = try db.execute("""

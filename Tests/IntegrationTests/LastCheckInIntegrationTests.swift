@@ -129,11 +129,13 @@ struct LastCheckInIntegrationTests {
         try CheckInQueue.fold(db.connection)
         #expect(try last(kept) == "2026-01-01")
         #expect(try queued() == "0")
+        #expect(try CheckInQueue.isEmpty(db.connection), "the daemon's probe before its fold")
         // Appended only: the summary moves at the fold.
         try db.checkIn(kept, "2026-01-05")
         try db.checkIn(first, "2026-01-03")
         try db.checkIn(gone, "2026-01-06")
         #expect(try queued() == "3")
+        #expect(try !CheckInQueue.isEmpty(db.connection))
         #expect(try last(kept) == "2026-01-01")
         #expect(try last(first) == nil)
         // A back-dated check-in and the deletion of the newest one, both before the fold.
@@ -143,6 +145,7 @@ struct LastCheckInIntegrationTests {
         try db.query("DELETE FROM users WHERE id = $1", [gone])
         #expect(try CheckInQueue.fold(db.connection).isEmpty, "nobody was alerted")
         #expect(try queued() == "0")
+        #expect(try CheckInQueue.isEmpty(db.connection))
         #expect(try last(kept) == "2026-01-04")
         #expect(try last(first) == "2026-01-03")
         #expect(try db.query("SELECT count(*) FROM sileme.user_last_check_in WHERE user_id = $1", [gone]).first?.first == "0")
