@@ -105,8 +105,8 @@ def quiet_minutes(daemon, cur, seconds, statements=False):
     cur.execute("SELECT pid FROM pg_stat_activity WHERE application_name = 'sileme-notifier (daemon)'")
     backends = [row[0] for row in cur.fetchall()]
     if statements:
-        cur.execute("SELECT pg_stat_statements_reset()")
         explain(cur, "5ms")
+        cur.execute("SELECT pg_stat_statements_reset()")
     before = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
     time.sleep(seconds)
     after = process_cpu(daemon), sum(process_cpu(pid) for pid in backends)
