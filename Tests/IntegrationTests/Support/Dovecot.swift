@@ -119,6 +119,12 @@ final class Dovecot: @unchecked Sendable {
         // The killed master may stay a zombie here (no init reaps it), which Dovecot would take
         // for a running master: its pid file goes, as an operator's restart after a crash finds it.
         try? FileManager.default.removeItem(atPath: "\(directory)/run/master.pid")
+        // So may a killed session that held the Maildir's dotlock (`dovecot-uidlist.lock`): Dovecot
+        // overrides a lock whose process is gone at once, but a zombie's pid still answers, and the
+        // next session waits for the lock to go stale (minutes: the reader's command timed out).
+        // Reaped, as on a machine with an init, the lock would be overridden: it goes here.
+        let locks = FileManager.default.enumerator(atPath: maildir)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".lock") } ?? []
+        for lock in locks { try? FileManager.default.removeItem(atPath: "\(maildir)/\(lock)") }
     }
 
     /// The processes not yet dead (zombies left out: they hold no socket) that `matches` takes,
