@@ -344,8 +344,7 @@ def main():
                                                                 "the kept population's users)")
     parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N): the alerted users are added to its "
                                               "population, and removed after each variant")
-    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers (as "
-                                                                "bench.py's option)")
+    bench.add_server_memory_args(parser, "with --cluster-dir: the kept cluster's shared_buffers (as bench.py's option)")
     parser.add_argument("--prewarm", action="store_true", help="with --cluster-dir: load what the runs' probes read into the "
                                                                "shared buffers (pg_prewarm, as bench.py's option) before the variants")
     parser.add_argument("--alerted", type=int, default=1000, help="with --cluster-dir: alerted users, each with 1-3 contacts")
@@ -377,7 +376,7 @@ def main():
     results = []
     try:
         if population:
-            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
+            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages)
             url = cluster.database_url("bench")
             bench.kept_population(cluster, population, bench.notifier_env(url))
             if args.prewarm:

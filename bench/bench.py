@@ -72,6 +72,14 @@ def free_port():
         return s.getsockname()[1]
 
 
+def add_server_memory_args(parser, shared_buffers_help="the kept cluster's shared_buffers"):
+    """A kept cluster's memory options: `--shared-buffers` and `--huge-pages` (`Cluster.kept`)."""
+    parser.add_argument("--shared-buffers", default="1GB", help=shared_buffers_help)
+    parser.add_argument("--huge-pages", action="store_true",
+                        help="with --cluster-dir: the server's shared memory in huge pages (huge_pages = on), reserved for "
+                             "the run (vm.nr_hugepages) and given back: no page fault per 4 kB of shared buffers in each session")
+
+
 def notifier_env(url, smtp_port=25, **extra):
     """The environment the notifier runs with on a benchmark database `url`: plain SMTP to
     127.0.0.1:`smtp_port`, the tree's migrations, and nothing of the caller's own SMTP account,
@@ -119,10 +127,12 @@ class Cluster:
                 f"work_mem = 64MB\nmaintenance_work_mem = 512MB\nmax_wal_size = {max_wal_size}\nmax_connections = 100\n")
 
     @classmethod
-    def kept(cls, base, shared_buffers="1GB"):
+    def kept(cls, base, shared_buffers="1GB", huge_pages=False):
         """The cluster kept in `base` (made there if there is none), started on a free port with
         the settings above alone (`shared_buffers` as given): what an earlier run added
-        (`restart`) is dropped. Stop it with `shutdown`, which leaves it consistent for the next run."""
+        (`restart`) is dropped. Stop it with `shutdown`, which leaves it consistent for the next run.
+        `huge_pages`: its shared memory in the kernel's huge pages (`huge_pages = on`), as many
+        reserved as it needs for the run and given back by `shutdown` (docs/operating.md)."""
         data = os.path.join(base, "pg", "data")
         if not os.path.exists(os.path.join(data, "PG_VERSION")):
             os.makedirs(base, exist_ok=True)
@@ -132,12 +142,36 @@ class Cluster:
         cluster.dir = os.path.join(base, "pg")
         cluster.stop_orphan()
         cluster.port = free_port()
+        cluster.huge_pages_before = None
         with open(data + "/postgresql.auto.conf", "w") as f:
             # Less WAL kept on disk: the kept cluster is large already, and the disk shared.
-            f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB", shared_buffers))
+            f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB", shared_buffers)
+                    + ("huge_pages = on\n" if huge_pages else ""))
+        if huge_pages:
+            cluster.reserve_huge_pages()
         cluster.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", data, "-l", cluster.dir + "/log", "-w", "-t", "3600", "start"])
         cluster.url = cluster.database_url("postgres")
         return cluster
+
+    def reserve_huge_pages(self):
+        """Reserves the huge pages the server's shared memory needs with its settings (PostgreSQL
+        computes the number: `postgres -C shared_memory_size_in_huge_pages`) when the kernel has
+        fewer, remembering how many it had for `shutdown` to give back."""
+        needed = int(subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/postgres", "-D", self.dir + "/data", "-C",
+                                     "shared_memory_size_in_huge_pages"], check=True, capture_output=True, text=True).stdout)
+        path = "/proc/sys/vm/nr_hugepages"
+        with open(path) as f:
+            before = int(f.read())
+        if before >= needed:
+            return
+        with open(path, "w") as f:
+            f.write(str(needed))
+        self.huge_pages_before = before
+        with open(path) as f:
+            got = int(f.read())
+        log(f"huge pages: {needed} reserved for the server's shared memory (vm.nr_hugepages {before} -> {got})")
+        check(got >= needed, f"the kernel gave {got} huge pages of the {needed} the server needs (its memory fragmented): "
+                             f"run without --huge-pages, or reserve them early (vm.nr_hugepages)")
 
     def stop_orphan(self):
         """A kept cluster's server still running from a run that was killed (its session ended)
@@ -177,9 +211,14 @@ class Cluster:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def shutdown(self):
-        """A clean stop (a checkpoint first): the kept cluster's next start needs no recovery."""
+        """A clean stop (a checkpoint first): the kept cluster's next start needs no recovery. The
+        huge pages `kept` reserved are given back."""
         subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "fast",
                         "-t", "3600", "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if getattr(self, "huge_pages_before", None) is not None:
+            with open("/proc/sys/vm/nr_hugepages", "w") as f:
+                f.write(str(self.huge_pages_before))
+            self.huge_pages_before = None
 
 
 class Sink:
@@ -793,8 +832,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1, help="the population's seed: the same seed and --users, the same data")
     parser.add_argument("--cluster-dir", help="keep the cluster in this folder: made and generated there the first time "
                                               "(resumably: an interrupted generation goes on), reused by later runs")
-    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers "
-                                                                "(bench/README.md: ~6GB holds what the probes read at 10M users)")
+    add_server_memory_args(parser, "with --cluster-dir: the kept cluster's shared_buffers "
+                                   "(bench/README.md: ~6GB holds what the probes read at 10M users)")
     parser.add_argument("--prewarm", action="store_true", help="load what the due set's probes read into the shared buffers "
                                                                "after the oracle's aggregates (pg_prewarm), before the due-set query")
     parser.add_argument("--generate-only", action="store_true", help="with --cluster-dir: generate (or go on), then stop")
@@ -814,7 +853,7 @@ def main():
     cluster = sink = kept_state = None
     try:
         log(f"PostgreSQL and SMTP sink in {base}")
-        cluster = Cluster.kept(args.cluster_dir, args.shared_buffers) if args.cluster_dir else Cluster(base)
+        cluster = Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages) if args.cluster_dir else Cluster(base)
         sink = Sink(base)
         url = cluster.database_url("bench")
         env = notifier_env(url, sink.port, SMTP_CONNECTIONS=str(args.connections))

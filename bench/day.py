@@ -287,7 +287,7 @@ def main():
     parser.add_argument("--quiet", type=float, default=180, help="seconds of waiting measured after the day (0: none)")
     parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N), its population dated today (UTC): "
                                               "the single run and the day run on it one after the other, each put back")
-    parser.add_argument("--shared-buffers", default="1GB", help="with --cluster-dir: the kept cluster's shared_buffers")
+    bench.add_server_memory_args(parser, "with --cluster-dir: the kept cluster's shared_buffers")
     parser.add_argument("--prewarm", action="store_true", help="with --cluster-dir: load what the runs' probes read into the "
                                                                "shared buffers (pg_prewarm, as bench.py's option) first")
     parser.add_argument("--warm", type=int, default=0, help="untimed dry runs of D before the single run, so that neither side "
@@ -307,7 +307,7 @@ def main():
         if args.cluster_dir:
             # A kept population (bench/README.md): no copy fits beside it, so the single run
             # goes first on it and is undone, then the day, undone too.
-            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
+            cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages)
             url = cluster.database_url("bench")
             env = bench.notifier_env(url)
             population = argparse.Namespace(cluster_dir=args.cluster_dir, users=args.users, binary=args.binary, seed=1,

@@ -62,7 +62,7 @@ def main():
     parser.add_argument("--explain", action="store_true", help="then one dry run with auto_explain: its statements' plans, buffers, I/O")
     parser.add_argument("--no-oracle", action="store_true", help="the dry runs alone, without the oracle's scans before them "
                                                                   "(no ratio): for looking into a warm dry run")
-    parser.add_argument("--shared-buffers", default="1GB", help="the kept cluster's shared_buffers")
+    bench.add_server_memory_args(parser, "the kept cluster's shared_buffers")
     parser.add_argument("--prewarm", action="store_true", help="after the oracle, load what the dry run's probes read into the "
                                                                "shared buffers (pg_prewarm) before the dry runs")
     parser.add_argument("--seed", type=int, default=1)
@@ -75,7 +75,7 @@ def main():
     base = tempfile.mkdtemp(prefix="sileme-oracle-", dir="/var/tmp")
     cluster = before = None
     try:
-        cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers)
+        cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages)
         url = cluster.database_url("bench")
         env = bench.notifier_env(url)
         rows = bench.kept_population(cluster, args, env)
@@ -235,9 +235,9 @@ def explained_dry_run(cluster, url, dry_run):
         head, found, body = entry.partition("plan:\n")
         if found:
             duration = re.search(r"duration: ([0-9.]+) ms", head)
-            explained = json.loads(body)
-            plans.append(f"  {float(duration.group(1)) / 1000:.3f} s: {' '.join(explained['Query Text'].split())[:160]}...\n"
-                         + "\n".join(plan_lines(explained["Plan"], 2)))
+            logged = json.loads(body)
+            plans.append(f"  {float(duration.group(1)) / 1000:.3f} s: {' '.join(logged['Query Text'].split())[:160]}...\n"
+                         + "\n".join(plan_lines(logged["Plan"], 2)))
     return explained, plans
 
 
