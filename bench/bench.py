@@ -370,13 +370,31 @@ def kept_restore(url, before):
     check(not changed, f"the kept population differs after its restore: {changed}")
 
 
-def partition_check_ins(conn, binary, env):
+def add_old_months(conn, months):
+    """Spreads the history over `months` months: one check-in for every user on the 15th of each of
+    the `months - 1` months before the model's first (its 30 days), as years of daily check-ins
+    would leave rows in every month, thinner. Older than each user's latest, they change no
+    summary row, so the notifier's triggers are skipped for the load. Returns the rows added."""
+    if months <= 1:
+        return 0
+    cur = conn.cursor()
+    cur.execute("SET session_replication_role = replica")
+    cur.execute("""INSERT INTO check_ins (user_id, check_in_date)
+                   SELECT u.id, (date_trunc('month', %s::date - 30) - make_interval(months => m) + interval '14 days')::date
+                   FROM generate_series(1, %s - 1) m, users u""", (RUN_DATE, months))
+    added = cur.rowcount
+    cur.execute("RESET session_replication_role")
+    conn.commit()
+    return added
+
+
+def partition_check_ins(conn, binary, env, months=1):
     """Converts the generated `check_ins` into a table partitioned by month with pg_partman, as
     docs/operating.md converts a running installation (a new partitioned table, the rows copied,
     the names swapped, in one transaction; the copy skips the foreign key's per-row checks), then `migrate` puts the notifier's triggers on it and
     checks what they missed (nothing here: the summary was built from the same rows). The first
-    month is the history's; the 2099 rows go to the default partition. Returns the seconds of
-    the copy and of `migrate`."""
+    month is the history's (`months` months before the run date's, `add_old_months`); the 2099
+    rows go to the default partition. Returns the seconds of the copy and of `migrate`."""
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("CREATE SCHEMA IF NOT EXISTS partman")
@@ -390,8 +408,9 @@ def partition_check_ins(conn, binary, env):
     cur.execute("ALTER TABLE check_ins RENAME TO check_ins_old")
     cur.execute("ALTER TABLE check_ins_partitioned RENAME TO check_ins")
     cur.execute("""SELECT partman.create_parent('public.check_ins', 'check_in_date', 'native', 'monthly',
-                                               p_start_partition := to_char(date_trunc('month', %s::date - 30), 'YYYY-MM-DD'))""",
-                (RUN_DATE,))
+                                               p_start_partition := to_char(date_trunc('month', %s::date - 30)
+                                                                            - make_interval(months => %s - 1), 'YYYY-MM-DD'))""",
+                (RUN_DATE, months))
     # The rows were checked on their way into the old table: no foreign-key check per row again.
     cur.execute("SET LOCAL session_replication_role = replica")
     cur.execute("INSERT INTO check_ins SELECT * FROM check_ins_old")
@@ -829,6 +848,9 @@ def main():
                         help="fail when the real run's peak RSS at LARGE users (every one alerted) exceeds this many times that at SMALL")
     parser.add_argument("--layout", choices=("plain", "partitioned"), default="plain",
                         help="check_ins as generated, or partitioned by month with pg_partman as docs/operating.md converts it")
+    parser.add_argument("--months", type=int, default=1,
+                        help="the history over this many months: a check-in for every user in each month before the model's "
+                             "30 days (either layout; partitioned, a partition per month, each holding a row per user)")
     parser.add_argument("--seed", type=int, default=1, help="the population's seed: the same seed and --users, the same data")
     parser.add_argument("--cluster-dir", help="keep the cluster in this folder: made and generated there the first time "
                                               "(resumably: an interrupted generation goes on), reused by later runs")
@@ -846,6 +868,8 @@ def main():
     args = parser.parse_args()
     if args.generate_only and not args.cluster_dir:
         parser.error("--generate-only needs --cluster-dir")
+    if args.months > 1 and args.cluster_dir:
+        parser.error("--months adds to the generated table: not with --cluster-dir, which keeps its population as generated")
     if args.layout == "partitioned" and args.cluster_dir:
         parser.error("--layout partitioned converts the generated table: not with --cluster-dir, which keeps its population as generated")
 
@@ -878,9 +902,15 @@ def main():
         conn.close()
         log(f"generated {args.users} users, {rows} check-ins, {n_contacts} contacts of {n_contact_users} users "
             f"in {time.perf_counter() - start:.0f} s")
+        if args.months > 1:
+            conn = psycopg2.connect(url)
+            added = add_old_months(conn, args.months)
+            conn.close()
+            rows += added
+            log(f"the history spread over {args.months} months: {added:,} older check-ins")
         if args.layout == "partitioned":
             conn = psycopg2.connect(url)
-            partition_check_ins(conn, args.binary, env)
+            partition_check_ins(conn, args.binary, env, args.months)
             conn.close()
 
         sample = min(args.sample, args.users)
@@ -894,6 +924,12 @@ def main():
             prewarm(url)
         # NotificationStore.streamCandidates for the real run (threshold 2, catch-up 7, SUPERSEDE=on),
         # with the contacts (GuardSQL.contacts) of the users the rule could send to.
+        # GuardSQL.latestTrustedCheckIn: the last month asked first (a partitioned check_ins prunes
+        # to two partitions), the rest only when it holds none.
+        latest_trusted = lambda user: f"""coalesce(
+            (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = {user} AND c.check_in_date <= %(d)s::date + 1
+                AND c.check_in_date > %(d)s::date + 1 - 31),
+            (SELECT max(c.check_in_date) FROM check_ins c WHERE c.user_id = {user} AND c.check_in_date <= %(d)s::date + 1))"""
         due_sql = """
             WITH due AS (
                 SELECT s.user_id, s.last_check_in_date AS last, NULL::date AS future, s.last_notified_date AS notified
@@ -902,8 +938,7 @@ def main():
                 UNION ALL
                 SELECT s.user_id, r.last, s.last_check_in_date, s.last_notified_date
                 FROM sileme.user_last_check_in s
-                CROSS JOIN LATERAL (SELECT (SELECT max(c.check_in_date) FROM check_ins c
-                                            WHERE c.user_id = s.user_id AND c.check_in_date <= %(d)s::date + 1) AS last OFFSET 0) r
+                CROSS JOIN LATERAL (SELECT """ + latest_trusted("s.user_id") + """ AS last OFFSET 0) r
                 WHERE s.last_check_in_date > %(d)s::date + 1 AND r.last <= %(d)s::date - 3
                 UNION ALL
                 SELECT s.user_id, s.last_check_in_date, NULL, s.last_notified_date
@@ -919,8 +954,7 @@ def main():
                                        coalesce(d.notified > greatest(d.last, paused_until), false) AS notified
                                 FROM users WHERE users.id = d.user_id OFFSET 0) u
             LEFT JOIN LATERAL (
-                SELECT b.id::text AS id, b.name, (SELECT max(c.check_in_date) FROM check_ins c
-                                                  WHERE c.user_id = b.id AND c.check_in_date <= %(d)s::date + 1) AS last
+                SELECT b.id::text AS id, b.name, """ + latest_trusted("b.id") + """ AS last
                 FROM users b
                 WHERE true AND (u.paused_until IS NULL OR u.paused_until < %(d)s::date) AND NOT u.notified
                   AND greatest(d.last, u.paused_until) BETWEEN %(d)s::date - 10 AND %(d)s::date - 3
