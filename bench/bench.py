@@ -142,7 +142,7 @@ class Cluster:
         cluster.dir = os.path.join(base, "pg")
         cluster.stop_orphan()
         cluster.port = free_port()
-        cluster.huge_pages_before = None
+        cluster.huge_pages, cluster.huge_pages_before = huge_pages, None
         with open(data + "/postgresql.auto.conf", "w") as f:
             # Less WAL kept on disk: the kept cluster is large already, and the disk shared.
             f.write("# Written by bench.py for its kept cluster at each start.\n" + cluster.settings("1GB", shared_buffers)
@@ -166,7 +166,8 @@ class Cluster:
             return
         with open(path, "w") as f:
             f.write(str(needed))
-        self.huge_pages_before = before
+        if self.huge_pages_before is None:  # what the kernel had before this run's first reservation
+            self.huge_pages_before = before
         with open(path) as f:
             got = int(f.read())
         log(f"huge pages: {needed} reserved for the server's shared memory (vm.nr_hugepages {before} -> {got})")
@@ -201,10 +202,16 @@ class Cluster:
         subprocess.run(["runuser", "-u", "postgres", "--"] + argv, check=True, stdout=subprocess.DEVNULL)
 
     def restart(self, settings):
-        """Restarts the server with `settings` (lines of postgresql.conf) added."""
+        """Restarts the server with `settings` (lines of postgresql.conf) added — in huge pages, with
+        as many reserved as its shared memory now needs (a preloaded library adds some)."""
         with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
             f.write(settings)
-        self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "restart"])
+        if not getattr(self, "huge_pages", False):
+            self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "restart"])
+            return
+        self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "fast", "-w", "stop"])
+        self.reserve_huge_pages()
+        self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "start"])
 
     def stop(self):
         subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "immediate", "stop"],
