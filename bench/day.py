@@ -219,21 +219,26 @@ def daemon_day(args, cluster, url, env, today, deadline_extra):
     # than instants (at 10M users the busiest runs take longer than the gap).
     slots = len(zones) * args.instants
     runs = served = 0
-    while time.time() < deadline and daemon.poll() is None:
-        time.sleep(1)
-        cur.execute("""SELECT count(DISTINCT r.id), count(DISTINCT s) FROM sileme.notifier_runs r LEFT JOIN LATERAL unnest(r.slots) s ON true
-                       WHERE r.run_date = %s AND r.status = 'completed'""", (bench.RUN_DATE,))
-        runs, served = cur.fetchone()
-        if served >= slots:
-            break
     quiet = None
-    if served >= slots and args.quiet > 0:
-        log_start = os.path.getsize(os.path.join(cluster.dir, "log"))
-        quiet = quiet_minutes(daemon.pid, cur, args.quiet, args.statements)
-        if args.statements:
-            with open(os.path.join(cluster.dir, "log")) as server_log:
-                server_log.seek(log_start)
-                quiet["plans"] = [entry for entry in server_log.read().split("LOG:  ") if entry.startswith("duration:")]
+    try:
+        while time.time() < deadline and daemon.poll() is None:
+            time.sleep(1)
+            cur.execute("""SELECT count(DISTINCT r.id), count(DISTINCT s) FROM sileme.notifier_runs r LEFT JOIN LATERAL unnest(r.slots) s ON true
+                           WHERE r.run_date = %s AND r.status = 'completed'""", (bench.RUN_DATE,))
+            runs, served = cur.fetchone()
+            if served >= slots:
+                break
+        if served >= slots and args.quiet > 0:
+            log_start = os.path.getsize(os.path.join(cluster.dir, "log"))
+            quiet = quiet_minutes(daemon.pid, cur, args.quiet, args.statements)
+            if args.statements:
+                with open(os.path.join(cluster.dir, "log")) as server_log:
+                    server_log.seek(log_start)
+                    quiet["plans"] = [entry for entry in server_log.read().split("LOG:  ") if entry.startswith("duration:")]
+    except BaseException:
+        daemon.kill()  # not left serving a database that is about to be put back
+        daemon.wait()
+        raise
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=600)  # a run still going finishes first
     log.seek(0)
@@ -333,6 +338,8 @@ def main():
                 bench.check(warm.returncode == 0, f"the warming dry run exited {warm.returncode}")
             single = single_run(args, cluster, "bench", env)
             bench.kept_restore(url, before)
+            if args.statements:  # the restore dropped it again
+                statements_extension(url)
             yesterday_done(url)
             bench.log(f"the single run: {single['mails']:,} mails in {single['wall']:.0f} s; undone; now the day")
             day, quiet = daemon_day(args, cluster, url, env, today, 300 + 3 * single["wall"])

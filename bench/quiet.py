@@ -34,6 +34,7 @@ def main():
     parser.add_argument("--cluster-dir", help="a cluster bench.py keeps (with --users N): the daemon on its population, "
                                               "every user at the service's time (--zones 0), put back after")
     parser.add_argument("--users", type=int, help="with --cluster-dir: the population's users")
+    day.bench.add_server_memory_args(parser, "with --cluster-dir: the kept cluster's shared_buffers")
     args = parser.parse_args()
     if args.cluster_dir:
         args.zones = 0
@@ -101,15 +102,16 @@ def quiet_daemon(args, env, cur):
 
 def kept(args):
     """The quiet minutes of the daemon on a kept cluster's population (bench.py --cluster-dir):
-    today's run finds nobody due (the population's run date is long past), then it waits, looks
-    and folds as on any day. What it wrote (its runs) is undone after, and checked."""
+    today's run finds nobody due when the population's run date is long past (one dated today,
+    as day.py's, has its day's mails sent first: the quiet minutes after a day), then it waits,
+    looks and folds as on any day. What it wrote (its runs) is undone after, and checked."""
     bench = day.bench
     for name, value in (("guard_share", 0.01), ("contact_share", 0.3), ("seed", 1), ("min_free_gb", 15),
                         ("chunk_users", bench.population.CHUNK_USERS)):
         setattr(args, name, value)
     cluster = before = None
     try:
-        cluster = bench.Cluster.kept(args.cluster_dir)
+        cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages)
         url = cluster.database_url("bench")
         env = bench.notifier_env(url)
         bench.kept_population(cluster, args, env)
