@@ -108,6 +108,11 @@ def migrated_database(cluster, binary, name="bench"):
 class Cluster:
     """A throwaway PostgreSQL cluster owned by the postgres user."""
 
+    # A kept cluster's (`kept`): its shared memory in huge pages, and how many the kernel had
+    # before this run reserved some (None: none reserved, nothing to give back).
+    huge_pages = False
+    huge_pages_before = None
+
     def __init__(self, base):
         self.dir = os.path.join(base, "pg")
         self.port = free_port()
@@ -206,7 +211,7 @@ class Cluster:
         as many reserved as its shared memory now needs (a preloaded library adds some)."""
         with open(self.dir + "/data/postgresql.auto.conf", "a") as f:
             f.write(settings)
-        if not getattr(self, "huge_pages", False):
+        if not self.huge_pages:
             self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-l", self.dir + "/log", "-w", "restart"])
             return
         self.run_as_postgres([f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "fast", "-w", "stop"])
@@ -222,7 +227,7 @@ class Cluster:
         huge pages `kept` reserved are given back."""
         subprocess.run(["runuser", "-u", "postgres", "--", f"{PG_BIN}/pg_ctl", "-D", self.dir + "/data", "-m", "fast",
                         "-t", "3600", "stop"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if getattr(self, "huge_pages_before", None) is not None:
+        if self.huge_pages_before is not None:
             with open("/proc/sys/vm/nr_hugepages", "w") as f:
                 f.write(str(self.huge_pages_before))
             self.huge_pages_before = None

@@ -5,7 +5,7 @@ aggregate over check_ins in the same run), without the rest of bench.py's hour a
 users (real runs, the insert path).
 
     /usr/bin/python3 bench/dry-run-oracle.py --cluster-dir DIR --users N [--repeat R] [--warm W] [--explain]
-        [--shared-buffers SIZE] [--prewarm] [--binary BINARY]
+        [--floor] [--shared-buffers SIZE] [--prewarm] [--binary BINARY]
 
 DIR is a cluster bench.py keeps (`bench.py --cluster-dir DIR --users N`, see bench/README.md);
 a generation not yet complete is continued first, as bench.py would. Reported: the oracle's
@@ -24,7 +24,11 @@ dry run, untimed, with `auto_explain` logging the plan of each statement over 20
 shared buffers hit and read, I/O time) and prints those plans: where a dry run's time goes.
 Each dry run's CPU is given for the notifier and for the server (its processes', the sessions'
 and parallel workers' included). `--no-oracle` runs the dry runs alone (no ratio), to look into
-a warm dry run without the oracle's scans pushing its pages out first. `--shared-buffers SIZE`
+a warm dry run without the oracle's scans pushing its pages out first. `--floor` adds the server's
+part alone: the due-set statements of one more dry run (one a share), read back from the server's
+log with their parameters, run R times side by side with their rows written to /dev/null on the
+server — the CPU no notifier can take away, and on this machine's cores the least time a dry run
+can take. `--shared-buffers SIZE`
 starts the kept cluster with that much (1GB by default, as bench.py); `--prewarm` loads the
 tables the dry run probes and their indexes into them after the oracle (pg_prewarm, sequential
 reads: a minute where the cold dry run's random reads took over ten at 10 million users).
@@ -39,6 +43,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 
 import psycopg2
@@ -65,6 +70,8 @@ def main():
     bench.add_server_memory_args(parser, "the kept cluster's shared_buffers")
     parser.add_argument("--prewarm", action="store_true", help="after the oracle, load what the dry run's probes read into the "
                                                                "shared buffers (pg_prewarm) before the dry runs")
+    parser.add_argument("--floor", action="store_true", help="then the server's part alone: the dry run's due-set statements, "
+                        "as one dry run sent them, run side by side with nothing done with their rows (COPY to /dev/null)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--guard-share", type=float, default=0.01)
     parser.add_argument("--contact-share", type=float, default=0.3)
@@ -109,6 +116,7 @@ def main():
             cached.append((f"after {args.warm} warming dry runs", cache_residency(cluster, url)))
         dry = [dry_run() for _ in range(args.repeat)]
         plans = explained_dry_run(cluster, url, dry_run) if args.explain else None
+        floor = server_floor(cluster, url, dry_run, args.repeat) if args.floor else None
         summaries = {json.dumps(r[3], sort_keys=True) for r in warm + dry}
         bench.check(len(summaries) == 1, f"the dry runs disagree: {summaries}")
         in_window = dry[0][4] - dry[0][3].get("stale", 0)
@@ -141,6 +149,12 @@ def main():
                   f"{plans[0][5]:.2f} s; not timed): {len(plans[1])} statements over 200 ms")
             for plan in plans[1]:
                 print(plan)
+        if floor is not None:
+            print(f"the server's part alone ({len(floor[0])} due-set statements of one dry run side by side, their rows to "
+                  f"/dev/null; rows {', '.join(f'{n:,}' for n in floor[0])}): {statistics.median(r[0] for r in floor[1]):.3f} s "
+                  f"({', '.join(f'{r[0]:.3f}' for r in floor[1])}), server CPU {', '.join(f'{r[1]:.2f}' for r in floor[1])} s: "
+                  f"a dry run takes at least {statistics.median(r[1] for r in floor[1]) / os.cpu_count():.2f} s on these "
+                  f"{os.cpu_count()} cores, whatever the notifier does")
     finally:
         if cluster:
             if before:
@@ -239,6 +253,74 @@ def explained_dry_run(cluster, url, dry_run):
             plans.append(f"  {float(duration.group(1)) / 1000:.3f} s: {' '.join(logged['Query Text'].split())[:160]}...\n"
                          + "\n".join(plan_lines(logged["Plan"], 2)))
     return explained, plans
+
+
+def server_floor(cluster, url, dry_run, repeat):
+    """The server's part of the dry run alone: one dry run with every statement logged with its
+    parameters (log_min_duration_statement = 0, set and reset as `explained_dry_run` sets
+    auto_explain), its due-set statements (one a share) read back from the server's log as the
+    notifier sent them — not a copy of its SQL — and run `repeat` times side by side, one session
+    each, as `COPY (...) TO '/dev/null'`: the server plans, probes, sorts and formats every row as
+    for the notifier, and nobody reads them. Returns ([rows of each], [(wall s, server CPU s)])."""
+    conn = psycopg2.connect(url)
+    conn.autocommit = True
+    cur = conn.cursor()
+    log_path = os.path.join(cluster.dir, "log")
+    start = os.path.getsize(log_path)
+    try:
+        cur.execute("ALTER SYSTEM SET log_min_duration_statement = 0")
+        cur.execute("SELECT pg_reload_conf()")
+        dry_run()
+    finally:
+        cur.execute("ALTER SYSTEM RESET log_min_duration_statement")
+        cur.execute("SELECT pg_reload_conf()")
+        conn.close()
+    with open(log_path) as f:
+        f.seek(start)
+        text = f.read()
+    statements = []
+    for found in re.finditer(r"execute <unnamed>: DECLARE sileme_stream NO SCROLL CURSOR FOR (WITH due AS \(.*?)\n"
+                             r"\S+ \S+ \S+ \[\d+\] DETAIL:  parameters: (.*?)\n", text, re.S):
+        values = dict(re.findall(r"\$(\d+) = (NULL|'(?:[^']|'')*')", found.group(2)))
+        statements.append(re.sub(r"\$(\d+)\b", lambda m: values[m.group(1)], found.group(1)))
+    bench.check(len(statements) > 0, "no due-set statement in the server's log of the dry run")
+    sessions = [psycopg2.connect(url) for _ in statements]
+    try:
+        pids = []
+        for session in sessions:
+            session.autocommit = True
+            c = session.cursor()
+            c.execute("SET jit = off")  # as the notifier runs it
+            c.execute("SELECT pg_backend_pid()")
+            pids.append(c.fetchone()[0])
+        def cpu():
+            ticks = 0
+            for pid in pids:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])
+            return ticks / os.sysconf("SC_CLK_TCK")
+        rows, runs, failures = [0] * len(statements), [], []
+        def copy(index):
+            try:
+                c = sessions[index].cursor()
+                c.execute(f"COPY ({statements[index]}) TO '/dev/null'")
+                rows[index] = c.rowcount
+            except psycopg2.Error as error:
+                failures.append(error)
+        for _ in range(repeat):
+            before, started = cpu(), time.monotonic()
+            threads = [threading.Thread(target=copy, args=(i,)) for i in range(len(statements))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            runs.append((time.monotonic() - started, cpu() - before))
+            bench.check(not failures, f"a due-set statement of the log failed: {failures[:1]}")
+        return rows, runs
+    finally:
+        for session in sessions:
+            session.close()
 
 
 def plan_lines(node, depth):
