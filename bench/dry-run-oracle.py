@@ -221,29 +221,38 @@ AUTO_EXPLAIN = [("session_preload_libraries", "auto_explain"), ("auto_explain.lo
                 ("track_io_timing", "on")]
 
 
-def explained_dry_run(cluster, url, dry_run):
-    """One dry run with auto_explain on for the server's new sessions (set by ALTER SYSTEM and a
-    reload, then reset the same way): returns its figures (as the other dry runs') and its
-    statements' plans over 200 ms, as read from the server's log, each rendered one node a line."""
+def logged_dry_run(cluster, url, dry_run, settings, load=None):
+    """One dry run with `settings` ([(name, value)]) in force for the server's new sessions (set by
+    ALTER SYSTEM and a reload, then reset the same way), the library `load` loaded first when
+    given (its settings are known to ALTER SYSTEM only once loaded): its figures, and what the
+    server's log gained meanwhile."""
     conn = psycopg2.connect(url)
     conn.autocommit = True
     cur = conn.cursor()
-    cur.execute("LOAD 'auto_explain'")  # its settings are known to ALTER SYSTEM only once loaded
+    if load:
+        cur.execute(f"LOAD '{load}'")
     log_path = os.path.join(cluster.dir, "log")
     start = os.path.getsize(log_path)
     try:
-        for name, value in AUTO_EXPLAIN:
+        for name, value in settings:
             cur.execute(f"ALTER SYSTEM SET {name} = '{value}'")
         cur.execute("SELECT pg_reload_conf()")
-        explained = dry_run()
+        figures = dry_run()
     finally:
-        for name, _ in AUTO_EXPLAIN:
+        for name, _ in settings:
             cur.execute(f"ALTER SYSTEM RESET {name}")
         cur.execute("SELECT pg_reload_conf()")
         conn.close()
     with open(log_path) as f:
         f.seek(start)
-        text = f.read()
+        return figures, f.read()
+
+
+def explained_dry_run(cluster, url, dry_run):
+    """One dry run with auto_explain on for the server's new sessions (set by ALTER SYSTEM and a
+    reload, then reset the same way): returns its figures (as the other dry runs') and its
+    statements' plans over 200 ms, as read from the server's log, each rendered one node a line."""
+    explained, text = logged_dry_run(cluster, url, dry_run, AUTO_EXPLAIN, load="auto_explain")
     plans = []
     for entry in re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", text):
         head, found, body = entry.partition("plan:\n")
@@ -257,27 +266,12 @@ def explained_dry_run(cluster, url, dry_run):
 
 def server_floor(cluster, url, dry_run, repeat):
     """The server's part of the dry run alone: one dry run with every statement logged with its
-    parameters (log_min_duration_statement = 0, set and reset as `explained_dry_run` sets
-    auto_explain), its due-set statements (one a share) read back from the server's log as the
-    notifier sent them — not a copy of its SQL — and run `repeat` times side by side, one session
-    each, as `COPY (...) TO '/dev/null'`: the server plans, probes, sorts and formats every row as
-    for the notifier, and nobody reads them. Returns ([rows of each], [(wall s, server CPU s)])."""
-    conn = psycopg2.connect(url)
-    conn.autocommit = True
-    cur = conn.cursor()
-    log_path = os.path.join(cluster.dir, "log")
-    start = os.path.getsize(log_path)
-    try:
-        cur.execute("ALTER SYSTEM SET log_min_duration_statement = 0")
-        cur.execute("SELECT pg_reload_conf()")
-        dry_run()
-    finally:
-        cur.execute("ALTER SYSTEM RESET log_min_duration_statement")
-        cur.execute("SELECT pg_reload_conf()")
-        conn.close()
-    with open(log_path) as f:
-        f.seek(start)
-        text = f.read()
+    parameters (log_min_duration_statement = 0), its due-set statements (one a share) read back
+    from the server's log as the notifier sent them — not a copy of its SQL — and run `repeat`
+    times side by side, one session each, as `COPY (...) TO '/dev/null'`: the server plans, probes,
+    sorts and formats every row as for the notifier, and nobody reads them. Returns ([rows of
+    each], [(wall s, server CPU s)])."""
+    _, text = logged_dry_run(cluster, url, dry_run, [("log_min_duration_statement", "0")])
     statements = []
     for found in re.finditer(r"execute <unnamed>: DECLARE sileme_stream NO SCROLL CURSOR FOR (WITH due AS \(.*?)\n"
                              r"\S+ \S+ \S+ \[\d+\] DETAIL:  parameters: (.*?)\n", text, re.S):
