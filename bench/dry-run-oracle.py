@@ -249,9 +249,9 @@ def logged_dry_run(cluster, url, dry_run, settings, load=None):
 
 
 def explained_dry_run(cluster, url, dry_run):
-    """One dry run with auto_explain on for the server's new sessions (set by ALTER SYSTEM and a
-    reload, then reset the same way): returns its figures (as the other dry runs') and its
-    statements' plans over 200 ms, as read from the server's log, each rendered one node a line."""
+    """One dry run with auto_explain on for the server's new sessions (`logged_dry_run`): returns
+    its figures (as the other dry runs') and its statements' plans over 200 ms, as read from the
+    server's log, each rendered one node a line."""
     explained, text = logged_dry_run(cluster, url, dry_run, AUTO_EXPLAIN, load="auto_explain")
     plans = []
     for entry in re.split(r"\n(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", text):
@@ -269,8 +269,8 @@ def server_floor(cluster, url, dry_run, repeat):
     parameters (log_min_duration_statement = 0), its due-set statements (one a share) read back
     from the server's log as the notifier sent them — not a copy of its SQL — and run `repeat`
     times side by side, one session each, as `COPY (...) TO '/dev/null'`: the server plans, probes,
-    sorts and formats every row as for the notifier, and nobody reads them. Returns ([rows of
-    each], [(wall s, server CPU s)])."""
+    sorts and formats every row as for the notifier, and nobody reads them. The server's CPU is
+    `server_cpu`'s, of all its processes. Returns ([rows of each], [(wall s, server CPU s)])."""
     _, text = logged_dry_run(cluster, url, dry_run, [("log_min_duration_statement", "0")])
     statements = []
     for found in re.finditer(r"execute <unnamed>: DECLARE sileme_stream NO SCROLL CURSOR FOR (WITH due AS \(.*?)\n"
@@ -280,20 +280,9 @@ def server_floor(cluster, url, dry_run, repeat):
     bench.check(len(statements) > 0, "no due-set statement in the server's log of the dry run")
     sessions = [psycopg2.connect(url) for _ in statements]
     try:
-        pids = []
         for session in sessions:
             session.autocommit = True
-            c = session.cursor()
-            c.execute("SET jit = off")  # as the notifier runs it
-            c.execute("SELECT pg_backend_pid()")
-            pids.append(c.fetchone()[0])
-        def cpu():
-            ticks = 0
-            for pid in pids:
-                with open(f"/proc/{pid}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
-            return ticks / os.sysconf("SC_CLK_TCK")
+            session.cursor().execute("SET jit = off")  # as the notifier runs it
         rows, runs, failures = [0] * len(statements), [], []
         def copy(index):
             try:
@@ -303,13 +292,14 @@ def server_floor(cluster, url, dry_run, repeat):
             except psycopg2.Error as error:
                 failures.append(error)
         for _ in range(repeat):
-            before, started = cpu(), time.monotonic()
+            before, started = server_cpu(cluster), time.monotonic()
             threads = [threading.Thread(target=copy, args=(i,)) for i in range(len(statements))]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            runs.append((time.monotonic() - started, cpu() - before))
+            elapsed = time.monotonic() - started
+            runs.append((elapsed, server_cpu(cluster) - before))
             bench.check(not failures, f"a due-set statement of the log failed: {failures[:1]}")
         return rows, runs
     finally:
