@@ -5,7 +5,7 @@ and to the fold.
     bench/intake.py [--users N] [--repeat R] [--batch B] [--binary PATH]      (N default 1,000,000)
 
 Generates bench.py's population (bench.generate: 30 days of history), fills daily_intake as
-migration 016 does, and measures, medians of R:
+migration 031 does, and measures, medians of R:
 
   per run        the statement a run adds (RunPlan.Holds.read): the intake of the judged days and
                  their 14 days before (HoldStore.intake, with the queue). The recorded holds come
@@ -33,12 +33,13 @@ spec.loader.exec_module(bench)
 
 # HoldStore's statements, as the plan and the daemon run them.
 INTAKE_SQL = """
-    SELECT day::text AS day, sum(users)::text AS users FROM (
-        SELECT day, users FROM sileme.daily_intake WHERE day BETWEEN %(first)s::date AND %(last)s::date
+    SELECT day::text AS day, time_zone, sum(users)::text AS users FROM (
+        SELECT day, time_zone, users FROM sileme.daily_intake WHERE day BETWEEN %(first)s::date AND %(last)s::date
         UNION ALL
-        SELECT check_in_date, count(*) FROM sileme.check_in_queue
-        WHERE check_in_date BETWEEN %(first)s::date AND %(last)s::date GROUP BY check_in_date
-    ) i GROUP BY day"""
+        SELECT q.check_in_date, left(coalesce(u.time_zone, ''), 64), count(*) FROM sileme.check_in_queue q
+        LEFT JOIN users u ON u.id = q.user_id
+        WHERE q.check_in_date BETWEEN %(first)s::date AND %(last)s::date GROUP BY 1, 2
+    ) i GROUP BY day, time_zone"""
 NEXT_SQL = "SELECT extract(epoch FROM min(release_at))::text FROM sileme.held_alerts WHERE ended_at IS NULL"
 OPEN_SQL = """
     SELECT count(*)::text AS held, extract(epoch FROM min(h.release_at))::text AS next_release,
@@ -86,8 +87,10 @@ def main():
         start = time.perf_counter()
         bench.generate(conn, args.users, 0.01, 0.3)
         cur = conn.cursor()
-        # The bulk load bypassed the triggers: the intake as 016 fills it.
-        cur.execute("INSERT INTO sileme.daily_intake (day, users) SELECT check_in_date, count(*) FROM check_ins GROUP BY 1")
+        # The bulk load bypassed the triggers: the intake as 031 fills it (by day and the users' zone).
+        cur.execute("""INSERT INTO sileme.daily_intake (day, time_zone, users)
+                       SELECT c.check_in_date, left(coalesce(u.time_zone, ''), 64), count(*)
+                       FROM check_ins c LEFT JOIN users u ON u.id = c.user_id GROUP BY 1, 2""")
         cur.execute("VACUUM ANALYZE sileme.daily_intake")
         bench.log(f"generated {args.users} users in {time.perf_counter() - start:.0f} s")
 

@@ -6,7 +6,8 @@ import Values
 
 extension RunPlan {
     /// The intake guard as a plan applies it (docs/intake-hold.md): the gap days among the run
-    /// date's possible missed days, read once per plan (a few rows of `daily_intake`), and the
+    /// date's possible missed days, read once per plan (a few rows of `daily_intake` a zone), each
+    /// judged where it is over when the plan is read (`IntakeGuard.Intake`), and the
     /// recorded holds of each due user's streaks, which the batch query brings with the user
     /// (`Candidate.recordedHolds`, of the streaks `within`), then one pure verdict per due user
     /// (`IntakeGuard.verdict`). No plan reads every hold: at a mass hold of ten million users
@@ -32,7 +33,7 @@ extension RunPlan {
             let rule = configuration.rule
             let oldest = rule.oldestDueCheckIn(runDate: runDate)
             let missed = oldest.adding(days: 1)...runDate.adding(days: -1)
-            let counts = try HoldStore.intake(db, days: IntakeGuard.window(for: missed))
+            let counts = try HoldStore.intake(db, days: IntakeGuard.window(for: missed), serviceZone: configuration.timeZone)
             return Holds(intake: intake, runDate: runDate, gaps: Set(intake.gaps(in: missed, intake: counts)),
                          within: oldest...rule.latestQualifyingCheckIn(runDate: runDate),
                          now: Date())

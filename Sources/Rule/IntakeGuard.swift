@@ -39,24 +39,96 @@ package struct IntakeGuard: Sendable, Equatable {
     }
 
     /// The intake gaps among `days`, in order: a day whose intake is below `dropRatio` × the
-    /// median of the `medianDays` days before it, where that median is at least `minUsers`. A day
-    /// missing from `intake` had none. The median of an even count is the mean of the middle two.
-    package func gaps(in days: ClosedRange<CalendarDate>, intake: [CalendarDate: Int]) -> [CalendarDate] {
+    /// median of the `medianDays` days before it (a day missing from `intake` had none; the median of
+    /// an even count is the mean of the middle two), where that median is at least `minUsers` — both
+    /// counted over the zones where the day is over (`Intake.judged`): a date still running in
+    /// some users' zones is judged by the others, against the same zones' usual intake.
+    package func gaps(in days: ClosedRange<CalendarDate>, intake: Intake) -> [CalendarDate] {
         guard isOn else { return [] }
         var gaps: [CalendarDate] = []
         var day = days.lowerBound
         while day <= days.upperBound {
-            let median = Self.median(before: day, intake: intake)
-            if median >= Double(minUsers), Double(intake[day] ?? 0) < dropRatio * median { gaps.append(day) }
+            let judged = intake.judged(day)
+            if judged.median >= Double(minUsers), Double(judged.intake) < dropRatio * judged.median { gaps.append(day) }
             day = day.adding(days: 1)
         }
         return gaps
     }
 
-    /// The median intake of the `medianDays` days before `day` (a day missing from `intake` had none).
-    package static func median(before day: CalendarDate, intake: [CalendarDate: Int]) -> Double {
-        let before = (1...medianDays).map { intake[day.adding(days: -$0)] ?? 0 }.sorted()
-        return Double(before[(before.count - 1) / 2] + before[before.count / 2]) / 2
+    /// The intake gaps among `days` of a service whose every day of `intake` is over (one zone,
+    /// judged after the fact).
+    package func gaps(in days: ClosedRange<CalendarDate>, intake: [CalendarDate: Int]) -> [CalendarDate] {
+        gaps(in: days, intake: Intake(allOver: intake))
+    }
+
+    /// The median of `values` (of an even count, the mean of the middle two).
+    static func median(of values: [Int]) -> Double {
+        let sorted = values.sorted()
+        return Double(sorted[(sorted.count - 1) / 2] + sorted[sorted.count / 2]) / 2
+    }
+
+    /// The intake of each day by the users' zone, and how far each zone's calendar has come — what
+    /// the guard needs to judge a date only where it is over (docs/intake-hold.md, "A day is
+    /// judged where it is over").
+    ///
+    /// Why per zone: at 20:00 UTC Auckland's yesterday is over and Los Angeles is at 13:00 of it.
+    /// Counted across every zone, a Los Angeles-heavy service's yesterday looks 60% short at
+    /// Auckland's morning, and every due Auckland user would be held with a `crit` — every day.
+    /// Judged over the zones where it has ended, against those zones' own usual intake, the date
+    /// is a gap only when the users who could have checked in on it did not.
+    package struct Intake: Sendable, Equatable {
+        /// Users with a check-in dated each day, by zone key (the users' `time_zone` as stored;
+        /// `""` for none). A day or zone missing had none.
+        package var counts: [CalendarDate: [String: Int]]
+        /// Each zone key's own date when the intake was read: the days before it are over there.
+        /// A zone missing here counts nowhere (its days are never taken for over).
+        package var today: [String: CalendarDate]
+
+        /// Creates the value.
+        package init(counts: [CalendarDate: [String: Int]], today: [String: CalendarDate]) {
+            self.counts = counts
+            self.today = today
+        }
+
+        /// The intake `counts` as read at `now`: each zone key's own date then, a key that names no
+        /// zone the database knows (none, or a misspelt one) in `serviceZone`, as the users' slots
+        /// read them (`NotifySlots`).
+        package init(counts: [CalendarDate: [String: Int]], at now: Date, serviceZone: TimeZone) {
+            var today: [String: CalendarDate] = [:]
+            for key in Set(counts.values.flatMap(\.keys)) {
+                today[key] = CalendarDate(now, in: NotifySlots.Slot.zone(named: key) ?? serviceZone)
+            }
+            self.init(counts: counts, today: today)
+        }
+
+        /// One zone whose every day of `intake` is over.
+        package init(allOver intake: [CalendarDate: Int]) {
+            counts = intake.mapValues { ["": $0] }
+            today = ["": CalendarDate(dayNumber: Int.max / 2)]
+        }
+
+        /// The zones where `day` is over: those whose own date is past it.
+        package func zones(over day: CalendarDate) -> Set<String> {
+            Set(today.lazy.filter { $0.value > day }.map(\.key))
+        }
+
+        /// `day`'s intake over `zones`.
+        package func intake(of day: CalendarDate, over zones: Set<String>) -> Int {
+            guard let byZone = counts[day] else { return 0 }
+            return zones.count < byZone.count
+                ? zones.reduce(0) { $0 + (byZone[$1] ?? 0) }
+                : byZone.reduce(0) { zones.contains($1.key) ? $0 + $1.value : $0 }
+        }
+
+        /// `day` as the guard judges it: its intake over the zones where it is over, and the
+        /// median intake of the same zones over the `medianDays` days before it (over there too,
+        /// being earlier).
+        package func judged(_ day: CalendarDate) -> (intake: Int, median: Double) {
+            let zones = zones(over: day)
+            guard !zones.isEmpty else { return (0, 0) }
+            let before = (1...IntakeGuard.medianDays).map { intake(of: day.adding(days: -$0), over: zones) }
+            return (intake(of: day, over: zones), IntakeGuard.median(of: before))
+        }
     }
 
     /// A streak's hold as recorded: when it ends.

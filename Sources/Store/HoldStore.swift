@@ -5,23 +5,32 @@ import Values
 /// The SQL of the intake guard (docs/intake-hold.md): each day's intake, which the fold keeps in
 /// `daily_intake` (migration 016), and the alerts held over a gap (`held_alerts`).
 package enum HoldStore {
-    /// The intake of each day of `days` that had any: the folded check-ins (`daily_intake`) and
-    /// the queued ones not folded yet, so that a reader that does not fold (the dry run) sees the
-    /// same days a run does. A handful of rows and the queue; never `check_ins`.
-    package static func intake(_ db: PGConnection, days: ClosedRange<CalendarDate>) throws -> [CalendarDate: Int] {
-        var intake: [CalendarDate: Int] = [:]
+    /// The intake of each day of `days` that had any, by the users' zone: the folded check-ins
+    /// (`daily_intake`) and the queued ones not folded yet, so that a reader that does not fold
+    /// (the dry run) sees the same days a run does — as read at `now`, each zone's days over
+    /// there before its own date (`IntakeGuard.Intake`). A few rows a zone and day, and the
+    /// queue; never `check_ins`.
+    package static func intake(_ db: PGConnection, days: ClosedRange<CalendarDate>, now: Date = Date(),
+                               serviceZone: TimeZone) throws -> IntakeGuard.Intake {
+        var counts: [CalendarDate: [String: Int]] = [:]
         for row in try db.execute(SQLStatement("""
-            SELECT day::text AS day, sum(users)::text AS users FROM (
-                SELECT day, users FROM sileme.daily_intake WHERE day BETWEEN $first::date AND $last::date
+            SELECT day::text AS day, time_zone, sum(users)::text AS users FROM (
+                SELECT day, time_zone, users FROM sileme.daily_intake WHERE day BETWEEN $first::date AND $last::date
                 UNION ALL
-                SELECT check_in_date, count(*) FROM sileme.check_in_queue
-                WHERE check_in_date BETWEEN $first::date AND $last::date GROUP BY check_in_date
-            ) i GROUP BY day
+                SELECT q.check_in_date, \(zoneKey("u")), count(*) FROM sileme.check_in_queue q
+                LEFT JOIN users u ON u.id = q.user_id
+                WHERE q.check_in_date BETWEEN $first::date AND $last::date GROUP BY 1, 2
+            ) i GROUP BY day, time_zone
             """), ["first": days.lowerBound.description, "last": days.upperBound.description]).rows {
-            if let day = row.date("day") { intake[day] = row.int("users") ?? 0 }
+            if let day = row.date("day") { counts[day, default: [:]][row.string("time_zone") ?? ""] = row.int("users") ?? 0 }
         }
-        return intake
+        return IntakeGuard.Intake(counts: counts, at: now, serviceZone: serviceZone)
     }
+
+    /// SQL: the zone key `daily_intake` counts the user row `user` under — its `time_zone` as
+    /// stored, `''` for none; cut to 64 characters, so that no text of the app's makes a long key
+    /// (no zone name is that long). Migration 031's fold and rebuild say the same.
+    static func zoneKey(_ user: String) -> String { "left(coalesce(\(user).time_zone, ''), 64)" }
 
     /// One streak's hold: the user and `L'`.
     package struct Streak: Sendable, Hashable {

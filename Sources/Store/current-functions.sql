@@ -73,9 +73,12 @@ BEGIN
         WITH taken AS (
             DELETE FROM check_in_queue RETURNING user_id, check_in_date, queued_at
         ), intake AS (
-            INSERT INTO daily_intake AS d (day, users)
-            SELECT check_in_date, count(*) FROM taken GROUP BY check_in_date
-            ON CONFLICT (day) DO UPDATE SET users = d.users + EXCLUDED.users
+            -- By the user's zone (031): a date is judged only where it is over.
+            INSERT INTO daily_intake AS d (day, time_zone, users)
+            SELECT t.check_in_date, left(coalesce(u.time_zone, ''), 64), count(*)
+            FROM taken t LEFT JOIN users u ON u.id = t.user_id
+            GROUP BY 1, 2
+            ON CONFLICT (day, time_zone) DO UPDATE SET users = d.users + EXCLUDED.users
         ), latest AS (
             SELECT user_id, max(check_in_date) AS last FROM taken GROUP BY user_id
         ), moved AS (
@@ -180,11 +183,12 @@ BEGIN
       FROM sileme_newest n
      WHERE s.user_id = n.user_id AND s.last_check_in_date > n.last;
     DELETE FROM sileme.user_last_check_in s WHERE NOT EXISTS (SELECT 1 FROM sileme_newest n WHERE n.user_id = s.user_id);
-    INSERT INTO sileme.daily_intake AS d (day, users)
-    SELECT c.check_in_date, count(*) FROM check_ins c
+    INSERT INTO sileme.daily_intake AS d (day, time_zone, users)
+    SELECT c.check_in_date, left(coalesce(u.time_zone, ''), 64), count(*) FROM check_ins c
+    LEFT JOIN users u ON u.id = c.user_id
     WHERE NOT EXISTS (SELECT 1 FROM sileme.check_in_queue q WHERE q.user_id = c.user_id AND q.check_in_date = c.check_in_date)
-    GROUP BY c.check_in_date
-    ON CONFLICT (day) DO UPDATE SET users = greatest(d.users, EXCLUDED.users);
+    GROUP BY 1, 2
+    ON CONFLICT (day, time_zone) DO UPDATE SET users = greatest(d.users, EXCLUDED.users);
     DROP TABLE sileme_newest;
     RETURN wanted;
 END $function$;

@@ -241,4 +241,46 @@ struct IntakeHoldIntegrationTests {
         }
         #expect(unread == count, "without the range the batch query reads no hold")
     }
+
+    @Test("a date still running in other zones is no gap: 900 users in Pago Pago (40% checked in so far) and 100 in Kiritimati, whose day is over — the due Kiritimati user is sent, not held; the report judges it the same; a real outage there still holds")
+    func dayStillRunningElsewhere() throws {
+        // Pago Pago (UTC−11) and Kiritimati (UTC+14) are 25 hours apart: at any moment Pago Pago's
+        // date X is still running there and already over in Kiritimati.
+        let x = CalendarDate(Date(), in: TimeZone(identifier: "Pacific/Pago_Pago")!)
+        let runDate = x.adding(days: 1)
+        func dry(_ env: [String: String]) throws -> [String: String] {
+            let run = try NotifierProcess.run(["--run-now", "--dry-run", "--date", runDate.description, "--format", "json"], environment: env)
+            let rows = ((try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])?["users"] as? [[String: Any]]) ?? []
+            return Dictionary(rows.compactMap { row in (row["name"] as? String).map { ($0, row["decision"] as? String ?? "") } }) { a, _ in a }
+        }
+        for outage in [false, true] {
+            let db = try TestDatabase()
+            let mail = try Mailbox()
+            let west = try Self.addSteadyUsers(db, mail, local: "west", count: 900, from: x.adding(days: -30), through: x.adding(days: -1))
+            try Self.checkInLate(db, west.prefix(360), on: [x])
+            try Self.addSteadyUsers(db, mail, local: "east", count: 100, from: x.adding(days: -30), through: x.adding(days: outage ? -1 : 0))
+            let ana = try db.addUser(name: "ana", email: mail.address("ana"),
+                                     checkIns: (2...20).map { x.adding(days: -$0).description })
+            try db.query("UPDATE users SET time_zone = 'Pacific/Pago_Pago' WHERE name LIKE 'west%'")
+            try db.query("UPDATE users SET time_zone = 'Pacific/Kiritimati' WHERE name LIKE 'east%' OR id = $1::uuid", [ana])
+            try db.foldCheckIns()
+            let env = try NotifierProcess.environment(database: db)
+            // Across every zone the date had 460 of the usual 1,001 check-ins: a gap, as it was judged before.
+            #expect(try db.query("SELECT sum(users)::text FROM sileme.daily_intake WHERE day = $1::date", [x.description])
+                    == [[outage ? "360" : "460"]])
+            #expect(try db.query("SELECT time_zone, users::text FROM sileme.daily_intake WHERE day = $1::date ORDER BY 1", [x.description])
+                    == (outage ? [["Pacific/Pago_Pago", "360"]] : [["Pacific/Kiritimati", "100"], ["Pacific/Pago_Pago", "360"]]))
+            #expect(try dry(env)["ana"] == (outage ? "held" : "send"), "outage: \(outage)")
+            let report = try NotifierProcess.run(["report", "--from", x.adding(days: -1).description, "--to", x.description, "--format", "json"],
+                                                 environment: env)
+            let history = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+            let gaps = (history?["intake_gaps"] as? [[String: Any]] ?? []).compactMap { $0["date"] as? String }
+            // The report judges the days before the service's today (in Shanghai, X + 1 from 05:00 in Pago Pago).
+            let judged = x < CalendarDate(Date(), in: TimeZone(identifier: "Asia/Shanghai")!)
+            #expect(gaps == (outage && judged ? [x.description] : []), "\(report.stdout)\(report.stderr)")
+            let run = try NotifierProcess.run(["--run-now", "--date", runDate.description], environment: env)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try Self.mailed(mail) == (outage ? [] : ["ana"]))
+        }
+    }
 }

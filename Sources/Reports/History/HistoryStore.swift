@@ -131,7 +131,7 @@ package struct HistoryStore {
                                                  lastReply: redaction.text($0.string("last_reply")) ?? "",
                                                  since: Self.instant($0, "since") ?? Date(timeIntervalSince1970: 0))
         }
-        overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today)
+        overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today, serviceZone: timeZone)
         (overview.bouncesByDay, overview.bouncesByDomain) = try bounces(db, scope: scope, timeZone: timeZone)
         overview.acknowledgements = try db.execute(SQLStatement("""
             SELECT count(*) AS acknowledgements FROM sileme.acknowledgements k
@@ -172,12 +172,13 @@ package struct HistoryStore {
     /// The period's intake gaps as the guard judges them now (the intake of each day as received
     /// so far), with the users held over each — of the whole service, for a report of one user or
     /// zone too: a gap is the app's, not a user's. Days from `today` on are still taking check-ins
-    /// and are not judged.
+    /// and are not judged; an earlier day still running in some users' zones is judged over the
+    /// others (`IntakeGuard.Intake`), and its intake and usual are theirs.
     private func intakeGaps(_ db: PGConnection, request: HistoryRequest, guard intakeGuard: IntakeGuard,
-                            today: CalendarDate) throws -> [HistoryOverview.IntakeGap] {
+                            today: CalendarDate, serviceZone: TimeZone) throws -> [HistoryOverview.IntakeGap] {
         guard request.from < today else { return [] }
         let period = request.from...min(request.to, today.adding(days: -1))
-        let intake = try HoldStore.intake(db, days: IntakeGuard.window(for: period))
+        let intake = try HoldStore.intake(db, days: IntakeGuard.window(for: period), serviceZone: serviceZone)
         let gaps = intakeGuard.gaps(in: period, intake: intake)
         guard !gaps.isEmpty else { return [] }
         var held: [CalendarDate: Int] = [:]
@@ -187,8 +188,10 @@ package struct HistoryStore {
             """), ["first": period.lowerBound.description, "last": period.upperBound.description]).rows {
             if let day = row.date("day") { held[day] = row.int("held") ?? 0 }
         }
-        return gaps.map { HistoryOverview.IntakeGap(date: $0, intake: intake[$0] ?? 0,
-                                                    median: IntakeGuard.median(before: $0, intake: intake), held: held[$0] ?? 0) }
+        return gaps.map { day in
+            let judged = intake.judged(day)
+            return HistoryOverview.IntakeGap(date: day, intake: judged.intake, median: judged.median, held: held[day] ?? 0)
+        }
     }
 
     // MARK: Runs
