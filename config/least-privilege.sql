@@ -53,6 +53,8 @@ GRANT EXECUTE ON FUNCTION sileme.sileme_fold_check_ins() TO sileme_notifier;
 -- The intake guard: each day's intake (the fold keeps it) and the alerts held over a gap.
 GRANT SELECT ON sileme.daily_intake TO sileme_notifier;
 GRANT SELECT, INSERT, UPDATE ON sileme.held_alerts TO sileme_notifier;
+-- The relays' counts (SMTP_FALLBACK): the mail each accepted, the messages that passed it over.
+GRANT SELECT, INSERT, UPDATE ON sileme.relay_counts TO sileme_notifier;
 
 -- Row-level security (the app may turn it on, as the design doc does for users and check_ins;
 -- `migrate` turns it on for emergency_contacts and contact_status): the role reads every row

@@ -202,17 +202,22 @@ package struct HealthCheck: Sendable {
             }
             return (findings, status)
         }
-        do {
-            let outcome = try SMTPTransport(settings: configuration.smtp).verify()
-            if case .accepted = outcome {
-                note("mail server", true, "\(configuration.smtp.url): connected as \(configuration.smtp.heloName), "
-                     + (configuration.smtp.tls == .none ? "no TLS (SMTP_TLS=none)" : "TLS verified")
-                     + (configuration.smtp.user == nil ? ", no AUTH" : ", authenticated"), failure: .unavailable)
-            } else {
-                note("mail server", false, "\(configuration.smtp.url): \(outcome.text)", failure: .unavailable)
+        // Every relay, the primary and each of SMTP_FALLBACK: one that cannot be reached fails the
+        // check even while another carries the mail (someone has to mend it before that one fails too).
+        for (index, relay) in configuration.mail.relays.enumerated() {
+            let subject = index == 0 ? "mail server" : "fallback relay \(index)"
+            do {
+                let outcome = try SMTPTransport(settings: relay).verify()
+                if case .accepted = outcome {
+                    note(subject, true, "\(relay.url): connected as \(relay.heloName), "
+                         + (relay.tls == .none ? "no TLS" + (index == 0 ? " (SMTP_TLS=none)" : " (tls=none)") : "TLS verified")
+                         + (relay.user == nil ? ", no AUTH" : ", authenticated"), failure: .unavailable)
+                } else {
+                    note(subject, false, "\(relay.url): \(outcome.text)", failure: .unavailable)
+                }
+            } catch {
+                note(subject, false, error.description, failure: .failure)
             }
-        } catch {
-            note("mail server", false, error.description, failure: .failure)
         }
         return (findings, status)
     }

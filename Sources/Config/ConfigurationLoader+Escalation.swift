@@ -20,18 +20,7 @@ extension ConfigurationLoader {
 
     /// `ESCALATE_AFTER` as written: nil for zero (off), else the duration, from 1 s to 10 days.
     static func escalateAfter(_ text: String) throws(ConfigurationError) -> Duration? {
-        if text.allSatisfy({ $0 == "0" }) { return nil }
-        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        guard let unit = text.last.flatMap({ units[Character($0.lowercased())] }), text.count > 1,
-              text.dropLast().allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int64(text.dropLast()) else {
-            throw ConfigurationError(setting: "ESCALATE_AFTER",
-                                     reason: "must be 0 (off) or a whole number with a unit s, m, h or d, such as 45s, 90m or 3h (got \"\(text)\")")
-        }
-        if count == 0 { return nil }
-        let (seconds, overflow) = count.multipliedReportingOverflow(by: unit)
-        guard !overflow, Duration.seconds(seconds) <= longestEscalation else {
-            throw ConfigurationError(setting: "ESCALATE_AFTER", reason: "must be 0 (off) or from 1s to 10d (got \"\(text)\")")
-        }
-        return .seconds(seconds)
+        let duration = try SettingsReader.duration(text, setting: "ESCALATE_AFTER", in: .zero...longestEscalation)
+        return duration == .zero ? nil : duration
     }
 }

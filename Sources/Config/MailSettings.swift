@@ -24,6 +24,10 @@ package struct MailSettings: Sendable {
     package var transport: MailTransportKind
     /// The SMTP server (when `transport` is `.smtp`).
     package var smtp: SMTPSettings
+    /// `SMTP_FALLBACK`: the relays after `smtp`, in order.
+    package var fallbacks: [SMTPSettings] = []
+    /// `SMTP_FALLBACK_RETRY`.
+    package var fallbackRetry: Duration = .seconds(300)
     /// `OUTBOX_DIR` (when `transport` is `.outbox`).
     package var outboxDirectory: String?
 
@@ -51,6 +55,13 @@ package struct MailSettings: Sendable {
                 setting: "SMTP_PASSWORD",
                 reason: "SMTP_USER is set but no password was given (SMTP_PASSWORD, SMTP_PASSWORD_FILE or the smtp-password credential)")
         }
+        for (index, relay) in fallbacks.enumerated() where relay.user != nil && relay.password == nil {
+            let number = index + 1
+            throw ConfigurationError(
+                setting: "SMTP_FALLBACK_PASSWORD_\(number)",
+                reason: "relay \(number) of SMTP_FALLBACK (\(relay.url)) names a user but no password was given "
+                    + "(SMTP_FALLBACK_PASSWORD_\(number), SMTP_FALLBACK_PASSWORD_\(number)_FILE or the smtp-fallback-\(number)-password credential)")
+        }
     }
 }
 
@@ -58,6 +69,7 @@ extension NotifierConfiguration {
     /// The mail's slice, for the Mail target.
     package var mail: MailSettings {
         MailSettings(fromEmail: fromEmail, fromName: fromName, appName: appName, timeZone: timeZone, thresholdDays: rule.thresholdDays,
-                     templateDirectory: templateDirectory, defaultLanguage: defaultLanguage, ack: ack, transport: mailTransport, smtp: smtp, outboxDirectory: outboxDirectory)
+                     templateDirectory: templateDirectory, defaultLanguage: defaultLanguage, ack: ack, transport: mailTransport, smtp: smtp, fallbacks: smtpFallbacks, fallbackRetry: smtpFallbackRetry,
+                     outboxDirectory: outboxDirectory)
     }
 }

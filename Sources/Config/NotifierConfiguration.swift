@@ -15,6 +15,13 @@ package struct NotifierConfiguration: Sendable {
     package var mailTransport: MailTransportKind = .smtp
     /// SMTP server settings (used when `mailTransport` is `.smtp`).
     package var smtp = SMTPSettings()
+    /// `SMTP_FALLBACK`: further relays, in order, tried when the current one cannot take a message
+    /// for reasons of the relay (docs/delivery.md, "Fallback relays"); each has the primary's
+    /// timeouts, retries, workers, rate and EHLO name, and its own URL, TLS and credentials.
+    package var smtpFallbacks: [SMTPSettings] = []
+    /// `SMTP_FALLBACK_RETRY`: how long a relay that failed as a relay is passed over before it is
+    /// tried first again (default 5 minutes).
+    package var smtpFallbackRetry: Duration = .seconds(300)
     /// `OUTBOX_DIR`: the Maildir-style folder messages are written to when `mailTransport` is
     /// `.outbox` (required then; it must exist, its `tmp/`, `new/` and `cur/` are created).
     package var outboxDirectory: String?

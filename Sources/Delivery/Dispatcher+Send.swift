@@ -17,11 +17,18 @@ extension Dispatcher {
               result: Locked<DeliveryResult>) -> JobOutcome {
         let sent: Result<String, ChannelFailure>
         let attempts: Int
+        // The servers every attempt passed over (mail's relays), counted per relay with the outcome.
+        var passedOver: [String] = []
         if result.withLock({ $0.consecutiveUnavailable[job.channel, default: 0] >= Self.unavailableLimit }) {
             (sent, attempts) = (.failure(.transient("not attempted: \(channel.words.server) was unavailable for the previous messages",
                                                     .serverUnusable)), 0)
         } else {
-            (sent, attempts) = Self.attempting(channel.attempt(job, claim: claim), limit: configuration.smtp.retryAttempts,
+            let attempt = channel.attempt(job, claim: claim)
+            let counted: ChannelAttempt = { () throws(ChannelFailure) in
+                defer { passedOver += channel.passedOver }
+                return try attempt()
+            }
+            (sent, attempts) = Self.attempting(counted, limit: configuration.smtp.retryAttempts,
                                                backoff: configuration.smtp.retryBackoffSeconds) { [control] wait in
                 control.stop.sleep(wait, alive: { control.alive() })
             }
@@ -39,12 +46,13 @@ extension Dispatcher {
         switch sent {
         case .success(let answer):
             let reply = Self.masked(answer, job)
+            let relay = channel.acceptedBy
             recorder.record(RecordedOutcome(logID: claim.logID, status: .sent, attempts: attempts, text: reply,
-                                            nextAttempt: nil, at: Date()))
+                                            nextAttempt: nil, at: Date(), relay: relay, passedOver: passedOver))
             result.withLock { $0.consecutiveUnavailable[job.channel] = 0 }
             logger.info("\(channel.describe(job)) sent for user \(job.userID) to \(job.recipientMasked)",
                         metadata: fields.merging(NotifierEvent.notificationSent.metadata) { $1 }.merging([
-                            words.replyField: "\(reply)"]) { $1 })
+                            words.replyField: "\(reply)"]) { $1 }.merging(relay.map { ["relay": "\($0)"] } ?? [:]) { $1 })
             return .sent
         case .failure(let failure):
             let reply = Self.masked(failure.reason, job)
@@ -53,7 +61,8 @@ extension Dispatcher {
                 ? nil : Date().addingTimeInterval(max(failure.retryAfter ?? 0, Self.laterRetryDelay(previousAttempts: claim.previousAttempts + attempts,
                                                                                                     base: configuration.retryLaterSeconds)))
             recorder.record(RecordedOutcome(logID: claim.logID, status: failure.status, attempts: attempts,
-                                            text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: failure.undeliverable))
+                                            text: reply, nextAttempt: nextAttempt, at: Date(), undeliverable: failure.undeliverable,
+                                            passedOver: passedOver))
             result.withLock {
                 $0.consecutiveUnavailable[job.channel] = failure.serverUnusable ? $0.consecutiveUnavailable[job.channel, default: 0] + 1 : 0
             }

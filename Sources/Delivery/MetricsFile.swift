@@ -98,7 +98,22 @@ package struct MetricsFile: Sendable {
                        [("", read.timeIntervalSince1970)])
             }
         }
+        if !figures.relays.isEmpty {
+            // Each relay's counts (docs/delivery.md, "Fallback relays"): labelled by its URL,
+            // which has no user and no password (those are settings of their own).
+            let relays = figures.relays.sorted { $0.key < $1.key }
+            metric("relay_accepted_total", "counter", "Mails each relay accepted (SMTP_HOST, then SMTP_FALLBACK's).",
+                   relays.map { ("relay=\"\(label($0.key))\"", Double($0.value.accepted)) })
+            metric("relay_passed_over_total", "counter", "Times a message passed a relay over because it failed as a relay (unreachable, TLS, AUTH, 421, a refused session or sender).",
+                   relays.map { ("relay=\"\(label($0.key))\"", Double($0.value.passedOver)) })
+        }
         return text
+    }
+
+    /// `value` as a label value of the text format: backslash, double quote and line feed escaped.
+    static func label(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
     }
 
     /// Writes `text` atomically: readers see the old file or the new one, never a part.

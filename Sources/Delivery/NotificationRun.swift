@@ -155,7 +155,17 @@ package struct NotificationRun: Sendable {
     func dispatcher(composer: MailComposer, store: NotificationStore, runID: Int64?,
                             makeTransport: (@Sendable () throws -> any MailTransport)?, control: RunControl) -> Dispatcher {
         Dispatcher(configuration: configuration, composer: composer, store: store, runDate: runDate, runID: runID,
-                   logger: logger, makeTransport: makeTransport ?? { [configuration] in try configuration.mail.makeMailTransport() },
+                   logger: logger, makeTransport: makeTransport ?? { [configuration, logger] in
+                       try configuration.mail.makeMailTransport(onFailover: { Self.logFailover($0, logger: logger) })
+                   },
                    control: control, sessions: sessions)
+    }
+
+    /// Journals a message passing a relay over (`relay_failover`, priority warning).
+    static func logFailover(_ failover: RelayChain.Failover, logger: Logger) {
+        let next = failover.to.map { "trying \($0)" } ?? "no relay left: it waits for a later pass"
+        logger.warning("relay \(failover.from) could not take a message (\(failover.reason)); \(next)",
+                       metadata: NotifierEvent.relayFailover.metadata.merging([
+                        "relay": "\(failover.from)", "next_relay": "\(failover.to ?? "")", "reason": "\(failover.reason)"]) { $1 })
     }
 }

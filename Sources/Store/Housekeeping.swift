@@ -22,6 +22,9 @@ package enum Housekeeping {
         package var bounces: BounceStore.MailboxRecord?
         /// Escalation's steps made and the escalated streaks not heard now (docs/escalation.md).
         package var escalation = EscalationFigures()
+        /// Each relay's counts (`sileme.relay_counts`): the mail it accepted, the messages that
+        /// passed it over; by relay URL.
+        package var relays: [String: (accepted: Int, passedOver: Int)] = [:]
 
         /// No run yet.
         package init() {}
@@ -59,6 +62,9 @@ package enum Housekeeping {
             .int("acknowledgements") ?? 0
         figures.bounces = try BounceStore.mailboxRecord(db)
         figures.escalation = try EscalationFigures.read(db)
+        for row in try db.execute("SELECT relay, accepted, passed_over FROM sileme.relay_counts").rows {
+            if let relay = row.string("relay") { figures.relays[relay] = (row.int("accepted") ?? 0, row.int("passed_over") ?? 0) }
+        }
         return figures
     }
 

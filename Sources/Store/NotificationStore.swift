@@ -348,6 +348,7 @@ package struct NotificationStore: Sendable {
                 "ids": PGArray.literal(sent.map { String($0.logID) }), "attempts": PGArray.literal(sent.map { String($0.attempts) }),
                 "replies": PGArray.literal(sent.map { String($0.text.prefix(1000)) }),
                 "at_epochs": PGArray.literal(sent.map { String($0.at.timeIntervalSince1970) }),
+                "relays": PGArray.literal(sent.map(\.relay)),
             ])
         }
         let failed = outcomes.filter { $0.status != .sent }
@@ -360,17 +361,33 @@ package struct NotificationStore: Sendable {
                 "undeliverable": PGArray.literal(failed.map { String($0.undeliverable) }),
             ])
         }
+        let passedOver = outcomes.flatMap(\.passedOver)
+        if !passedOver.isEmpty {
+            // Rare (a relay failed as a relay): counted per relay, apart from the rows.
+            try db.execute(SQLStatement("""
+                INSERT INTO sileme.relay_counts AS c (relay, passed_over)
+                SELECT relay, count(*) FROM unnest($relays::text[]) AS p(relay) GROUP BY relay ORDER BY relay
+                ON CONFLICT (relay) DO UPDATE SET passed_over = c.passed_over + EXCLUDED.passed_over, updated_at = now()
+                """), ["relays": PGArray.literal(passedOver)])
+        }
     }
 
     /// `record`'s statement for accepted messages (parsed once: the recorder runs it per micro-batch).
     private static let recordSent = SQLStatement("""
-            WITH r AS (SELECT * FROM unnest($ids::bigint[], $attempts::int[], $replies::text[], $at_epochs::float8[]) AS r(id, attempts, reply, at_epoch)),
+            WITH r AS (SELECT * FROM unnest($ids::bigint[], $attempts::int[], $replies::text[], $at_epochs::float8[], $relays::text[])
+                       AS r(id, attempts, reply, at_epoch, relay)),
             done AS (
                 UPDATE notification_logs n SET status = 'sent', email_sent = true, sent_at = to_timestamp(r.at_epoch),
                        attempts = n.attempts + r.attempts, last_error = NULL, next_attempt_at = NULL,
-                       last_reply = r.reply, updated_at = now()
+                       last_reply = r.reply, relay = r.relay, updated_at = now()
                 FROM r WHERE n.id = r.id AND NOT n.email_sent
-                RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply
+                RETURNING n.user_id, n.contact, n.channel, n.kind, r.reply, r.relay
+            ), counted AS (
+                -- The mail each relay accepted, counted once per row (a row written again is not
+                -- in `done`); in relay order, so that two recorders lock the counts alike.
+                INSERT INTO sileme.relay_counts AS c (relay, accepted)
+                SELECT relay, count(*) FROM done WHERE relay IS NOT NULL GROUP BY relay ORDER BY relay
+                ON CONFLICT (relay) DO UPDATE SET accepted = c.accepted + EXCLUDED.accepted, updated_at = now()
             ), introduced AS (
                 -- An introduction mail accepted settles its pair in the same statement (the
                 -- webhook's event tells the app, not the contact).

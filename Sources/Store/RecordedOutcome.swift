@@ -27,11 +27,19 @@ package struct RecordedOutcome: Sendable {
     /// The server refused the recipient as unknown ("no such user"): the contact is marked
     /// `undeliverable` in `contact_status`.
     package let undeliverable: Bool
+    /// The relay that accepted a sent mail (its URL; nil for a webhook event or the outbox):
+    /// `notification_logs.relay`, what the history report and the metrics count per relay.
+    package let relay: String?
+    /// The relays its attempts passed over, each having failed as a relay (`SMTP_FALLBACK`),
+    /// once per time: counted per relay (`sileme.relay_counts`).
+    package let passedOver: [String]
 
     /// Creates the value.
     package init(logID: Int64, status: Status, attempts: Int, text: String, nextAttempt: Date? = nil, at: Date,
-                 undeliverable: Bool = false) {
+                 undeliverable: Bool = false, relay: String? = nil, passedOver: [String] = []) {
         self.undeliverable = undeliverable
+        self.relay = relay
+        self.passedOver = passedOver
         self.logID = logID
         self.status = status
         self.attempts = attempts

@@ -53,6 +53,11 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
     /// `ALERT_DATE`, masked `RECIPIENT`, `OUTCOME`: `ok` or `unreachable`): the other contacts are
     /// told, and the streak is closed or its next step comes at once (docs/escalation.md).
     case outcomeRecorded = "outcome_recorded"
+    /// A relay could not take a message for reasons of its own (unreachable, TLS, AUTH, `421`, a
+    /// refused session or `MAIL FROM`): the message went to the next relay of `SMTP_FALLBACK`
+    /// (`RELAY`, `NEXT_RELAY` — empty when none was left — `REASON`); the relay rests for
+    /// `SMTP_FALLBACK_RETRY` (docs/delivery.md, "Fallback relays").
+    case relayFailover = "relay_failover"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -80,6 +85,7 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
         case .alertsHeld: "ba186e0e0bf34c279a00ad43509e5af0"
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .contactUndeliverable: "a6463324a233427b991a95d572da1d85"
+        case .relayFailover: "f8de42a154c84d4cb3843c94a08de370"
         case .bounceReceived, .bounceMailboxUnavailable, .escalated, .unheard, .outcomeRecorded,
              .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,

@@ -298,6 +298,22 @@ public struct BadSetting: Sendable, CustomStringConvertible {
             cases.append(bounceCase("BOUNCE_CA_FILE", .wrongType, imap.merging(["BOUNCE_CA_FILE": path]) { $1 }))
         }
         cases.append(bounceCase("BOUNCE_CA_FILE", .invalid, ["BOUNCE_CA_FILE": "/etc/ssl/certs/ca-certificates.crt"]))
+        // Fallback relays (docs/delivery.md, "Fallback relays").
+        for relay in ["relay.example", "http://relay.example", "smtp://user:pw@relay.example", "smtp://relay.example/path",
+                      "smtps://relay.example?tls=none", "smtp://relay.example?verify=no", "smtp://a smtp://b smtp://c smtp://d smtp://e"] {
+            cases.append(BadSetting("SMTP_FALLBACK", .invalid, ["SMTP_FALLBACK": relay]))
+        }
+        cases += each("SMTP_FALLBACK_RETRY", .wrongType, ["5", "five minutes", "1.5m"])
+        cases += each("SMTP_FALLBACK_RETRY", .outOfRange, ["0s", "2d", "86401s"])
+        for number in 1...4 {
+            cases.append(BadSetting("SMTP_FALLBACK_PASSWORD_\(number)", .invalid, ["SMTP_FALLBACK_PASSWORD_\(number)": "pw"]))
+            cases.append(BadSetting("SMTP_FALLBACK_PASSWORD_\(number)_FILE", .invalid, ["SMTP_FALLBACK_PASSWORD_\(number)_FILE": f.missing]))
+        }
+        cases.append(BadSetting("SMTP_FALLBACK_PASSWORD_1", .missing, ["SMTP_FALLBACK": "smtp://user@relay.example"]))
+        for path in [f.missing, f.folder, f.empty, f.notUTF8] {
+            cases.append(BadSetting("SMTP_FALLBACK_PASSWORD_1_FILE", .unreadableFile,
+                                    ["SMTP_FALLBACK": "smtp://user@relay.example", "SMTP_FALLBACK_PASSWORD_1_FILE": path]))
+        }
         for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
         cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
         return cases

@@ -33,11 +33,22 @@ package protocol DeliveryChannel: AnyObject {
 
     /// `job` as log lines name it: "notification (3 days missed)", "webhook checkin.alert".
     func describe(_ job: DeliveryJob) -> String
+
+    /// Who answered the last attempt, when the channel has a choice of servers (mail's relays,
+    /// `SMTP_FALLBACK`): recorded with a sent row.
+    var acceptedBy: String? { get }
+
+    /// The servers the last attempt passed over, each unusable (counted per relay).
+    var passedOver: [String] { get }
 }
 
 extension DeliveryChannel {
     /// No rate limit: the turn is now.
     package func awaitTurn(stop: StopSignal) -> Bool { true }
+
+    /// One server: nothing to record.
+    package var acceptedBy: String? { nil }
+    package var passedOver: [String] { [] }
 }
 
 /// One attempt at a claimed message: the server's reply when it was delivered, else the typed

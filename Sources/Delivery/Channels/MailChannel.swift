@@ -54,6 +54,11 @@ package final class MailChannel: DeliveryChannel {
         bounceTag?.envelopeSender(row: row) ?? composer.from.address
     }
 
+    /// The relay that took the last mail (`SMTP_HOST`, or one of `SMTP_FALLBACK`'s).
+    package var acceptedBy: String? { transport.relay }
+    /// The relays the last mail passed over.
+    package var passedOver: [String] { transport.passedOver }
+
     package func describe(_ job: DeliveryJob) -> String {
         job.kind == .alert ? "notification (\(job.missedDays) days missed)" : job.kind.rawValue
     }

@@ -14,7 +14,7 @@ package final class SMTPTransport: CurlTransport {
     /// stop is a transient failure for a message not yet handed over, `.unknown` — resent later with
     /// the same `Message-ID` — for one whose final reply never came).
     package let curl: CurlHandle
-    private let settings: SMTPSettings
+    let settings: SMTPSettings
     private let replies = ReplyCapture()
 
     /// Prepares a handle for `settings`; nothing is connected until the first `send`.

@@ -47,9 +47,10 @@ final class Postfix: @unchecked Sendable {
     /// Starts the relay: mail to `domains` goes to the SMTP server on 127.0.0.1:`sinkPort`; mail to
     /// `bounce` (`local@domain`, with any `+tag`) is delivered into `maildir`. With `strictTLS`
     /// the relay takes mail only over STARTTLS with that certificate, and applies `strictChecks`,
-    /// as a careful operator's Postfix does.
+    /// as a careful operator's Postfix does. `extra` lines end its `main.cf` (a relay that refuses
+    /// the session, or one that drops what it accepts).
     init(relaying domains: [String], to sinkPort: String, bounce: String = BounceStoreIntegrationTests.address,
-         strictTLS: TLSFiles? = nil) throws {
+         strictTLS: TLSFiles? = nil, extra: [String] = []) throws {
         port = try PostgresCluster.freePort()
         directory = "/var/tmp/sn-postfix-" + UUID().uuidString.lowercased().prefix(8)
         let at = bounce.firstIndex(of: "@")!
@@ -103,7 +104,7 @@ final class Postfix: @unchecked Sendable {
                 (["smtpd_tls_cert_file = \(tls.certificate)", "smtpd_tls_key_file = \(tls.key)", "smtpd_tls_received_header = yes",
                   "alias_maps =", "alias_database ="]
                  + Self.strictChecks).joined(separator: "\n") + "\n"
-            } ?? "")
+            } ?? "") + extra.map { $0 + "\n" }.joined()
         let services = [
             "127.0.0.1:\(port) inet n - n - - smtpd",
             "pickup unix n - n 60 1 pickup", "cleanup unix n - n - 0 cleanup", "qmgr unix n - n 300 1 qmgr",
@@ -148,7 +149,8 @@ final class Postfix: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static func listening(_ port: Int) -> Bool {
+    /// Whether something accepts connections on 127.0.0.1:`port`.
+    static func listening(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

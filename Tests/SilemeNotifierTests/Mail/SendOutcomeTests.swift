@@ -9,7 +9,7 @@ struct SendOutcomeTests {
     }
 
     @Test("a 4xx reply is transient, a 5xx reply permanent",
-          arguments: [(55, 451, false), (55, 550, true), (8, 554, true), (8, 452, false), (56, 421, false)])
+          arguments: [(55, 451, false), (55, 550, true), (8, 554, true), (8, 452, false), (56, 451, false)])
     func replies(curl: Int, response: Int, permanent: Bool) {
         let outcome = SendOutcome.classify(curlCode: curl, responseCode: response, reply: "\(response) x", curlMessage: "m")
         if permanent {
@@ -44,5 +44,28 @@ struct SendOutcomeTests {
             return
         }
         #expect(unavailable)
+    }
+
+    @Test("the relay's refusals — 421 at any step, a refused greeting, EHLO or MAIL FROM — are the relay's, not the message's: transient, server unavailable",
+          arguments: [(55, 421, "RCPT failed: 421"), (8, 421, ""), (55, 550, "MAIL failed: 550"), (55, 451, "MAIL failed: 451"),
+                      (8, 554, "Got unexpected smtp-server response: 554"), (8, 554, "Remote access denied: 554")])
+    func relayRefusals(curl: Int, response: Int, message: String) {
+        let outcome = SendOutcome.classify(curlCode: curl, responseCode: response, reply: "\(response) x", curlMessage: message)
+        #expect(outcome == .transient(reason: "\(response) x", serverUnavailable: true), "\(message)")
+        #expect(outcome.isRelayFailure)
+    }
+
+    @Test("what says something of the message is never the relay's: a refused recipient or message, an unknown outcome, an acceptance")
+    func notRelayFailures() {
+        let outcomes: [SendOutcome] = [
+            SendOutcome.classify(curlCode: 55, responseCode: 550, reply: "550 5.1.1 no such user", curlMessage: "RCPT failed: 550"),
+            SendOutcome.classify(curlCode: 55, responseCode: 451, reply: "451 4.7.1 greylisted", curlMessage: "RCPT failed: 451"),
+            SendOutcome.classify(curlCode: 8, responseCode: 554, reply: "554 5.7.1 spam", curlMessage: "Weird server reply", messageHandedOver: true),
+            SendOutcome.classify(curlCode: 56, responseCode: 354, reply: nil, curlMessage: "Connection died", messageHandedOver: true),
+            SendOutcome.classify(curlCode: 0, responseCode: 250, reply: "250 OK", curlMessage: ""),
+        ]
+        for outcome in outcomes { #expect(!outcome.isRelayFailure, "\(outcome)") }
+        #expect(SendOutcome.classify(curlCode: 7, responseCode: 0, reply: nil, curlMessage: "Failed to connect").isRelayFailure)
+        #expect(SendOutcome.classify(curlCode: 67, responseCode: 535, reply: "535 auth", curlMessage: "Login denied").isRelayFailure)
     }
 }
