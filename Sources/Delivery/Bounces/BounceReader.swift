@@ -207,7 +207,7 @@ package final class BounceReader: @unchecked Sendable {
             "bounce_verdict": "\(report.verdict.rawValue)", "mailbox_message": "\(message)",
         ]
         if let status = block?.status { fields["bounce_status"] = "\(status)" }
-        /// The line about the bounced row, logged after the commit.
+        // The line about the bounced row, logged after the commit.
         var bouncedLine: (() -> Void)?
         switch decision {
         case .bounce(let delivery, let bounceClass):
