@@ -1,3 +1,5 @@
+import Values
+
 /// What one message in the bounce mailbox says, read from its raw bytes: its kind
 /// (`verdict`), the per-recipient delivery status of an RFC 3464 report, and the two keys that
 /// find the delivery row — the addresses the report was sent to (where the VERP tag is) and the
@@ -9,8 +11,8 @@
 package struct BounceReport: Sendable, Equatable {
     /// What kind of message it is, and so what it may change.
     package enum Verdict: String, Sendable, Equatable, CaseIterable {
-        /// A delivery report of a permanent failure (`Action: failed`, `Status: 5.x.x`): the
-        /// contact's address is dead.
+        /// A delivery report of a permanent failure (`Action: failed`, `Status: 5.x.x`): the mail
+        /// did not arrive; the address is dead only when its class says so (`Recipient.bounceClass`).
         case permanent
         /// A delivery report of a delay or a temporary failure (`Action: delayed`, or `4.x.x`):
         /// noted, nothing more.
@@ -42,6 +44,10 @@ package struct BounceReport: Sendable, Equatable {
 
         /// The address this block is about: the final recipient, else the original one.
         package var address: String? { finalRecipient ?? originalRecipient }
+
+        /// What the failure says about the address (`BounceClass`, the rule the SMTP dialogue's
+        /// refusals follow too): only `noSuchAddress` makes the contact undeliverable.
+        package var bounceClass: BounceClass { .of(status: status, text: diagnostic) }
 
         /// Creates the value.
         package init(finalRecipient: String? = nil, originalRecipient: String? = nil, action: String? = nil, status: String? = nil,

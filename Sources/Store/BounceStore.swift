@@ -1,9 +1,10 @@
 import Foundation
 import Values
 
-/// The SQL of the bounces (docs/bounces.md, migration 022): the delivery row a report names, and
-/// what a report changes — the row `bounced` and its contact `undeliverable` for a dead address,
-/// an event for every report acted on or kept aside (`sileme.bounce_events`).
+/// The SQL of the bounces (docs/bounces.md, migrations 022 and 032): the delivery row a report
+/// names, and what a report changes — the row `bounced` for a permanent failure, and its contact
+/// `undeliverable` only for a dead address (`BounceClass.noSuchAddress`); an event for every report
+/// acted on or kept aside (`sileme.bounce_events`).
 ///
 /// Every write is one statement keyed by the report (`Event.report`, the SHA-256 of the message),
 /// so applying the same report again — read a second time after a crash between the commit and
@@ -38,7 +39,7 @@ package enum BounceStore {
 
     /// What a report was, as `bounce_events.kind` says it.
     package enum Kind: String, Sendable, CaseIterable {
-        /// A dead address (`Action: failed`, `5.x.x`).
+        /// A permanent failure (`Action: failed`, `5.x.x`), of the event's `bounceClass`.
         case permanent
         /// A delay, or a failure the sender's MTA gave up on with `4.x.x`.
         case transient
@@ -61,15 +62,20 @@ package enum BounceStore {
         package var status: String?
         /// The report's diagnostic, as the reader kept it.
         package var diagnostic: String?
+        /// What a permanent failure says about the address (nil for the other kinds).
+        package var bounceClass: BounceClass?
 
-        /// Creates the value.
-        package init(report: String, kind: Kind, domain: String, logID: Int64? = nil, status: String? = nil, diagnostic: String? = nil) {
+        /// Creates the value; a permanent event's class is its status's and diagnostic's
+        /// (`BounceClass.of`) unless given.
+        package init(report: String, kind: Kind, domain: String, logID: Int64? = nil, status: String? = nil, diagnostic: String? = nil,
+                     bounceClass: BounceClass? = nil) {
             self.report = report
             self.kind = kind
             self.domain = domain
             self.logID = logID
             self.status = status
             self.diagnostic = diagnostic
+            self.bounceClass = bounceClass ?? (kind == .permanent ? .of(status: status, text: diagnostic) : nil)
         }
     }
 
@@ -130,6 +136,8 @@ package enum BounceStore {
         package var recorded: Bool
         /// The row went from `sent` to `bounced` now (false: it was bounced already, or never sent).
         package var bounced: Bool
+        /// The contact was marked `undeliverable` now: the row bounced now, as a dead address.
+        package var undeliverable = false
         /// The streak's notices to the contact that were waiting for a retry, now skipped
         /// (`contact_bounced`).
         package var noticesSkipped = 0
@@ -137,12 +145,16 @@ package enum BounceStore {
 
     /// A permanent bounce of `event.logID`, in one statement (prepared once per session: a full
     /// mailbox runs it thousands of times): the event
-    /// recorded; the row `bounced` with the report's status, diagnostic and time — only a sent
-    /// mail, and only once; its contact `undeliverable` in `contact_status`, as a send refused with
-    /// "no such user" marks it (`NotificationStore.contactStatusUpsert`); the listening daemons
-    /// woken for the user. The bounced row is what owes the `contact.undeliverable` event
-    /// (`LifecycleStore.dueUndeliverable`), so the event is committed with the bounce. A report applied before
-    /// changes nothing: its event exists, so nothing after it runs.
+    /// recorded; the row `bounced` with the report's status, diagnostic, class and time — only a
+    /// sent mail, and only once. Then, only when the class says the address is dead
+    /// (`BounceClass.addressIsDead`): its contact `undeliverable` in `contact_status`, as a send
+    /// refused with "no such user" marks it (`NotificationStore.contactStatusUpsert`), the streak's
+    /// notices waiting for a retry skipped, and the listening daemons woken for the user. The
+    /// bounced row of a dead address is what owes the `contact.undeliverable` event
+    /// (`LifecycleStore.dueUndeliverable`), so the event is committed with the bounce. A bounce of
+    /// any other class (a full mailbox, a spam block) leaves the contact in use: the row says the
+    /// mail did not arrive (escalation counts it, docs/escalation.md), and nothing else changes. A
+    /// report applied before changes nothing: its event exists, so nothing after it runs.
     package static func applyPermanent(_ db: PGConnection, _ event: Event) throws -> Applied {
         precondition(event.kind == .permanent && event.logID != nil, "BounceStore.applyPermanent: a permanent event of a row")
         let row = try db.executePrepared(SQLStatement("""
@@ -151,33 +163,37 @@ package enum BounceStore {
                 RETURNING log_id
             ), bounced AS (
                 UPDATE notification_logs n SET status = 'bounced', bounced_at = now(), bounce_status = $status,
-                       bounce_diagnostic = $diagnostic, updated_at = now()
+                       bounce_diagnostic = $diagnostic, bounce_class = $bounce_class, updated_at = now()
                 FROM event WHERE n.id = event.log_id AND n.email_sent AND n.status = 'sent' AND n.channel = 'email'
                 RETURNING n.user_id, n.notification_date, n.contact, n.channel, coalesce($diagnostic, $status) AS reply
+            ), dead AS (
+                -- Only a dead address changes more than its row (docs/bounces.md).
+                SELECT * FROM bounced WHERE $bounce_class = '\(BounceClass.noSuchAddress.rawValue)'
             ), settled AS (
                 -- The streak's notices to this contact waiting for a retry are no longer owed
                 -- (docs/bounces.md): no run would send them, and as `retry` they would count in
                 -- the backlog until they aged out. Skipped, with the reason, like a notice the
                 -- claim cancels.
                 UPDATE notification_logs r SET status = 'skipped', last_error = 'contact_bounced', updated_at = now()
-                FROM bounced b
+                FROM dead b
                 WHERE r.user_id = b.user_id AND r.notification_date = b.notification_date AND r.channel = 'email'
                   AND r.contact = b.contact AND r.kind IN \(LifecycleStore.noticeKinds) AND r.status = 'retry' AND NOT r.email_sent
                 RETURNING 1
             ), marked AS (
-                \(NotificationStore.contactStatusUpsert(from: "bounced", status: "'undeliverable'"))
+                \(NotificationStore.contactStatusUpsert(from: "dead", status: "'undeliverable'"))
                 RETURNING 1
             ), woken AS (
                 -- The daemons that listen for check-ins run a pass for the user at the commit: it
                 -- sends the `contact.undeliverable` event the bounced row now makes due.
-                SELECT pg_notify('sileme_check_in', user_id::text) FROM bounced
+                SELECT pg_notify('sileme_check_in', user_id::text) FROM dead
             )
             SELECT (SELECT count(*) FROM event)::int AS recorded, (SELECT count(*) FROM bounced)::int AS bounced,
                    (SELECT count(*) FROM marked)::int AS marked, (SELECT count(*) FROM woken)::int AS woken,
                    (SELECT count(*) FROM settled)::int AS settled
             """), binds(event))[0]
-        return Applied(recorded: (row.int("recorded") ?? 0) > 0, bounced: (row.int("bounced") ?? 0) > 0,
-                       noticesSkipped: row.int("settled") ?? 0)
+        let bounced = (row.int("bounced") ?? 0) > 0
+        return Applied(recorded: (row.int("recorded") ?? 0) > 0, bounced: bounced,
+                       undeliverable: bounced && event.bounceClass?.addressIsDead == true, noticesSkipped: row.int("settled") ?? 0)
     }
 
     /// Records a transient bounce, a complaint or an unmatched report; nothing else changes.
@@ -196,14 +212,14 @@ package enum BounceStore {
 
     /// SQL: inserts the event, unless its report has one.
     private static let insertEvent = """
-        INSERT INTO sileme.bounce_events (report, kind, domain, log_id, status_code, diagnostic)
-        VALUES ($report, $kind, $domain, $log_id::bigint, $status, $diagnostic)
+        INSERT INTO sileme.bounce_events (report, kind, domain, log_id, status_code, diagnostic, bounce_class)
+        VALUES ($report, $kind, $domain, $log_id::bigint, $status, $diagnostic, $bounce_class)
         ON CONFLICT (report) DO NOTHING
         """
 
     private static func binds(_ event: Event) -> [String: String?] {
         ["report": event.report, "kind": event.kind.rawValue, "domain": event.domain, "log_id": event.logID.map(String.init),
-         "status": event.status, "diagnostic": event.diagnostic]
+         "status": event.status, "diagnostic": event.diagnostic, "bounce_class": event.bounceClass?.rawValue]
     }
 
     /// What the reader says of itself (`sileme.bounce_mailbox`): when it last listed the mailbox,

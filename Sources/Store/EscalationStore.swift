@@ -56,23 +56,27 @@ package enum EscalationStore {
     }
 
     /// SQL: the contacts of the streak row `e` (with `user_id`, `alert_date`) as JSON text,
-    /// `[[contact, tier, alerted, bounced], …]`: the contacts in force (at most 5, in serving
-    /// order, or `users.emergency_email`), whether their alert of the streak was accepted and
-    /// whether it bounced (for one not alerted: whether the address is marked undeliverable).
+    /// `[[contact, tier, alerted, bounced, still_in_use], …]`: the contacts in force (at most 5,
+    /// in serving order, or `users.emergency_email`), whether their alert of the streak was
+    /// accepted, whether it bounced, whatever the class (for one not alerted: whether the address
+    /// is marked undeliverable), and whether it bounced as anything but a dead address
+    /// (`LifecycleStore.deadAddress`).
     static func contactsSQL(_ e: String) -> String {
         """
-        (SELECT json_agg(json_build_array(x.contact, x.tier, x.alerted, x.bounced) ORDER BY x.position, x.id)
+        (SELECT json_agg(json_build_array(x.contact, x.tier, x.alerted, x.bounced, x.still_in_use) ORDER BY x.position, x.id)
                     FROM (SELECT x.contact, x.tier, x.position, x.id, a.id IS NOT NULL AS alerted,
                                  CASE WHEN a.id IS NOT NULL THEN a.status = 'bounced'
                                       ELSE EXISTS (SELECT 1 FROM contact_status s WHERE s.user_id = \(e).user_id AND s.email = x.contact
-                                                                                  AND s.status = 'undeliverable') END AS bounced
+                                                                                  AND s.status = 'undeliverable') END AS bounced,
+                                 coalesce(a.status = 'bounced' AND NOT (\(LifecycleStore.deadAddress("a"))), false) AS still_in_use
                           FROM (SELECT lower(btrim(c.email)) AS contact, c.tier, c.position, c.id
                                 FROM emergency_contacts c WHERE c.user_id = \(e).user_id ORDER BY c.position, c.id LIMIT 5) x
                           LEFT JOIN notification_logs a ON a.user_id = \(e).user_id AND a.notification_date = \(e).alert_date
                                                        AND a.kind = 'alert' AND a.channel = 'email' AND a.contact = x.contact
                                                        AND a.email_sent
                           UNION ALL
-                          SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false)
+                          SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false),
+                                 coalesce(a.status = 'bounced' AND NOT (\(LifecycleStore.deadAddress("a"))), false)
                           FROM users u
                           LEFT JOIN notification_logs a ON a.user_id = u.id AND a.notification_date = \(e).alert_date AND a.kind = 'alert'
                                                        AND a.channel = 'email' AND a.contact = lower(btrim(u.emergency_email))
@@ -101,13 +105,13 @@ package enum EscalationStore {
     /// The key of `contacts(_:of:)`' answer.
     package static func streakKey(userID: String, alertDate: CalendarDate) -> String { "\(userID.lowercased()) \(alertDate)" }
 
-    /// The contacts of the `contacts` column: `[[contact, tier, alerted, bounced], …]`.
+    /// The contacts of the `contacts` column: `[[contact, tier, alerted, bounced, still_in_use], …]`.
     static func contacts(_ text: String?) -> [EscalationRule.Contact] {
         guard let data = text?.data(using: .utf8), let rows = try? JSONSerialization.jsonObject(with: data) as? [[Any]] else { return [] }
         return rows.compactMap { row in
-            guard row.count == 4, let key = row[0] as? String, !key.isEmpty, let tier = (row[1] as? NSNumber)?.intValue,
-                  let alerted = row[2] as? Bool, let bounced = row[3] as? Bool else { return nil }
-            return EscalationRule.Contact(key: key, tier: tier, alerted: alerted, bounced: bounced)
+            guard row.count == 5, let key = row[0] as? String, !key.isEmpty, let tier = (row[1] as? NSNumber)?.intValue,
+                  let alerted = row[2] as? Bool, let bounced = row[3] as? Bool, let stillInUse = row[4] as? Bool else { return nil }
+            return EscalationRule.Contact(key: key, tier: tier, alerted: alerted, bounced: bounced, stillInUse: stillInUse)
         }
     }
 

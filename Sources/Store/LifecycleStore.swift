@@ -253,23 +253,31 @@ package struct LifecycleStore: Sendable {
     }
 
     /// SQL: the kinds of a streak's notices (those threaded under its alert) as a list for `IN`:
-    /// the ones a contact to whom a mail of the streak bounced no longer gets (`bounced`).
+    /// the ones a contact whose address a mail of the streak found dead no longer gets (`bounced`).
     package static let noticeKinds = "(" + DeliveryJob.Kind.threaded.sorted().map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
 
     /// SQL: a mail of the streak of `user` whose alert is dated `date` to `contact` bounced for good
-    /// (docs/bounces.md), so the notices of that streak no longer go to it — on e-mail only
-    /// (`channel`): a webhook event is about the user, not one address. One probe of the delivery
-    /// key's index (the streak's messages share the alert's date).
+    /// as a dead address (docs/bounces.md), so the notices of that streak no longer go to it — on
+    /// e-mail only (`channel`): a webhook event is about the user, not one address. A bounce of
+    /// another class (a full mailbox, a spam block) stops nothing: the contact stays in use. One
+    /// probe of the delivery key's index (the streak's messages share the alert's date).
     package static func bounced(user: String, date: String, contact: String, channel: String) -> String {
         """
         (\(channel) = 'email' AND EXISTS (SELECT 1 FROM notification_logs b
                                          WHERE b.user_id = \(user) AND b.notification_date = \(date) AND b.channel = 'email'
-                                           AND b.contact = \(contact) AND b.status = 'bounced'))
+                                           AND b.contact = \(contact) AND \(deadAddress("b"))))
         """
     }
 
+    /// SQL: the row `n` bounced as a dead address (`BounceClass.noSuchAddress`); a row bounced
+    /// before migration 032 has no class and was applied as one, so it still counts as one.
+    package static func deadAddress(_ n: String) -> String {
+        "\(n).status = 'bounced' AND coalesce(\(n).bounce_class, '\(BounceClass.noSuchAddress.rawValue)') = '\(BounceClass.noSuchAddress.rawValue)'"
+    }
+
     /// The `contact.undeliverable` events due now (docs/bounces.md): one per mail that bounced for
-    /// good since `since` (its first report's time), streak and contact — keyed by the bounced
+    /// good as a dead address (`deadAddress`; a full mailbox or a spam block owes none) since
+    /// `since` (its first report's time), streak and contact — keyed by the bounced
     /// mail's date and its contact — unless its row is sent, failed for good, in flight or waiting
     /// for its retry (a retry comes from here when its time comes, with the bounce it reports).
     /// The bounce and this event's row are the same commit's work: the bounced row is what makes
@@ -282,7 +290,7 @@ package struct LifecycleStore: Sendable {
                    n.last_check_in_date AS last, 'webhook' AS channel, n.kind AS bounced_kind, n.message_id AS bounced_message_id,
                    e.status_code, e.diagnostic, extract(epoch FROM e.received_at) AS bounced_epoch
             FROM sileme.bounce_events e
-            JOIN notification_logs n ON n.id = e.log_id AND n.status = 'bounced' AND n.channel = 'email' AND n.contact <> ''
+            JOIN notification_logs n ON n.id = e.log_id AND \(Self.deadAddress("n")) AND n.channel = 'email' AND n.contact <> ''
             JOIN users u ON u.id = n.user_id
             WHERE e.kind = 'permanent' AND e.received_at >= to_timestamp($since::float8)
               AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[]))

@@ -34,6 +34,9 @@ Failure injection, by the recipient's local part (case-insensitive)
                  451 4.3.0, later ones are accepted
   temp451always  every RCPT gets 451 4.3.0
   perm550        550 5.1.1 <addr>: Recipient address rejected
+  full552        552 5.2.2 <addr>: Mailbox full (a live address, docs/bounces.md)
+  spam571        550 5.7.1 <addr>: Message rejected as spam (a live address)
+  route544       550 5.4.4 <addr>: Host or domain name not found (a live address)
   data554        RCPT accepted, DATA answered 554 5.6.0
   slow<N>        wait N seconds before answering DATA (then accept)
   close421once   first RCPT for that exact address gets 421 4.3.2 and the
@@ -41,7 +44,7 @@ Failure injection, by the recipient's local part (case-insensitive)
   dropdataonce   the first message for that exact address is stored (accepted)
                  but the connection is cut before the reply to DATA: the
                  client cannot know; later ones are accepted normally
-When several apply: perm550, then temp451always, then temp451once at RCPT;
+When several apply: perm550, full552, spam571, route544, then temp451always, then temp451once at RCPT;
 at DATA the longest slow<N> of all recipients is waited, then data554 of any
 recipient rejects the whole message.
 
@@ -74,6 +77,12 @@ log = logging.getLogger("sileme.smtp")
 TEMP_FAIL = "451 4.3.0 Temporary failure, try again"
 CLOSING = "421 4.3.2 Service shutting down, closing connection"
 DATA_REJECT = "554 5.6.0 Message rejected: content refused"
+# The permanent refusals of a live address (docs/bounces.md's classes): local-part marker, code, reply.
+PERMANENT_REFUSALS = [
+    ("full552", 552, "552 5.2.2 <%s>: Mailbox full"),
+    ("spam571", 550, "550 5.7.1 <%s>: Message rejected as spam"),
+    ("route544", 550, "550 5.4.4 <%s>: Host or domain name not found"),
+]
 SLOW_RE = re.compile(r"slow(\d+)")
 # Message-ID header at the start of a header line, with folded continuations.
 MESSAGE_ID_RE = re.compile(
@@ -171,6 +180,9 @@ class Handler:
         local = local_part(address)
         if "perm550" in local:
             return 550, "550 5.1.1 <%s>: Recipient address rejected: mailbox unavailable" % address
+        for marker, code, reply in PERMANENT_REFUSALS:
+            if marker in local:
+                return code, reply % address
         if "temp451always" in local:
             return 451, TEMP_FAIL
         if "close421once" in local:

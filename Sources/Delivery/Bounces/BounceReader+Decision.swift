@@ -1,5 +1,6 @@
 import Bounce
 import Store
+import Values
 
 extension BounceReader {
     /// How a report names its delivery row: the tag in the address it was sent to, else the
@@ -38,8 +39,10 @@ extension BounceReader {
 
     /// What to do with one message of the mailbox.
     package enum Decision: Sendable, Equatable {
-        /// A dead address: the row `bounced`, the contact `undeliverable`; then the message is removed.
-        case bounce(BounceStore.Delivery)
+        /// A permanent failure of the row's mail: the row `bounced` with the failure's class — and,
+        /// only when the class says the address is dead (`BounceClass.addressIsDead`), the contact
+        /// `undeliverable`; then the message is removed.
+        case bounce(BounceStore.Delivery, BounceClass)
         /// A transient bounce or a complaint about the row: recorded; then the message is removed.
         case note(BounceStore.Kind, BounceStore.Delivery)
         /// A report that changes nothing (a success notice of our row): removed.
@@ -69,7 +72,8 @@ extension BounceReader {
     /// (it may say something about the contact nobody else will read) rather than deleted; so is
     /// anything unparsed. A report found by `Message-ID` alone must be about the row's own contact
     /// (its final or original recipient), so that a forged report quoting an alert's id cannot mark
-    /// another address dead.
+    /// another address dead. A permanent report carries the class of its deciding block
+    /// (`BounceClass`): what it changes beyond the row is the store's to do by that class.
     package static func decide(_ report: BounceReport, key: Key, delivery: BounceStore.Delivery?) -> Decision {
         switch report.verdict {
         case .autoReply: return .setAside(.autoReply)
@@ -89,7 +93,7 @@ extension BounceReader {
             guard named.contains(delivery.contact) else { return .unmatched(.otherRecipient) }
         }
         switch report.verdict {
-        case .permanent: return .bounce(delivery)
+        case .permanent: return .bounce(delivery, report.decidingRecipient?.bounceClass ?? .other)
         case .transient: return .note(.transient, delivery)
         case .complaint: return .note(.complaint, delivery)
         default: return .remove

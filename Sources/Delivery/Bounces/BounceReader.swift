@@ -24,7 +24,7 @@ package final class BounceReader: @unchecked Sendable {
     package struct Tally: Sendable, Equatable {
         /// Messages read (or found too large).
         package var read = 0
-        /// Rows newly `bounced` (their contact `undeliverable`).
+        /// Rows newly `bounced` (their contact `undeliverable` when the address is dead).
         package var bounced = 0
         /// Transient bounces and complaints recorded.
         package var noted = 0
@@ -207,23 +207,33 @@ package final class BounceReader: @unchecked Sendable {
             "bounce_verdict": "\(report.verdict.rawValue)", "mailbox_message": "\(message)",
         ]
         if let status = block?.status { fields["bounce_status"] = "\(status)" }
-        var undeliverable: (() -> Void)?
+        // The line about the bounced row, logged after the commit.
+        var bouncedLine: (() -> Void)?
         switch decision {
-        case .bounce(let delivery):
+        case .bounce(let delivery, let bounceClass):
             let event = BounceStore.Event(report: fingerprint ?? message, kind: .permanent, domain: Self.domain(delivery.contact),
-                                          logID: delivery.id, status: block?.status, diagnostic: block?.diagnostic)
+                                          logID: delivery.id, status: block?.status, diagnostic: block?.diagnostic,
+                                          bounceClass: bounceClass)
             let applied = try BounceStore.applyPermanent(db(), event)
             fields.merge(Self.rowFields(delivery)) { $1 }
+            fields["bounce_class"] = "\(bounceClass.rawValue)"
             if applied.bounced {
                 tally.bounced += 1
                 let masked = EmailMasking.mask(delivery.contact)
                 let diagnostic = Self.masked(block?.diagnostic ?? "", contact: delivery.contact)
-                let metadata = NotifierEvent.contactUndeliverable.metadata.merging(fields.merging([
-                    "notification_kind": "\(delivery.kind)", "diagnostic": "\(diagnostic)",
-                ]) { $1 }) { $1 }
-                undeliverable = { [logger] in
-                    logger.warning("contact \(masked) of user \(delivery.userID) is undeliverable: \(block?.status ?? "5.x.x") \(diagnostic)",
-                                   metadata: metadata)
+                let said = "\(block?.status ?? "5.x.x") \(diagnostic)"
+                let lineFields = fields.merging(["notification_kind": "\(delivery.kind)", "diagnostic": "\(diagnostic)"]) { $1 }
+                if applied.undeliverable {
+                    let metadata = NotifierEvent.contactUndeliverable.metadata.merging(lineFields) { $1 }
+                    bouncedLine = { [logger] in
+                        logger.warning("contact \(masked) of user \(delivery.userID) is undeliverable: \(said)", metadata: metadata)
+                    }
+                } else {
+                    // Not a dead address: the mail did not arrive, the contact stays in use (docs/bounces.md).
+                    bouncedLine = { [logger] in
+                        logger.notice("\(delivery.kind) to contact \(masked) of user \(delivery.userID) bounced (\(bounceClass.rawValue)): \(said); the contact stays in use",
+                                      metadata: lineFields)
+                    }
                 }
             }
             fields["bounce_action"] = applied.recorded ? "bounced" : "applied_before"
@@ -254,7 +264,7 @@ package final class BounceReader: @unchecked Sendable {
         }
         let metadata = NotifierEvent.bounceReceived.metadata.merging(fields) { $1 }
         return Settlement(remove: remove) { [logger] in
-            undeliverable?()
+            bouncedLine?()
             if remove {
                 logger.info("bounce report \(message): \(report.verdict.rawValue), \(fields["bounce_action"].map { "\($0)" } ?? "")", metadata: metadata)
             } else {

@@ -1,3 +1,5 @@
+import Values
+
 /// What happened to one message handed to the mail server.
 package enum SendOutcome: Sendable, Equatable {
     /// The server answered 2xx after DATA: delivered (`email_sent = true`).
@@ -21,17 +23,13 @@ package enum SendOutcome: Sendable, Equatable {
         }
     }
 
-    /// True for a permanent refusal that says the recipient does not exist ("no such user"): an
-    /// enhanced status code `5.1.x` (bad destination mailbox or system), or, without one, the
-    /// basic codes 550, 551 and 553. A `5.7.1` policy refusal or a `5.2.2` full mailbox is not one.
+    /// True for a permanent refusal that says the recipient does not exist ("no such user"), by
+    /// the rule the bounce reader follows for a relay's reports (`BounceClass`, docs/bounces.md):
+    /// `5.1.x`, or a `550`/`551`/`553` whose text names the recipient unknown. A `5.7.1` policy
+    /// refusal or a `5.2.2` full mailbox is not one: the contact stays in use.
     package var saysNoSuchUser: Bool {
         guard case .permanent(let reply) = self else { return false }
-        let words = reply.split(whereSeparator: { $0 == " " || $0 == "-" }).prefix(2).map(String.init)
-        guard let code = words.first.flatMap({ Int($0.prefix(3)) }) else { return false }
-        if words.count > 1, words[1].hasPrefix("5."), words[1].split(separator: ".").count == 3 {
-            return words[1].hasPrefix("5.1.")
-        }
-        return [550, 551, 553].contains(code)
+        return BounceClass.of(reply: reply).addressIsDead
     }
 
     /// Whether libcurl's message says the server refused before any recipient was named: the

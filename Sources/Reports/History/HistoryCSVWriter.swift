@@ -1,5 +1,6 @@
 import Foundation
 import Output
+import Values
 
 /// The history report as one CSV table (RFC 4180, UTF-8 with a byte-order mark so that
 /// spreadsheets read Chinese names), one line per record; the first column says what the line is
@@ -17,7 +18,9 @@ import Output
 /// - `miss_days`: `consecutive_miss_days`, `sent`, `not_sent`
 /// - `intake_gap`: `date`, `reason` (its intake and the usual), `held` (users held over it)
 /// - `bounces_day` (`date`) and `bounces_domain` (`domain`): the bounce reports read, `permanent`,
-///   `transient`, `complaint`, `unmatched`
+///   `transient`, `complaint`, `unmatched`, and the permanent ones by class (docs/bounces.md):
+///   `permanent_no_such_address`, `permanent_mailbox`, `permanent_system`, `permanent_routing`,
+///   `permanent_protocol`, `permanent_policy`, `permanent_other`
 ///
 /// - `escalation_day` (`date`: the alert date) and `escalation_total` (the period), when any streak
 ///   was alerted: the streaks
@@ -42,7 +45,7 @@ package final class HistoryCSVWriter: HistorySink {
         "future_ignored", "held", "bounced", "domain", "permanent", "transient", "complaint", "unmatched",
         "alerted", "acknowledged", "ack_median_seconds", "ack_p90_seconds", "escalated", "unheard", "outcome_ok",
         "outcome_unreachable",
-    ]
+    ] + BounceClass.allCases.map { "permanent_\($0.rawValue)" }
     private static let index = Dictionary(uniqueKeysWithValues: columns.enumerated().map { ($1, $0) })
 
     /// Writes to `output`.
@@ -72,9 +75,10 @@ package final class HistoryCSVWriter: HistorySink {
         }
         for (record, counts) in [("bounces_day", overview.bouncesByDay), ("bounces_domain", overview.bouncesByDomain)] {
             for count in counts {
-                line(["record": record, record == "bounces_day" ? "date" : "domain": count.key,
-                      "permanent": String(count.permanent), "transient": String(count.transient),
-                      "complaint": String(count.complaint), "unmatched": String(count.unmatched)])
+                line([("record", record), (record == "bounces_day" ? "date" : "domain", count.key),
+                      ("permanent", String(count.permanent)), ("transient", String(count.transient)),
+                      ("complaint", String(count.complaint)), ("unmatched", String(count.unmatched))]
+                     + count.classColumns.map { ("permanent_\($0.bounceClass.rawValue)", String($0.count)) })
             }
         }
         for day in overview.escalation where !day.isEmpty {
@@ -143,7 +147,10 @@ package final class HistoryCSVWriter: HistorySink {
               "outcome_unreachable": String(day.outcomeUnreachable)])
     }
 
-    private func line(_ values: KeyValuePairs<String, String>) {
+    private func line(_ values: KeyValuePairs<String, String>) { line(values.map { ($0.key, $0.value) }) }
+
+    /// One line of `values` (column, value), the other columns empty.
+    private func line(_ values: [(String, String)]) {
         var fields = [String](repeating: "", count: Self.columns.count)
         for (key, value) in values { fields[Self.index[key]!] = Escaping.csv(value) }
         output.write(fields.joined(separator: ",") + "\r\n")

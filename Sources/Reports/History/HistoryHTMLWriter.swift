@@ -98,11 +98,14 @@ package final class HistoryHTMLWriter: HistorySink {
         if !overview.bouncesByDay.isEmpty {
             func rows(_ counts: [HistoryOverview.BounceCount]) -> String {
                 counts.map {
-                    "<tr><td>\(e($0.key.isEmpty ? "(none)" : $0.key))</td><td>\($0.permanent)</td><td>\($0.transient)</td>"
+                    "<tr><td>\(e($0.key.isEmpty ? "(none)" : $0.key))</td><td>\($0.permanent)</td>"
+                        + $0.classColumns.map { "<td>\($0.count)</td>" }.joined() + "<td>\($0.transient)</td>"
                         + "<td>\($0.complaint)</td><td>\($0.unmatched)</td></tr>\n"
                 }.joined()
             }
-            let head = th("Permanent", n: true) + th("Transient", n: true) + th("Complaints", n: true) + th("Unmatched", n: true)
+            // The permanent reports by class (docs/bounces.md): only "no such address" made a contact undeliverable.
+            let head = th("Permanent", n: true) + BounceClass.allCases.map { th(Self.title($0), n: true) }.joined()
+                + th("Transient", n: true) + th("Complaints", n: true) + th("Unmatched", n: true)
             write("<section id=\"bounces\">\n<h2>Bounce reports</h2>\n<div class=\"scroll\"><table>\n<thead><tr>" + th("Day read") + head
                   + "</tr></thead>\n<tbody>\n" + rows(overview.bouncesByDay) + "</tbody></table></div>\n"
                   + "<div class=\"scroll\"><table>\n<thead><tr>" + th("Recipient domain") + head
@@ -284,6 +287,19 @@ package final class HistoryHTMLWriter: HistorySink {
     }
 
     private func e(_ text: String) -> String { Escaping.html(text) }
+    /// A bounce class's column title (docs/bounces.md).
+    static func title(_ bounceClass: BounceClass) -> String {
+        switch bounceClass {
+        case .noSuchAddress: "No such address"
+        case .mailbox: "Mailbox"
+        case .system: "System"
+        case .routing: "Routing"
+        case .protocol: "Protocol/content"
+        case .policy: "Policy/spam"
+        case .other: "Other"
+        }
+    }
+
     private func th(_ text: String, n: Bool = false) -> String { "<th\(n ? " class=\"n\"" : "")>\(e(text))</th>" }
     private func td(_ text: String, n: Bool = false, mono: Bool = false, date: Bool = false) -> String {
         "<td\(n ? " class=\"n\"" : mono ? " class=\"mono\"" : date ? " class=\"d\"" : "")>\(e(text))</td>"

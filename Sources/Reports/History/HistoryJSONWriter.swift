@@ -63,8 +63,9 @@ package final class HistoryJSONWriter: HistorySink {
                                                 ("totals", Self.escalation(overview.escalationTotals, dated: false))])))
         func bounces(_ counts: [HistoryOverview.BounceCount], key: String) -> String {
             "[" + counts.map {
-                Self.object([(key, Self.string($0.key)), ("permanent", String($0.permanent)), ("transient", String($0.transient)),
-                             ("complaint", String($0.complaint)), ("unmatched", String($0.unmatched))])
+                Self.object([(key, Self.string($0.key)), ("permanent", String($0.permanent)),
+                             ("permanent_by_class", Self.object($0.classColumns.map { ($0.bounceClass.rawValue, String($0.count)) })),
+                             ("transient", String($0.transient)), ("complaint", String($0.complaint)), ("unmatched", String($0.unmatched))])
             }.joined(separator: ",") + "]"
         }
         head.append(("bounces", Self.object([("by_day", bounces(overview.bouncesByDay, key: "date")),

@@ -50,12 +50,15 @@ package struct HistoryOverview: Sendable, Equatable {
     /// See `bouncesByDay`.
     package var bouncesByDomain: [BounceCount] = []
 
-    /// The bounce reports of one day or one recipient domain, by kind (`bounce_events.kind`).
+    /// The bounce reports of one day or one recipient domain, by kind (`bounce_events.kind`), and
+    /// the permanent ones by what they said of the address (`BounceClass`).
     package struct BounceCount: Sendable, Equatable {
         /// The day (`2026-01-13`) or the domain ('' when the report named none).
         package var key: String
-        /// Dead addresses: their mails `bounced`.
+        /// Permanent failures: their mails `bounced` (the contact undeliverable only for `noSuchAddress`).
         package var permanent = 0
+        /// `permanent` by class; a class with no report is absent.
+        package var permanentByClass: [BounceClass: Int] = [:]
         /// Delays, and failures given up on with `4.x.x`: noted.
         package var transient = 0
         /// RFC 5965 complaints.
@@ -64,9 +67,11 @@ package struct HistoryOverview: Sendable, Equatable {
         package var unmatched = 0
 
         /// Creates the value.
-        package init(key: String, permanent: Int = 0, transient: Int = 0, complaint: Int = 0, unmatched: Int = 0) {
+        package init(key: String, permanent: Int = 0, transient: Int = 0, complaint: Int = 0, unmatched: Int = 0,
+                     permanentByClass: [BounceClass: Int] = [:]) {
             self.key = key
             self.permanent = permanent
+            self.permanentByClass = permanentByClass
             self.transient = transient
             self.complaint = complaint
             self.unmatched = unmatched
@@ -75,10 +80,19 @@ package struct HistoryOverview: Sendable, Equatable {
         /// Every report counted.
         package var total: Int { permanent + transient + complaint + unmatched }
 
-        /// Adds `count` reports of `kind` (an unknown kind is not counted rather than guessed).
-        mutating func add(kind: String, _ count: Int) {
+        /// `permanentByClass` for every class, in `BounceClass`'s order (zeros included): the
+        /// columns of the CSV, JSON and HTML reports.
+        package var classColumns: [(bounceClass: BounceClass, count: Int)] {
+            BounceClass.allCases.map { ($0, permanentByClass[$0] ?? 0) }
+        }
+
+        /// Adds `count` reports of `kind` — of `bounceClass` when permanent (an unknown kind is
+        /// not counted rather than guessed).
+        mutating func add(kind: String, bounceClass: BounceClass?, _ count: Int) {
             switch kind {
-            case "permanent": permanent += count
+            case "permanent":
+                permanent += count
+                permanentByClass[bounceClass ?? .other, default: 0] += count
             case "transient": transient += count
             case "complaint": complaint += count
             case "unmatched": unmatched += count
@@ -89,6 +103,12 @@ package struct HistoryOverview: Sendable, Equatable {
         /// `1 permanent, 0 transient, 0 complaints, 2 unmatched`.
         package var described: String {
             "\(permanent) permanent, \(transient) transient, \(complaint) complaint\(complaint == 1 ? "" : "s"), \(unmatched) unmatched"
+        }
+
+        /// The permanent reports' classes that occur, `1 no_such_address, 2 policy`; nil when none.
+        package var classesDescribed: String? {
+            let classes = classColumns.filter { $0.count > 0 }.map { "\($0.count) \($0.bounceClass.rawValue)" }
+            return classes.isEmpty ? nil : classes.joined(separator: ", ")
         }
     }
 

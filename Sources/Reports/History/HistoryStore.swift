@@ -143,26 +143,31 @@ package struct HistoryStore {
     }
 
     /// The bounce reports read in the period (`scope`'s days, in `timeZone`), per day and per
-    /// recipient domain (docs/bounces.md). A report of one user or zone counts the reports about
-    /// its users' mails (an unmatched report is about no one's). One range read of the reports'
-    /// time index.
+    /// recipient domain (docs/bounces.md), the permanent ones by class. A report of one user or
+    /// zone counts the reports about its users' mails (an unmatched report is about no one's). A
+    /// permanent report read before migration 032 has no class stored: it is classed by its
+    /// status code alone. One range read of the reports' time index.
     private func bounces(_ db: PGConnection, scope: [String: String?], timeZone: TimeZone)
         throws -> (byDay: [HistoryOverview.BounceCount], byDomain: [HistoryOverview.BounceCount]) {
         var byDay: [String: HistoryOverview.BounceCount] = [:], byDomain: [String: HistoryOverview.BounceCount] = [:]
         try db.stream(SQLStatement("""
-            SELECT (e.received_at AT TIME ZONE $zone)::date::text AS day, e.domain, e.kind, count(*) AS reports
+            SELECT (e.received_at AT TIME ZONE $zone)::date::text AS day, e.domain, e.kind, e.bounce_class,
+                   CASE WHEN e.kind = 'permanent' AND e.bounce_class IS NULL THEN e.status_code END AS unclassed_status,
+                   count(*) AS reports
             FROM sileme.bounce_events e
             LEFT JOIN notification_logs n ON n.id = e.log_id
             WHERE e.received_at >= ($from::date::timestamp AT TIME ZONE $zone)
               AND e.received_at < (($to::date + 1)::timestamp AT TIME ZONE $zone)
               AND (($user_id::uuid IS NULL AND $slots::text[] IS NULL)
                    OR (n.user_id IS NOT NULL AND ($user_id::uuid IS NULL OR n.user_id = $user_id::uuid) AND \(Self.inSlots("n.user_id"))))
-            GROUP BY 1, 2, 3
+            GROUP BY 1, 2, 3, 4, 5
             """), scope.merging(["zone": timeZone.identifier]) { $1 }) { row in
             let day = row.string("day") ?? "", domain = redaction.plain(row.string("domain")) ?? "", kind = row.string("kind") ?? ""
             let count = row.int("reports") ?? 0
-            byDay[day, default: .init(key: day)].add(kind: kind, count)
-            byDomain[domain, default: .init(key: domain)].add(kind: kind, count)
+            let bounceClass = row.string("bounce_class").flatMap(BounceClass.init(rawValue:))
+                ?? row.string("unclassed_status").map { BounceClass.of(status: $0, text: nil) }
+            byDay[day, default: .init(key: day)].add(kind: kind, bounceClass: bounceClass, count)
+            byDomain[domain, default: .init(key: domain)].add(kind: kind, bounceClass: bounceClass, count)
         }
         let days = byDay.values.sorted { $0.key < $1.key }
         let domains = byDomain.values.sorted { ($0.total, $1.key) > ($1.total, $0.key) }.prefix(100)

@@ -88,10 +88,19 @@ package final class HistoryTableWriter: HistorySink {
         if !overview.bouncesByDay.isEmpty {
             write("")
             write("Bounce reports read (a relay reporting a mail it had accepted undelivered)")
-            for day in overview.bouncesByDay { write("  \(day.key): \(day.described)") }
+            // The permanent reports' classes under their line, wrapped (only no_such_address made a contact undeliverable).
+            func classes(_ count: HistoryOverview.BounceCount, indent: String) {
+                guard let described = count.classesDescribed else { return }
+                for line in TextColumns.wrap("permanent: " + described, width: 80 - indent.count, maxLines: 3) { write(indent + line) }
+            }
+            for day in overview.bouncesByDay {
+                write("  \(day.key): \(day.described)")
+                classes(day, indent: "    ")
+            }
             write("  By recipient domain:")
             for domain in overview.bouncesByDomain {
                 write("    \(DisplayWidth.truncate(domain.key.isEmpty ? "(none)" : domain.key, to: 40)): \(domain.described)")
+                classes(domain, indent: "      ")
             }
         }
         if !overview.undeliverable.isEmpty {

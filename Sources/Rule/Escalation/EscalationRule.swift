@@ -26,16 +26,22 @@ package struct EscalationRule: Sendable, Equatable {
         package var tier: Int
         /// Whether the contact's alert of this streak was accepted by the mail server.
         package var alerted: Bool
-        /// Whether mail to the contact is known not to arrive: its alert of the streak bounced,
-        /// or (not alerted) the address is marked undeliverable.
+        /// Whether mail to the contact is known not to arrive: its alert of the streak bounced
+        /// (whatever the class: a full mailbox or a spam block too), or (not alerted) the address
+        /// is marked undeliverable.
         package var bounced: Bool
+        /// Whether its alert bounced for another reason than a dead address — a full mailbox, a
+        /// spam block (docs/bounces.md): the address stays in use, and the escalation's notice
+        /// still goes to it.
+        package var stillInUse: Bool
 
         /// Creates the value.
-        package init(key: String, tier: Int, alerted: Bool, bounced: Bool) {
+        package init(key: String, tier: Int, alerted: Bool, bounced: Bool, stillInUse: Bool = false) {
             self.key = key
             self.tier = tier
             self.alerted = alerted
             self.bounced = bounced
+            self.stillInUse = stillInUse
         }
     }
 
@@ -111,7 +117,9 @@ package struct EscalationRule: Sendable, Equatable {
         /// Why now.
         package var cause: Cause
         /// The contacts of the first alert (`firstWave`) that get the threaded `escalation` notice:
-        /// each whose alert did not bounce, but the one who said they could not reach the user.
+        /// each whose alert did not bounce, or bounced with the address still in use
+        /// (`Contact.stillInUse`: a full mailbox, a spam block), but the one who said they could
+        /// not reach the user.
         package var notices: [String]
         /// The second-tier contacts that get their first alert: each not alerted yet whose mail is
         /// not known to bounce.
@@ -191,7 +199,7 @@ package struct EscalationRule: Sendable, Equatable {
         let reporter = facts.outcome?.contact
         return .escalate(Escalation(
             cause: cause,
-            notices: firstWave(facts).filter { !$0.bounced && $0.key != reporter }.map(\.key),
+            notices: firstWave(facts).filter { (!$0.bounced || $0.stillInUse) && $0.key != reporter }.map(\.key),
             firstAlerts: facts.contacts.filter { $0.tier == 2 && !$0.alerted && !$0.bounced }.map(\.key)))
     }
 }

@@ -15,8 +15,9 @@ struct BounceDecisionTests {
     static let messageID = "sileme.20261127.0b6f6a9e-8f8f-4a44-9b1e-6a3f0e0c1d2e.00112233445566aa@notify.sileme.test"
 
     static func report(_ verdict: BounceReport.Verdict, to: [String] = [], messageID: String? = nil,
-                       recipient: String = "perm550@gone.example") -> BounceReport {
-        BounceReport(verdict: verdict, recipients: [BounceReport.Recipient(finalRecipient: recipient, action: "failed", status: "5.1.1")],
+                       recipient: String = "perm550@gone.example", status: String = "5.1.1", diagnostic: String? = nil) -> BounceReport {
+        BounceReport(verdict: verdict, recipients: [BounceReport.Recipient(finalRecipient: recipient, action: "failed", status: status,
+                                                                           diagnostic: diagnostic)],
                      returnedMessageID: messageID, addressedTo: to)
     }
 
@@ -37,10 +38,25 @@ struct BounceDecisionTests {
     @Test("a permanent report of our mail bounces it; transient and complaint are noted; delivered removed")
     func matched() {
         let key = BounceReader.Key.tag(row: 42)
-        #expect(BounceReader.decide(Self.report(.permanent), key: key, delivery: Self.row) == .bounce(Self.row))
+        #expect(BounceReader.decide(Self.report(.permanent), key: key, delivery: Self.row) == .bounce(Self.row, .noSuchAddress))
         #expect(BounceReader.decide(Self.report(.transient), key: key, delivery: Self.row) == .note(.transient, Self.row))
         #expect(BounceReader.decide(Self.report(.complaint), key: key, delivery: Self.row) == .note(.complaint, Self.row))
         #expect(BounceReader.decide(Self.report(.delivered), key: key, delivery: Self.row) == .remove)
+    }
+
+    @Test("a permanent report carries its class: a full mailbox, a spam block or a routing failure is not a dead address")
+    func classes() {
+        let key = BounceReader.Key.tag(row: 42)
+        let cases: [(String, String?, BounceClass)] = [
+            ("5.1.1", "smtp; 550 5.1.1 <perm550@gone.example>: Recipient address rejected: User unknown", .noSuchAddress),
+            ("5.2.2", "smtp; 552 5.2.2 Mailbox full", .mailbox), ("5.7.1", "smtp; 550 5.7.1 Message rejected as spam", .policy),
+            ("5.4.4", "X-Postfix; Host or domain name not found", .routing),
+            ("5.0.0", "smtp; 550 Recipient rejected: blocked by policy", .policy), ("5.0.0", "smtp; 550 No such user", .noSuchAddress),
+        ]
+        for (status, diagnostic, expected) in cases {
+            #expect(BounceReader.decide(Self.report(.permanent, status: status, diagnostic: diagnostic), key: key, delivery: Self.row)
+                    == .bounce(Self.row, expected), "\(status) \(diagnostic ?? "")")
+        }
     }
 
     @Test("nothing is acted on by guess: unmatched reports and what is not a report are kept aside")
@@ -60,7 +76,7 @@ struct BounceDecisionTests {
     @Test("found by Message-ID alone, a report must be about the row's own contact")
     func messageIDNeedsTheContact() {
         let key = BounceReader.Key.messageID(Self.messageID)
-        #expect(BounceReader.decide(Self.report(.permanent, recipient: "PERM550@gone.example"), key: key, delivery: Self.row) == .bounce(Self.row))
+        #expect(BounceReader.decide(Self.report(.permanent, recipient: "PERM550@gone.example"), key: key, delivery: Self.row) == .bounce(Self.row, .noSuchAddress))
         #expect(BounceReader.decide(Self.report(.permanent, recipient: "victim@elsewhere.example"), key: key, delivery: Self.row)
                 == .unmatched(.otherRecipient))
     }
@@ -81,7 +97,7 @@ struct BounceDecisionTests {
         let report = BounceReport.read(Array(tagged.utf8))
         let key = BounceReader.key(of: report, tags: Self.tags)
         #expect(key == .tag(row: 42))
-        #expect(BounceReader.decide(report, key: key, delivery: Self.row) == .bounce(Self.row))
+        #expect(BounceReader.decide(report, key: key, delivery: Self.row) == .bounce(Self.row, .noSuchAddress))
         let forged = BounceReport.read(Array(raw.utf8))
         #expect(BounceReader.decide(forged, key: BounceReader.key(of: forged, tags: Self.tags), delivery: nil) == .unmatched(.forgedTag))
     }

@@ -1,6 +1,7 @@
 import Bounce
 import Foundation
 import Testing
+import Values
 
 /// The report reader against every message of the real corpus: each file states its
 /// kind, the recipient and status that decide it, and the returned message's `Message-ID`. The
@@ -74,6 +75,31 @@ struct BounceReportTests {
         #expect(report.decidingRecipient?.status == expected.status)
         #expect(report.returnedMessageID == expected.messageID)
         #expect(report.recipients.count == expected.blocks)
+    }
+
+    /// The class of every permanent report of the corpus (`BounceClass`, docs/bounces.md): only
+    /// the dead addresses would make a contact undeliverable.
+    static let classes: [String: BounceClass] = [
+        "flufl-dsn_12.eml": .noSuchAddress, "postfix-permanent-550.eml": .noSuchAddress, "postfix-permanent-headers.eml": .noSuchAddress,
+        "sisimai-crlf-lhost-postfix-01.eml": .noSuchAddress, "sisimai-lhost-amazonses-05.eml": .noSuchAddress,
+        "sisimai-lhost-outlook-02.eml": .noSuchAddress, "sisimai-lhost-outlook-04.eml": .noSuchAddress,
+        "sisimai-lhost-sendmail-02.eml": .noSuchAddress,
+        // Status 5.0.0 and only Gmail's sentence: the words decide.
+        "sisimai-rfc3464-42.eml": .noSuchAddress,
+        // Status 5.0.0, and SES's own `5.3.0` before the remote's "550 Unknown user": the first code
+        // that says something decides — in doubt, not a dead address.
+        "sisimai-lhost-amazonses-02.eml": .system,
+        // Status 5.0.0, "550 Bad SPF records": a policy refusal, not an unknown recipient.
+        "sisimai-lhost-exim-29.eml": .policy,
+        // 5.1.8: the sender's address (ours) was refused, not the recipient's.
+        "sisimai-lhost-office365-05.eml": .other,
+        "sisimai-rhost-google-05.eml": .mailbox, "sisimai-rhost-microsoft-01.eml": .policy, "sisimai-rhost-yahooinc-01.eml": .policy,
+    ]
+
+    @Test("each permanent report of the corpus has its class", arguments: expectations.filter { $0.verdict == .permanent }.map(\.file))
+    func classes(file: String) throws {
+        let report = BounceReport.read(try BounceCorpus.bytes(file))
+        #expect(report.decidingRecipient?.bounceClass == Self.classes[file])
     }
 
     @Test("Postfix's report: the VERP address it was sent to, the diagnostic unfolded, the action")

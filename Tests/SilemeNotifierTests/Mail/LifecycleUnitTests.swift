@@ -103,11 +103,13 @@ struct LifecycleUnitTests {
         #expect(!String(decoding: plain.rendered(), as: UTF8.self).contains("In-Reply-To"))
     }
 
-    @Test("undeliverable: 5.1.x, or 550/551/553 without an enhanced code; not policy, not a full mailbox, not transient")
+    @Test("undeliverable: 5.1.x, or 550/551/553 naming the recipient unknown (BounceClass); not policy, not a full mailbox, not transient")
     func noSuchUser() {
         let yes = ["550 5.1.1 <a@b>: Recipient address rejected: User unknown", "550-5.1.1 The email account does not exist",
-                   "553 sorry, that domain isn't in my list", "551 User not local", "554 5.1.2 Host unknown"]
-        let no = ["550 5.7.1 Message rejected as spam", "552 5.2.2 Mailbox full", "554 Transaction failed", "500 syntax"]
+                   "550 No such user here", "551 User not local", "554 5.1.2 Host unknown"]
+        let no = ["550 5.7.1 Message rejected as spam", "552 5.2.2 Mailbox full", "554 Transaction failed", "500 syntax",
+                  "553 sorry, that domain isn't in my list of allowed rcpthosts (#5.7.1)", "550 Message rejected as spam",
+                  "554 5.4.4 Host or domain name not found", "550 5.0.0 Access denied"]
         for reply in yes { #expect(SendOutcome.permanent(reply: reply).saysNoSuchUser, "\(reply)") }
         for reply in no { #expect(!SendOutcome.permanent(reply: reply).saysNoSuchUser, "\(reply)") }
         #expect(!SendOutcome.transient(reason: "450 5.1.1 try later", serverUnavailable: false).saysNoSuchUser)

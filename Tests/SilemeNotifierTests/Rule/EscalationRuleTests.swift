@@ -103,6 +103,14 @@ struct EscalationRuleTests {
         #expect(Self.rule.step(later, now: Self.at(hours: 1)) == .wait(until: Self.at(hours: 3)))
     }
 
+    @Test("alerts refused as spam or by a full mailbox bounced too: all of them escalate at once, and those contacts still get the notice")
+    func liveBounces() {
+        let all = Self.facts { for i in 0..<3 { $0.contacts[i].bounced = true; $0.contacts[i].stillInUse = i != 1 } }
+        #expect(Self.rule.allBounced(all))
+        #expect(Self.rule.step(all, now: Self.sent)
+                == .escalate(.init(cause: .allBounced, notices: ["a@example.com", "c@example.com"], firstAlerts: ["n@example.com"])))
+    }
+
     @Test("no second tier: the escalation tells the first tier; seconds as short as the tests use")
     func shapes() {
         let one = EscalationRule(after: .seconds(45))

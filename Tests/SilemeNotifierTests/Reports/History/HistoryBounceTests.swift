@@ -3,10 +3,11 @@ import Testing
 import TestSupport
 @testable import Output
 @testable import Reports
+import Values
 
 /// The bounces in the history report (docs/bounces.md), in every format: the `bounced` rows
 /// counted per day and in the totals (and among the undelivered), and the bounce reports read per
-/// day and per recipient domain.
+/// day and per recipient domain, the permanent ones by class (`BounceClass`).
 @Suite("History report: bounces")
 struct HistoryBounceTests {
     typealias F = HistoryFixtures
@@ -16,9 +17,10 @@ struct HistoryBounceTests {
         var overview = F.overview
         overview.days[2].bounced = 2
         overview.byKind = [HistoryOverview.KindCount(kind: "alert", channel: "email", sent: 5, failed: 3, pending: 1, bounced: 2)]
+        let classes: [BounceClass: Int] = [.noSuchAddress: 1, .policy: 1]
         overview.bouncesByDay = [HistoryOverview.BounceCount(key: "2026-01-12", transient: 1),
-                                 HistoryOverview.BounceCount(key: "2026-01-13", permanent: 2, unmatched: 1)]
-        overview.bouncesByDomain = [HistoryOverview.BounceCount(key: "gone.example", permanent: 2, transient: 1),
+                                 HistoryOverview.BounceCount(key: "2026-01-13", permanent: 2, unmatched: 1, permanentByClass: classes)]
+        overview.bouncesByDomain = [HistoryOverview.BounceCount(key: "gone.example", permanent: 2, transient: 1, permanentByClass: classes),
                                     HistoryOverview.BounceCount(key: "", unmatched: 1)]
         return overview
     }
@@ -46,6 +48,14 @@ struct HistoryBounceTests {
         #expect(total.bounced == 4)
         #expect(HistoryOverview.BounceCount(key: "x", permanent: 1, transient: 2, complaint: 1, unmatched: 3).described
                 == "1 permanent, 2 transient, 1 complaint, 3 unmatched")
+        var count = HistoryOverview.BounceCount(key: "x")
+        count.add(kind: "permanent", bounceClass: .mailbox, 2)
+        count.add(kind: "permanent", bounceClass: .noSuchAddress, 1)
+        count.add(kind: "permanent", bounceClass: nil, 1)
+        count.add(kind: "transient", bounceClass: nil, 1)
+        #expect(count.permanent == 4 && count.transient == 1)
+        #expect(count.classesDescribed == "1 no_such_address, 2 mailbox, 1 other")
+        #expect(HistoryOverview.BounceCount(key: "x", transient: 1).classesDescribed == nil)
     }
 
     @Test("JSON: bounced per day and in the summary and kinds; the reports per day and per domain")
@@ -63,6 +73,9 @@ struct HistoryBounceTests {
         let byDomain = try #require(bounces["by_domain"] as? [[String: Any]])
         #expect(byDomain.map { $0["domain"] as? String } == ["gone.example", ""])
         #expect(byDomain.first?["permanent"] as? Int == 2)
+        let byClass = try #require(byDomain.first?["permanent_by_class"] as? [String: Int])
+        #expect(byClass == ["no_such_address": 1, "mailbox": 0, "system": 0, "routing": 0, "protocol": 0, "policy": 1, "other": 0])
+        #expect((byDay.first?["permanent_by_class"] as? [String: Int])?.values.allSatisfy { $0 == 0 } == true)
     }
 
     @Test("CSV: the day records' bounced column, and a record per day and per domain of reports")
@@ -77,6 +90,8 @@ struct HistoryBounceTests {
         #expect(byDay.map { [$0[date], $0[permanent], $0[transient], $0[unmatched]] } == [["2026-01-12", "0", "1", "0"], ["2026-01-13", "2", "0", "1"]])
         let byDomain = rows.filter { $0[record] == "bounces_domain" }
         #expect(byDomain.map { [$0[domain], $0[permanent], $0[transient]] } == [["gone.example", "2", "1"], ["", "0", "0"]])
+        let dead = try column("permanent_no_such_address"), policy = try column("permanent_policy"), mailbox = try column("permanent_mailbox")
+        #expect(byDomain.map { [$0[dead], $0[policy], $0[mailbox]] } == [["1", "1", "0"], ["0", "0", "0"]])
         #expect(rows.allSatisfy { $0.count == header.count })
     }
 
@@ -90,8 +105,8 @@ struct HistoryBounceTests {
         let row = try #require(lines.first { $0.hasPrefix("2026-01-13") })
         let bouncedAt = try #require(title.range(of: "BOUNCED")).upperBound.utf16Offset(in: title)
         #expect(row.utf16.count >= bouncedAt && row.prefix(bouncedAt).hasSuffix("2"), "\(row)")
-        #expect(text.contains("  2026-01-13: 2 permanent, 0 transient, 0 complaints, 1 unmatched"))
-        #expect(text.contains("    gone.example: 2 permanent, 1 transient, 0 complaints, 0 unmatched"))
+        #expect(text.contains("  2026-01-13: 2 permanent, 0 transient, 0 complaints, 1 unmatched\n    permanent: 1 no_such_address, 1 policy\n"))
+        #expect(text.contains("    gone.example: 2 permanent, 1 transient, 0 complaints, 0 unmatched\n      permanent: 1 no_such_address, 1 policy\n"))
         #expect(text.contains("    (none): 0 permanent, 0 transient, 0 complaints, 1 unmatched"))
         #expect(text.contains("bounced 2"))
         #expect(text.contains("alert 5 sent, 3 failed, 1 pending, 2 bounced;"))
@@ -103,8 +118,11 @@ struct HistoryBounceTests {
         #expect(page.contains("<dt>Bounced</dt>") || page.contains(">Bounced<"))
         #expect(page.contains("<th class=\"n\">Bounced</th>"))
         #expect(page.contains("<section id=\"bounces\">"))
-        #expect(page.contains("<tr><td>gone.example</td><td>2</td><td>1</td><td>0</td><td>0</td></tr>"))
-        #expect(page.contains("<tr><td>2026-01-13</td><td>2</td><td>0</td><td>0</td><td>1</td></tr>"))
+        #expect(page.contains("<th class=\"n\">No such address</th><th class=\"n\">Mailbox</th>"))
+        #expect(page.contains("<tr><td>gone.example</td><td>2</td><td>1</td><td>0</td><td>0</td><td>0</td><td>0</td><td>1</td><td>0</td>"
+                              + "<td>1</td><td>0</td><td>0</td></tr>"))
+        #expect(page.contains("<tr><td>2026-01-13</td><td>2</td><td>1</td><td>0</td><td>0</td><td>0</td><td>0</td><td>1</td><td>0</td>"
+                              + "<td>0</td><td>0</td><td>1</td></tr>"))
         #expect(page.contains("<tr><td>(none)</td>"))
     }
 }
