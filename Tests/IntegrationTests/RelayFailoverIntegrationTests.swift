@@ -47,10 +47,10 @@ struct RelayFailoverIntegrationTests {
         #expect(run.stderr.contains("relay smtp://127.0.0.1:\(refusing.port) could not take a message"), "\(run.stderr)")
         // Once the primary and the refusing relay failed, they rest: the next messages start at
         // the third (with one connection, each relay is passed over once in the run).
-        let counts = try db.query("SELECT relay, accepted::text, passed_over::text FROM sileme.relay_counts ORDER BY relay")
-        #expect(counts == [
-            ["smtp://127.0.0.1:\(primaryPort)", "0", "1"], ["smtp://127.0.0.1:\(refusing.port)", "0", "1"],
-            ["smtp://localhost:\(env.starttlsPort)", "2", "0"]], "\(counts)")
+        let counts = Dictionary(try db.query("SELECT relay, accepted::text || '/' || passed_over::text FROM sileme.relay_counts")
+            .map { ($0[0] ?? "", $0[1] ?? "") }) { a, _ in a }
+        #expect(counts == ["smtp://127.0.0.1:\(primaryPort)": "0/1", "smtp://127.0.0.1:\(refusing.port)": "0/1",
+                           "smtp://localhost:\(env.starttlsPort)": "2/0"], "accepted/passed over: \(counts)")
 
         // The primary comes back; a new run (a new process, no rest remembered) uses it first.
         let primary = try PlainSink(port: primaryPort)
