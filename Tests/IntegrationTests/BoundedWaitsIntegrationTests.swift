@@ -15,9 +15,9 @@ struct BoundedWaitsIntegrationTests {
     /// starts two `--run-now --date` for it at once: the second waits for the run lock, then finds
     /// them notified. Each run must end within `bound`; a run that does not is stopped with its
     /// threads' stacks and the server's sessions printed (what it waited for).
-    @Test("200 rounds of two --run-now racing for the same date, with CPU load beside them: every run ends within 30 s, every alert goes out once")
+    @Test("150 rounds of two --run-now racing for the same date, with CPU load beside them: every run ends within 30 s, every alert goes out once")
     func racingRunNowSoak() throws {
-        let rounds = Int(ProcessInfo.processInfo.environment["SILEME_SOAK_ROUNDS"] ?? "") ?? 200
+        let rounds = Int(ProcessInfo.processInfo.environment["SILEME_SOAK_ROUNDS"] ?? "") ?? 150
         let perRound = 2
         let bound: TimeInterval = 30
         let db = try TestDatabase()
@@ -73,52 +73,49 @@ struct BoundedWaitsIntegrationTests {
 
     @Test("a session holding the run lock's row in an open transaction: --run-now waits at most lock_timeout, ends naming the wait; a later run sends")
     func runLockRowHeld() throws {
+        try Self.whileHeld("the run lock's row", naming: "notifier_run_lock", setUp: { db in
+            // A free lock row (its lease ran out), locked by a session that never ends its transaction.
+            try db.query("""
+                INSERT INTO sileme.notifier_run_lock (id, holder, acquired_at, expires_at)
+                VALUES (1, 'gone', now() - interval '1 hour', now() - interval '1 hour')
+                """)
+        }, holding: "SELECT * FROM sileme.notifier_run_lock FOR UPDATE")
+    }
+
+    @Test("a session holding the fold's lock: the run's fold waits at most lock_timeout, the run fails naming the fold; a later run sends")
+    func foldLockHeld() throws {
+        try Self.whileHeld("the fold's lock", naming: "sileme_fold_check_ins",
+                           holding: "SELECT pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'))")
+    }
+
+    /// A due user; a session that runs `holding` in a transaction it never ends; a `--run-now`
+    /// with `lock_timeout` 2 s ends within 15 s, non-zero, its error naming the wait's bound and
+    /// `lock` (PostgreSQL's CONTEXT) and sending nothing; once the session lets go, a later run
+    /// sends the alert, once.
+    static func whileHeld(_ what: String, naming lock: String, setUp: (TestDatabase) throws -> Void = { _ in },
+                          holding: String) throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
-        let user = try db.addUser(name: "Row", email: mail.address("row"), checkIns: ["2026-01-10"])
-        // A free lock row (its lease ran out), locked by a session that never ends its transaction.
-        try db.query("INSERT INTO sileme.notifier_run_lock (id, holder, acquired_at, expires_at) VALUES (1, 'gone', now() - interval '1 hour', now() - interval '1 hour')")
+        let user = try db.addUser(name: "Held", email: mail.address("held"), checkIns: ["2026-01-10"])
+        try setUp(db)
         let stuck = try PGConnection(Secret(db.url), schema: .standard)
         try stuck.execute("BEGIN")
-        try stuck.execute("SELECT * FROM sileme.notifier_run_lock FOR UPDATE")
+        try stuck.execute(holding)
         let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": Self.url(db, lockTimeout: 2)])
         let started = Date()
         let result = try SMTPFaultIntegrationTests.run(env, ["--run-now", "--date", Self.date], bound: 20)
         #expect(Date().timeIntervalSince(started) < 15, "ended at the lock's bound")
         #expect(result.status != 0)
         #expect(result.stderr.contains("gave up waiting for a lock another database session holds, after 2s (lock_timeout")
-                && result.stderr.contains("notifier_run_lock"), "\(result.stderr.suffix(1200))")
-        print("The run lock's row held: \(result.stderr.split(separator: "\n").filter { $0.contains("lock_timeout") || $0.contains("CONTEXT") }.joined(separator: " | "))")
+                && result.stderr.contains(lock), "\(result.stderr.suffix(1200))")
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains("lock_timeout") || $0.contains("CONTEXT") }
+        print("\(what) held: exit \(result.status): \(lines.joined(separator: " | "))")
         #expect(try mail.deliveries().isEmpty)
         try stuck.execute("ROLLBACK")
         let later = try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env)
         #expect(later.status == 0, "\(later.stderr.suffix(800))")
         #expect(try db.logs(user).map(\.status) == ["sent"])
         #expect(try mail.deliveries().count == 1, "nothing lost, nothing twice")
-    }
-
-    @Test("a session holding the fold's lock: the run's fold waits at most lock_timeout, the run fails naming the fold; a later run sends")
-    func foldLockHeld() throws {
-        let db = try TestDatabase()
-        let mail = try Mailbox()
-        let user = try db.addUser(name: "Fold", email: mail.address("fold"), checkIns: ["2026-01-10"])
-        let stuck = try PGConnection(Secret(db.url), schema: .standard)
-        try stuck.execute("BEGIN")
-        try stuck.execute("SELECT pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'))")
-        let env = try NotifierProcess.environment(database: db, ["DATABASE_URL": Self.url(db, lockTimeout: 2)])
-        let started = Date()
-        let result = try SMTPFaultIntegrationTests.run(env, ["--run-now", "--date", Self.date], bound: 20)
-        #expect(Date().timeIntervalSince(started) < 15, "ended at the lock's bound")
-        #expect(result.status != 0)
-        #expect(result.stderr.contains("after 2s (lock_timeout") && result.stderr.contains("sileme_fold_check_ins"),
-                "\(result.stderr.suffix(1200))")
-        print("The fold's lock held: exit \(result.status): \(result.stderr.split(separator: "\n").filter { $0.contains("lock_timeout") || $0.contains("CONTEXT") }.joined(separator: " | "))")
-        #expect(try mail.deliveries().isEmpty)
-        try stuck.execute("ROLLBACK")
-        let later = try NotifierProcess.run(["--run-now", "--date", Self.date], environment: env)
-        #expect(later.status == 0, "\(later.stderr.suffix(800))")
-        #expect(try db.logs(user).map(\.status) == ["sent"])
-        #expect(try mail.deliveries().count == 1)
     }
 
     @Test("the run lock held by a live run: a taker waits at most its bound, says whom it waits for, and ends naming the holder")

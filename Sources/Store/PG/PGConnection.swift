@@ -302,10 +302,19 @@ package final class PGConnection {
     /// so a pooler in transaction mode never hands them to another client), in a transaction of
     /// its own when none is open: committed when `body` returns, rolled back when it throws.
     package func withLocalSettings<T>(_ settings: [(name: String, value: String)], _ body: () throws -> T) throws -> T {
+        try inTransaction(setting: {
+            for setting in settings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+        }, body)
+    }
+
+    /// Runs `setting` (statements that set something for the transaction), then `body`, in the
+    /// open transaction, or in one of their own when none is open: committed when `body`
+    /// returns, rolled back when either throws.
+    private func inTransaction<T>(setting: () throws -> Void, _ body: () throws -> T) throws -> T {
         let own = PQtransactionStatus(handle) == PQTRANS_IDLE
         if own { try execute("BEGIN") }
         do {
-            for setting in settings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+            try setting()
             let value = try body()
             if own { try execute("COMMIT") }
             return value
@@ -438,17 +447,7 @@ package final class PGConnection {
     @discardableResult
     package func withBoundedLocks<T>(_ body: () throws -> T) throws -> T {
         if lockTimeout != nil { return try body() }
-        let own = PQtransactionStatus(handle) == PQTRANS_IDLE
-        if own { try execute("BEGIN") }
-        do {
-            try execute("SELECT " + Self.lockTimeoutSQL(local: true))
-            let value = try body()
-            if own { try execute("COMMIT") }
-            return value
-        } catch {
-            if own { _ = try? execute("ROLLBACK") }
-            throw error
-        }
+        return try inTransaction(setting: { try execute("SELECT " + Self.lockTimeoutSQL(local: true)) }, body)
     }
 
     private func connectionError() -> DatabaseError {
