@@ -436,7 +436,7 @@ package final class PGConnection {
     /// CONTEXT names the lock: the fold's function, the relation of the row).
     static func lockWaitMessage(_ lockTimeout: String?) -> String {
         "gave up waiting for a lock another database session holds, after \(lockTimeout ?? "\(lockWaitSeconds)s") (lock_timeout; "
-            + "an idle-in-transaction session or a stuck process holds it: see pg_stat_activity and pg_locks); the work stays due: "
+            + "an idle-in-transaction session or a stuck process holds it: see pg_stat_activity and pg_locks): "
     }
 
     /// Runs `body` with every lock wait of its statements bounded (`lockWaitSeconds`): on a
