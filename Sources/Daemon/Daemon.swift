@@ -320,13 +320,26 @@ package final class Daemon: @unchecked Sendable {
         }
         // Until the holder has finished that run (its messages in flight, the lifecycle's): were
         // this daemon to decide meanwhile, it would find the run unfinished and, the lock let go a
-        // moment later, make the whole run again for nothing.
-        while !stopRequested, !reloadRequested.withLock({ $0 }) {
-            guard let look = try? sessions.with({ try SharedSending.look($0, dates: [open.runDate]) }),
-                  look.lockHeld, look.open.contains(where: { $0.id == open.id }) else { return }
-            wait(until: clock.now().addingTimeInterval(1))
+        // moment later, make the whole run again for nothing. For at most `joinedRunWaitSeconds`:
+        // a holder that hangs (its lock renewed while its process lives) must not hold this
+        // daemon's schedule too; deciding afresh then costs a look, never a second send (claims).
+        let finish = BoundedWait("run \(open.id) for \(open.runDate), whose sending this daemon joined, to finish (another daemon's)",
+                                 bound: Self.joinedRunWaitSeconds)
+        do {
+            _ = try finish.poll(every: 1, stop: stop, say: { logger.notice("\($0)") }, alive: { self.pingWatchdogIfDue() }) { _ -> Bool? in
+                if reloadRequested.withLock({ $0 }) { return true }
+                guard let look = try? sessions.with({ try SharedSending.look($0, dates: [open.runDate]) }),
+                      look.lockHeld, look.open.contains(where: { $0.id == open.id }) else { return true }
+                return nil
+            }
+        } catch {
+            logger.warning("\(error); this daemon decides afresh (a message the other run claimed is never sent twice)")
         }
     }
+
+    /// The most a daemon that joined another's sending waits for that run to finish
+    /// (`BoundedWait`): its messages in flight and the lifecycle's, usually seconds.
+    static let joinedRunWaitSeconds: TimeInterval = 300
 
     /// A run's control as it starts: says the run in `STATUS=`, and feeds the watchdog (with the
     /// run's progress in `STATUS=`) from the run's own threads.

@@ -71,10 +71,15 @@ package enum CheckInQueue {
     /// Folds every committed queued check-in into the summary (one statement, its own
     /// transaction unless the caller has one open). Returns the users whose check-in ended a
     /// streak with an accepted alert: queued for an all-clear (and announced with
-    /// `NOTIFY sileme_check_in`, for the other daemons).
+    /// `NOTIFY sileme_check_in`, for the other daemons). The fold's lock
+    /// (`pg_advisory_xact_lock(hashtext('sileme_fold_check_ins'))`, held by another fold — a
+    /// daemon's, a run's — for its statement) is waited for at most `lock_timeout`
+    /// (`PGConnection.lockWaitSeconds`), as every row it writes: then it fails with the wait named.
     @discardableResult
     package static func fold(_ db: PGConnection) throws -> Set<String> {
-        Set(try db.execute("SELECT u::text AS user_id FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string("user_id") })
+        try db.withBoundedLocks {
+            Set(try db.execute("SELECT u::text AS user_id FROM sileme.sileme_fold_check_ins() AS u").rows.compactMap { $0.string("user_id") })
+        }
     }
 
     /// What waits in the queue: how many check-ins and how long the oldest has waited.

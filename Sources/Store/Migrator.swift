@@ -79,7 +79,7 @@ package struct Migrator: Sendable {
         let lock = "SELECT pg_advisory_xact_lock(7345120001)"
         let schema = db.schema.name
         try db.transaction {
-            try db.execute(lock)
+            try Self.takeLock(db, lock)
             // Also where it exists: PostgreSQL asks for the right to create schemas first, so that
             // `migrate` is the owner's, even with nothing left to apply.
             try db.execute("CREATE SCHEMA IF NOT EXISTS \(schema)")
@@ -94,7 +94,7 @@ package struct Migrator: Sendable {
         var outcome = Outcome()
         for migration in all {
             let applied: Bool = try db.transaction {
-                try db.execute(lock)
+                try Self.takeLock(db, lock)
                 guard let record = try Self.record(db),
                       try db.execute(SQLStatement("SELECT 1 FROM \(record) WHERE version = $version"),
                                      ["version": String(migration.version)]).count == 0
@@ -117,13 +117,26 @@ package struct Migrator: Sendable {
         return outcome
     }
 
+    /// Takes the migration lock (`lock`, a transaction-scoped advisory lock), waiting for it at
+    /// most the session's `lock_timeout` (`PGConnection.lockWaitSeconds`): past it, the error
+    /// names the lock — another `migrate` is applying migrations — and this one may be run again.
+    private static func takeLock(_ db: PGConnection, _ lock: String) throws {
+        do {
+            try db.withBoundedLocks { try db.execute(lock) }
+        } catch let error as DatabaseError where error.lockWait {
+            throw DatabaseError(kind: error.kind, sqlState: error.sqlState,
+                                message: "the migration lock (another `sileme-notifier migrate` is applying migrations): " + error.message,
+                                lockWait: true)
+        }
+    }
+
     /// Every `migrate`, after the migrations: the triggers on whatever table `check_ins` is now
     /// (migration 021's function; it changes nothing, and locks nothing, when they are all there),
     /// so that `migrate` is the remedy for an app that replaced the table. Skipped where the
     /// migrations at hand stop before 021.
     private func installCheckInTriggers(_ db: PGConnection, lock: String) throws -> [String] {
         try db.transaction {
-            try db.execute(lock)
+            try Self.takeLock(db, lock)
             guard try db.execute("""
                 SELECT to_regprocedure('sileme.sileme_install_check_in_triggers()') IS NOT NULL AS installed
                 """)[0].bool("installed") else { return [] }

@@ -46,10 +46,19 @@ package final class RunLock: @unchecked Sendable {
     package enum Waiting: Sendable {
         /// Gives up at once (the daemon: it looks again later).
         case no
-        /// Waits for the holder's run to end, asking again every half second, until `stop` is
-        /// raised; `onBusy` hears once that it waits (a `--run-now` or `retry` says so).
-        case untilStopped(StopSignal, onBusy: @Sendable () -> Void = {})
+        /// Waits for the holder's run to end, asking again every half second, for at most
+        /// `seconds` (then `BoundedWait.Exceeded`, naming the holder) or until `stop` is raised;
+        /// `say` hears at once that it waits, then what it waits for — the holder, since when —
+        /// after `BoundedWait.noticeAfter` and every `noticeEvery` (a `--run-now` or `retry` says so).
+        case upTo(TimeInterval, StopSignal, say: @Sendable (String) -> Void = { _ in })
     }
+
+    /// The most a `--run-now`, `retry` or `release` waits for another run to let the run lock go
+    /// (`Waiting.upTo`): a daemon's run of a large instant may send for many minutes — its
+    /// senders at the relay's pace — and the lock's holder renews it while its process lives, so
+    /// a run that hangs would hold it for ever; half an hour is far past a run's usual length,
+    /// and the command then ends with exit 75, naming the holder, its work left due.
+    package static let commandWaitSeconds: TimeInterval = 1800
 
     /// Takes the lock for a run on `database` (its URL and schema) with `leaseSeconds`; nil when
     /// another run holds it and `waiting` gave up (or its stop was raised). The one way every
@@ -66,20 +75,33 @@ package final class RunLock: @unchecked Sendable {
                             waiting: Waiting = .no, keeper: SessionKeeper? = nil) throws -> RunLock? {
         let db = try connect(conninfo, schema: schema, keeper: keeper)
         let holder = Self.newHolder()
-        var told = false
-        while try !take(db, holder: holder, leaseSeconds: leaseSeconds) {
-            guard case .untilStopped(let stop, let onBusy) = waiting else {
-                keeper?.keep(db)
-                return nil
-            }
-            if !told { onBusy() }
-            told = true
-            guard stop.sleep(0.5) else {
-                keeper?.keep(db)
-                return nil
-            }
+        let taken: Bool?
+        switch waiting {
+        case .no:
+            taken = try take(db, holder: holder, leaseSeconds: leaseSeconds) ? true : nil
+        case .upTo(let seconds, let stop, let say):
+            var told = false
+            taken = try BoundedWait("the run lock (notifier_run_lock) held by another run", bound: seconds)
+                .poll(every: 0.5, stop: stop, say: say) { wait in
+                    if try take(db, holder: holder, leaseSeconds: leaseSeconds) { return true }
+                    if let other = try? Self.holder(db) { wait.what = "the run lock (notifier_run_lock) held by \(other)" }
+                    if !told { say("another run is in progress on this database (\(wait.what)); waiting for it to finish, at most \(Int(seconds)) s") }
+                    told = true
+                    return nil
+                }
+        }
+        guard taken == true else {
+            keeper?.keep(db)
+            return nil
         }
         return RunLock(conninfo: conninfo, schema: schema, connection: db, holder: holder, leaseSeconds: leaseSeconds, keeper: keeper)
+    }
+
+    /// Who holds the lock, for a person: "host:pid:id since 2026-01-13 09:00:01+00".
+    private static func holder(_ db: PGConnection) throws -> String? {
+        try db.execute("""
+            SELECT holder || ' since ' || date_trunc('second', acquired_at)::text AS holder FROM sileme.notifier_run_lock WHERE id = 1
+            """).rows.first?.string("holder")
     }
 
     /// A session for the lock: the keeper's, or a new one.
@@ -94,7 +116,7 @@ package final class RunLock: @unchecked Sendable {
         held = false
         released.stop()
         renewerDone.wait()
-        if let connection, (try? connection.execute(Self.releaseStatement, ["holder": holder])) != nil {
+        if let connection, (try? connection.withBoundedLocks { try connection.execute(Self.releaseStatement, ["holder": holder]) }) != nil {
             keeper?.keep(connection)
         }
         connection = nil
@@ -126,7 +148,9 @@ package final class RunLock: @unchecked Sendable {
     /// Inserts the row, or takes it over when it is free; true when `holder` holds it now.
     private static func take(_ db: PGConnection, holder: String, leaseSeconds: Double) throws -> Bool {
         let held = heldCondition("l")
-        return try db.execute(SQLStatement("""
+        // A row lock on the lock's row is held for a moment by its holder's renewal; longer only
+        // by a stuck session, which `withBoundedLocks` bounds.
+        return try db.withBoundedLocks { try db.execute(SQLStatement("""
             INSERT INTO sileme.notifier_run_lock AS l (id, holder, holder_backend_pid, acquired_at, expires_at)
             VALUES (1, $holder, CASE WHEN $direct::boolean THEN pg_backend_pid() END, now(), now() + make_interval(secs => $lease_seconds::float8))
             ON CONFLICT (id) DO UPDATE
@@ -134,7 +158,7 @@ package final class RunLock: @unchecked Sendable {
                     acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
                 WHERE NOT coalesce(\(held), false)
             RETURNING holder
-            """), ["holder": holder, "direct": String(try db.isDirect), "lease_seconds": String(leaseSeconds)]).count == 1
+            """), ["holder": holder, "direct": String(try db.isDirect), "lease_seconds": String(leaseSeconds)]).count == 1 }
     }
 
     /// Extends the lease every quarter of it until `release`; a broken connection is opened again
@@ -145,8 +169,10 @@ package final class RunLock: @unchecked Sendable {
                 if connection == nil { connection = try Self.connect(conninfo, schema: schema, keeper: keeper) }
                 guard let db = connection else { continue }
                 // After a reconnect the old session's pid is gone: record the new one (or none).
-                try db.execute(Self.renewStatement, ["holder": holder, "lease_seconds": String(leaseSeconds),
-                                                     "direct": String(try db.isDirect)])
+                try db.withBoundedLocks {
+                    try db.execute(Self.renewStatement, ["holder": holder, "lease_seconds": String(leaseSeconds),
+                                                         "direct": String(try db.isDirect)])
+                }
             } catch {
                 connection = nil
             }

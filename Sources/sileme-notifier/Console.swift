@@ -32,16 +32,22 @@ enum Console {
     }
 
     /// The run lock for a command that sends (`--run-now`, `retry`, `release`): waits while
-    /// another run holds it, saying so; nil — after telling the operator that `nothing` happened —
-    /// when SIGTERM or SIGINT came while it waited.
+    /// another run holds it, saying so and naming the holder, for at most
+    /// `RunLock.commandWaitSeconds`; nil — after telling the operator that `nothing` happened —
+    /// when SIGTERM or SIGINT came while it waited, or when the bound passed (exit 75 either way:
+    /// the work stays due for the holder's run or the next one).
     static func takeRunLock(_ configuration: NotifierConfiguration, stop: StopSignal, logger: Logger,
                             otherwise nothing: String) throws -> RunLock? {
-        guard let lock = try RunLock.take(for: configuration.database, leaseSeconds: configuration.claimLeaseSeconds, waiting: .untilStopped(stop, onBusy: {
-            logger.notice("another run is in progress on this database; waiting for it to finish")
-        })) else {
-            error("stopped while waiting for another run to finish; \(nothing)")
+        do {
+            guard let lock = try RunLock.take(for: configuration.database, leaseSeconds: configuration.claimLeaseSeconds,
+                                              waiting: .upTo(RunLock.commandWaitSeconds, stop, say: { logger.notice("\($0)") })) else {
+                error("stopped while waiting for another run to finish; \(nothing)")
+                return nil
+            }
+            return lock
+        } catch let exceeded as BoundedWait.Exceeded {
+            error("sileme-notifier: \(exceeded); \(nothing)")
             return nil
         }
-        return lock
     }
 }

@@ -16,13 +16,21 @@ package struct DatabaseError: Error, CustomStringConvertible, Sendable {
     /// or a connection pooler with every session of its pool taken (PgBouncer in session mode
     /// queues the client without a word), kept it waiting. Of kind `unreachable`.
     package let sessionWait: Bool
+    /// True when a statement waited for a lock another session holds for longer than
+    /// `lock_timeout` (`PGConnection.lockWaitSeconds`; SQLSTATE 55P03): the message names the
+    /// wait and its bound. Of kind `statement`: the run fails, its work stays due.
+    package let lockWait: Bool
+
+    /// SQLSTATE `lock_not_available`: `lock_timeout` passed.
+    package static let lockTimeoutState = "55P03"
 
     /// Creates an error.
-    package init(kind: Kind, sqlState: String?, message: String, sessionWait: Bool = false) {
+    package init(kind: Kind, sqlState: String?, message: String, sessionWait: Bool = false, lockWait: Bool = false) {
         self.kind = kind
         self.sqlState = sqlState
         self.message = message
         self.sessionWait = sessionWait
+        self.lockWait = lockWait
     }
 
     /// True for a unique-key violation (`23505`).

@@ -41,16 +41,17 @@ package final class PGConnection {
         // The first answer, within a bound: a pooler in session mode accepts the connection at
         // once and queues its first statement until a server session of its pool is free, which
         // may be never (the rest of the pool held by this very process).
-        let pid: Int32?
+        let answer: (pid: Int32?, lockTimeout: String?)
         switch Self.firstAnswer(connection, within: Self.sessionWaitSeconds) {
-        case .success(let value): pid = value
+        case .success(let value): answer = value
         case .failure(let error):
             PQfinish(connection)
             throw error
         }
         handle = connection
         self.schema = schema
-        direct = pid.map { $0 == PQbackendPID(connection) } ?? false
+        direct = answer.pid.map { $0 == PQbackendPID(connection) } ?? false
+        lockTimeout = answer.lockTimeout
         // Notices ("… already exists, skipping") are not for the operator's terminal. Dropped on
         // the client rather than with a session SET, which a transaction pooler would hand to
         // whichever client gets the server connection next.
@@ -74,13 +75,48 @@ package final class PGConnection {
             + "raise its pool size, PgBouncer's default_pool_size, or lower SMTP_CONNECTIONS)"
     }
 
-    /// Sends `SELECT pg_backend_pid()` on a new connection and waits at most `seconds` for its
-    /// answer: the server's process id (nil when it sent none).
-    private static func firstAnswer(_ connection: OpaquePointer, within seconds: TimeInterval) -> Result<Int32?, DatabaseError> {
+    /// How long a statement waits for a lock another session holds (PostgreSQL's `lock_timeout`),
+    /// on every session of the notifier: the run lock's row, the fold's advisory lock, the rows a
+    /// claim or a record writes, a table an app's migration holds. Every lock the notifier takes
+    /// itself is held for a moment (one statement; the fold of a long downtime's queue for longer),
+    /// so a wait of this long is a session stuck with a lock — an `idle in transaction` client, a
+    /// hung process — and the statement fails with SQLSTATE 55P03, named
+    /// (`DatabaseError.lockWait`): the run fails and leaves its work due, the daemon tries again
+    /// at its next step. Below half the daemon's watchdog interval (`WatchdogSec=60`, pinged at
+    /// half of it), so a statement stuck behind a lock fails before systemd kills the daemon.
+    /// A `lock_timeout` the operator set (the role's `ALTER ROLE … SET`, `options=-c lock_timeout=…`
+    /// in `DATABASE_URL`) wins.
+    package static let lockWaitSeconds = 20
+
+    /// Sets `lock_timeout` to `lockWaitSeconds` unless one is set already: on a direct session
+    /// for the session (`set_config(…, false)`: the session is the notifier's alone), through a
+    /// connection pooler for the transaction (`true`: a pooler in transaction mode would hand a
+    /// session setting to the next client). Returns the value in force.
+    static func lockTimeoutSQL(local: Bool) -> String {
+        """
+        CASE WHEN current_setting('lock_timeout') = '0'
+             THEN set_config('lock_timeout', '\(lockWaitSeconds)s', \(local)) ELSE current_setting('lock_timeout') END
+        """
+    }
+
+    /// The session's `lock_timeout` (nil through a pooler, where it is set per transaction:
+    /// `withBoundedLocks`).
+    package let lockTimeout: String?
+
+    /// Sends the first statement on a new connection — the server's process id, and on a direct
+    /// session (its pid is libpq's start-up pid: no pooler between) `lock_timeout` for the session
+    /// (`lockWaitSeconds`) — and waits at most `seconds` for its answer: the server's process id
+    /// (nil when it sent none) and the session's `lock_timeout` (nil through a pooler).
+    private static func firstAnswer(_ connection: OpaquePointer, within seconds: TimeInterval)
+        -> Result<(pid: Int32?, lockTimeout: String?), DatabaseError> {
         func lost() -> DatabaseError {
             DatabaseError(kind: .unreachable, sqlState: nil, message: trimmed(PQerrorMessage(connection)))
         }
-        guard PQsendQuery(connection, "SELECT pg_backend_pid()") == 1 else { return .failure(lost()) }
+        let first = """
+            SELECT pg_backend_pid(),
+                   CASE WHEN pg_backend_pid() = \(PQbackendPID(connection)) THEN \(lockTimeoutSQL(local: false)) END
+            """
+        guard PQsendQuery(connection, first) == 1 else { return .failure(lost()) }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
         while PQisBusy(connection) == 1 {
             let now = DispatchTime.now().uptimeNanoseconds
@@ -94,10 +130,12 @@ package final class PGConnection {
             guard PQconsumeInput(connection) == 1 else { return .failure(lost()) }
         }
         var pid: Int32?
+        var lockTimeout: String?
         var failure: DatabaseError?
         while let result = PQgetResult(connection) {
             if PQresultStatus(result) == PGRES_TUPLES_OK, PQntuples(result) == 1, let text = PQgetvalue(result, 0, 0) {
                 pid = Int32(String(cString: text))
+                if PQgetisnull(result, 0, 1) == 0, let value = PQgetvalue(result, 0, 1) { lockTimeout = String(cString: value) }
             } else if PQresultStatus(result) != PGRES_TUPLES_OK, failure == nil {
                 let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
                 let lostNow = PQstatus(connection) != CONNECTION_OK || (state?.hasPrefix("08") ?? false) || state == "57P01"
@@ -107,7 +145,7 @@ package final class PGConnection {
             PQclear(result)
         }
         if let failure { return .failure(failure) }
-        return .success(pid)
+        return .success((pid, lockTimeout))
     }
 
     /// A session over TCP that the network stops carrying — a NAT or a load balancer that forgot
@@ -264,10 +302,19 @@ package final class PGConnection {
     /// so a pooler in transaction mode never hands them to another client), in a transaction of
     /// its own when none is open: committed when `body` returns, rolled back when it throws.
     package func withLocalSettings<T>(_ settings: [(name: String, value: String)], _ body: () throws -> T) throws -> T {
+        try inTransaction(setting: {
+            for setting in settings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+        }, body)
+    }
+
+    /// Runs `setting` (statements that set something for the transaction), then `body`, in the
+    /// open transaction, or in one of their own when none is open: committed when `body`
+    /// returns, rolled back when either throws.
+    private func inTransaction<T>(setting: () throws -> Void, _ body: () throws -> T) throws -> T {
         let own = PQtransactionStatus(handle) == PQTRANS_IDLE
         if own { try execute("BEGIN") }
         do {
-            for setting in settings { try execute("SELECT set_config($1, $2, true)", [setting.name, setting.value]) }
+            try setting()
             let value = try body()
             if own { try execute("COMMIT") }
             return value
@@ -379,7 +426,28 @@ package final class PGConnection {
         let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
         let message = Self.trimmed(PQresultErrorMessage(result))
         let lost = PQstatus(handle) != CONNECTION_OK || (state?.hasPrefix("08") ?? false) || state == "57P01"
+        if state == DatabaseError.lockTimeoutState {
+            return DatabaseError(kind: .statement, sqlState: state, message: Self.lockWaitMessage(lockTimeout) + message, lockWait: true)
+        }
         return DatabaseError(kind: lost ? .unreachable : .statement, sqlState: state, message: message)
+    }
+
+    /// What a statement that waited for a lock in vain says, before the server's message (whose
+    /// CONTEXT names the lock: the fold's function, the relation of the row).
+    static func lockWaitMessage(_ lockTimeout: String?) -> String {
+        "gave up waiting for a lock another database session holds, after \(lockTimeout ?? "\(lockWaitSeconds)s") (lock_timeout; "
+            + "an idle-in-transaction session or a stuck process holds it: see pg_stat_activity and pg_locks): "
+    }
+
+    /// Runs `body` with every lock wait of its statements bounded (`lockWaitSeconds`): on a
+    /// direct session the session's `lock_timeout` does it already; through a pooler the setting
+    /// is made local to a transaction around `body` (its own, or the caller's). For the
+    /// statements whose locks other sessions take too, outside a transaction of the caller's:
+    /// the run lock's row and the fold's lock.
+    @discardableResult
+    package func withBoundedLocks<T>(_ body: () throws -> T) throws -> T {
+        if lockTimeout != nil { return try body() }
+        return try inTransaction(setting: { try execute("SELECT " + Self.lockTimeoutSQL(local: true)) }, body)
     }
 
     private func connectionError() -> DatabaseError {
