@@ -575,6 +575,15 @@ def hide_contacts(url, hidden):
     conn.close()
 
 
+def add_due_users(cur, count, local, domain):
+    """`count` users named 'User N' whose contact is `localN@domain`, each with one check-in three
+    days before RUN_DATE: all due on it."""
+    cur.execute("""WITH u AS (INSERT INTO users (name, emergency_email)
+                              SELECT 'User ' || g, %s || g || '@' || %s FROM generate_series(1, %s) g RETURNING id)
+                   INSERT INTO check_ins (user_id, check_in_date) SELECT id, %s::date - 3 FROM u""",
+                (local, domain, count, RUN_DATE))
+
+
 def check(condition, message):
     """The benchmark's own sanity checks: a wrong result is not a fast one."""
     if not condition:

@@ -186,9 +186,7 @@ def full_maildir(cluster, base, binary, reports):
         conn = psycopg2.connect(url)
         conn.autocommit = True
         cur = conn.cursor()
-        cur.execute("""WITH u AS (INSERT INTO users (name, emergency_email)
-                                  SELECT 'User ' || g, 'dead' || g || '@gone.example' FROM generate_series(1, %s) g RETURNING id)
-                       INSERT INTO check_ins (user_id, check_in_date) SELECT id, %s::date - 3 FROM u""", (reports, bench.RUN_DATE))
+        bench.add_due_users(cur, reports, "dead", "gone.example")
         bench.log(f"alerting {reports:,} users through the sink")
         sent = subprocess.run([binary, "--run-now", "--date", bench.RUN_DATE], env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)

@@ -35,9 +35,7 @@ def one_run(cluster, base, binary, users, connections, case, primary, fallback, 
     conn = psycopg2.connect(url)
     conn.autocommit = True
     cur = conn.cursor()
-    cur.execute("""WITH u AS (INSERT INTO users (name, emergency_email)
-                              SELECT 'User ' || g, 'contact' || g || '@family.example' FROM generate_series(1, %s) g RETURNING id)
-                   INSERT INTO check_ins (user_id, check_in_date) SELECT id, %s::date - 3 FROM u""", (users, bench.RUN_DATE))
+    bench.add_due_users(cur, users, "contact", "family.example")
     start = time.perf_counter()
     sent = subprocess.run([binary, "--run-now", "--date", bench.RUN_DATE], env=env, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
