@@ -114,6 +114,11 @@ package final class Daemon: @unchecked Sendable {
             let reader = BounceReader(settings: bounce, database: configuration.database, logger: logger)
             parts.append(ThreadService("sileme-bounces", stop: stop, after: startup) { [stop] in reader.loop(stop: stop) })
         }
+        // The canary (CANARY_EVERY): a test message through each relay into that mailbox, on its
+        // own thread and connection; one not back within CANARY_WITHIN is canary_lost.
+        if let canary = CanarySender(configuration: configuration, logger: logger) {
+            parts.append(ThreadService("sileme-canary", stop: stop, after: startup) { [stop] in canary.loop(stop: stop) })
+        }
         // Last: the first the group stops, so its clients' connections close while the loops finish.
         if let page { parts.append(page) }
         DaemonGroup.run(parts, stop: stop, logger: logger)
