@@ -35,11 +35,14 @@ package enum CanaryStore {
         try db.executePrepared(SQLStatement("""
             SELECT id::text AS id, relay, extract(epoch FROM sent_at)::text AS sent_at FROM sileme.canaries
             WHERE back_at IS NULL AND lost_at IS NULL ORDER BY id
-            """), [:]).rows.compactMap { row in
-            guard let id = row.string("id").flatMap({ Int64($0) }), let relay = row.string("relay"),
-                  let sent = row.string("sent_at").flatMap({ Double($0) }) else { return nil }
-            return Open(id: id, relay: relay, sentAt: Date(timeIntervalSince1970: sent))
-        }
+            """), [:]).rows.compactMap(open)
+    }
+
+    /// A row of `id`, `relay` and `sent_at` (epoch seconds) as an open canary.
+    private static func open(_ row: PGRow) -> Open? {
+        guard let id = row.string("id").flatMap({ Int64($0) }), let relay = row.string("relay"),
+              let sent = row.string("sent_at").flatMap({ Double($0) }) else { return nil }
+        return Open(id: id, relay: relay, sentAt: Date(timeIntervalSince1970: sent))
     }
 
     /// Marks canary `id` lost for `reason` (`not_back`, `bounced 5.x.x`, `not_sent: …`): the canary as
@@ -50,10 +53,7 @@ package enum CanaryStore {
             UPDATE sileme.canaries SET lost_at = now(), lost_reason = $reason
             WHERE id = $id::bigint AND back_at IS NULL AND lost_at IS NULL
             RETURNING id::text AS id, relay, extract(epoch FROM sent_at)::text AS sent_at
-            """), ["id": String(id), "reason": reason]).rows.first.flatMap { row in
-            guard let relay = row.string("relay"), let sent = row.string("sent_at").flatMap({ Double($0) }) else { return nil }
-            return Open(id: id, relay: relay, sentAt: Date(timeIntervalSince1970: sent))
-        }
+            """), ["id": String(id), "reason": reason]).rows.first.flatMap(open)
     }
 
     /// Canary `id` came back: its relay and how long it took, or nil when it was back before (the
@@ -91,8 +91,9 @@ package enum CanaryStore {
         package init(relay: String) { self.relay = relay }
     }
 
-    /// Each relay's figures (a relay with no canary has no entry).
-    package static func figures(_ db: PGConnection) throws -> [Figures] {
+    /// Each relay's figures (a relay with no canary has no entry): of every canary, or of those
+    /// sent on the days `from` to `to` (`YYYY-MM-DD`) in the zone `zone` (the history report's period).
+    package static func figures(_ db: PGConnection, from: String? = nil, to: String? = nil, zone: String? = nil) throws -> [Figures] {
         try db.executePrepared(SQLStatement("""
             SELECT c.relay, count(*)::text AS sent, count(c.back_at)::text AS back,
                    count(*) FILTER (WHERE c.lost_at IS NOT NULL AND c.back_at IS NULL)::text AS lost,
@@ -104,8 +105,11 @@ package enum CanaryStore {
                     WHERE b.relay = c.relay AND b.back_at IS NOT NULL ORDER BY b.back_at DESC LIMIT 1) AS last_latency,
                    (percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM c.back_at - c.sent_at)))::text AS median,
                    max(extract(epoch FROM c.back_at - c.sent_at))::text AS longest
-            FROM sileme.canaries c GROUP BY c.relay ORDER BY c.relay
-            """), [:]).rows.compactMap { row in
+            FROM sileme.canaries c
+            WHERE ($from::date IS NULL OR c.sent_at >= ($from::date::timestamp AT TIME ZONE $zone))
+              AND ($to::date IS NULL OR c.sent_at < (($to::date + 1)::timestamp AT TIME ZONE $zone))
+            GROUP BY c.relay ORDER BY c.relay
+            """), ["from": from, "to": to, "zone": zone]).rows.compactMap { row in
             guard let relay = row.string("relay") else { return nil }
             func time(_ name: String) -> Date? { row.string(name).flatMap { Double($0) }.map { Date(timeIntervalSince1970: $0) } }
             var figures = Figures(relay: relay)

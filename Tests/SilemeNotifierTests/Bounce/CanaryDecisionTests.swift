@@ -95,4 +95,27 @@ struct CanaryDecisionTests {
         figures.firstSentAt = now.addingTimeInterval(-4201)
         #expect(CanaryPlan.health(figures, now: now, settings: Self.settings) == .overdue(since: now.addingTimeInterval(-4201)))
     }
+
+    @Test("the metrics file: per relay, canaries sent and lost, the last latency and when it came back; nothing before the first")
+    func metrics() {
+        var figures = Housekeeping.Figures()
+        #expect(!MetricsFile.render(figures, now: Date()).contains("canary"))
+        var relay = CanaryStore.Figures(relay: "smtp://relay.example:587")
+        relay.sent = 4
+        relay.back = 3
+        relay.lost = 1
+        relay.lastLatency = 12.5
+        relay.lastBackAt = Date(timeIntervalSince1970: 1_800_000_000)
+        figures.canaries = [relay, CanaryStore.Figures(relay: "smtp://dropping.example:587")]
+        let text = MetricsFile.render(figures, now: Date())
+        for line in ["sileme_notifier_canary_sent_total{relay=\"smtp://relay.example:587\"} 4",
+                     "sileme_notifier_canary_lost_total{relay=\"smtp://relay.example:587\"} 1",
+                     "sileme_notifier_canary_lost_total{relay=\"smtp://dropping.example:587\"} 0",
+                     "sileme_notifier_canary_latency_seconds{relay=\"smtp://relay.example:587\"} 12.500",
+                     "sileme_notifier_canary_back_timestamp_seconds{relay=\"smtp://relay.example:587\"} 1800000000",
+                     "# TYPE sileme_notifier_canary_lost_total counter"] {
+            #expect(text.contains(line + "\n"), "\(line): \(text)")
+        }
+        #expect(!text.contains("canary_latency_seconds{relay=\"smtp://dropping.example:587\"}"), "no latency for a relay none came back through")
+    }
 }
