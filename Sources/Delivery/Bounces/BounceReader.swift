@@ -46,6 +46,9 @@ package final class BounceReader: @unchecked Sendable {
     private let tags: BounceTag
     private let batchSize: Int
     private let logger: Logger
+    /// Where a canary lost by a report about it is announced besides the journal (`notifier.canary_lost`).
+    private let webhook: WebhookSettings?
+    private let appName: String
     private var mailbox: (any BounceMailbox)?
     /// Whether the last poll failed (its warning is logged once, until a poll succeeds again).
     private var failing = false
@@ -60,8 +63,11 @@ package final class BounceReader: @unchecked Sendable {
     /// A reader of `settings`' mailbox that records into `database`; `mailbox`: one opened
     /// already (a test's IMAP server, verified with its own certificate), else the configured one.
     /// `batchSize`: the messages a transaction settles (a test of a crash between batches takes few).
+    /// `webhook`, `appName`: the daemon's, to announce a canary a report says bounced.
     package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger, mailbox: (any BounceMailbox)? = nil,
-                 batchSize: Int = BounceReader.defaultBatchSize) {
+                 batchSize: Int = BounceReader.defaultBatchSize, webhook: WebhookSettings? = nil, appName: String = "") {
+        self.webhook = webhook
+        self.appName = appName
         self.batchSize = max(1, batchSize)
         self.settings = settings
         self.database = database
@@ -277,9 +283,9 @@ package final class BounceReader: @unchecked Sendable {
             fields["bounce_action"] = "canary_bounced"
             if let lost = try CanaryStore.markLost(db(), id: id, reason: "bounced \(status ?? "5.x.x")") {
                 tally.canaries += 1
-                bouncedLine = { [logger] in
-                    CanarySender.logLost(lost, reason: "bounced", detail: "a delivery report came back: \(status ?? "5.x.x") \(block?.diagnostic ?? "")",
-                                         status: status, logger: logger)
+                bouncedLine = { [logger, webhook, appName] in
+                    CanarySender.announceLost(lost, reason: "bounced", detail: "a delivery report came back: \(status ?? "5.x.x") \(block?.diagnostic ?? "")",
+                                              status: status, webhook: webhook, appName: appName, logger: logger)
                 }
             }
         }

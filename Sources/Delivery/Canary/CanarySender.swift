@@ -6,6 +6,7 @@ import Mail
 import Store
 import Systemd
 import Values
+import Webhook
 
 /// The canary's loop in the daemon (docs/operating.md, "The canary"): every `CANARY_EVERY` one
 /// test message through each relay — the primary and each of `SMTP_FALLBACK`, each through that
@@ -78,7 +79,7 @@ package final class CanarySender: @unchecked Sendable {
         for open in CanaryPlan.lost(try CanaryStore.open(db), now: now, within: canary.within) {
             if let lost = try CanaryStore.markLost(db, id: open.id, reason: "not_back") {
                 changed = true
-                Self.logLost(lost, reason: "not_back", detail: "not back within \(canary.within.components.seconds) s", logger: logger)
+                announceLost(lost, reason: "not_back", detail: "not back within \(canary.within.components.seconds) s")
             }
         }
         for relay in relays {
@@ -90,9 +91,14 @@ package final class CanarySender: @unchecked Sendable {
             if case .accepted = outcome {
                 logger.info("canary \(id) sent through \(relay.url)", metadata: ["relay": "\(relay.url)", "canary_id": "\(id)"])
             } else if let lost = try CanaryStore.markLost(db, id: id, reason: "not_sent") {
-                Self.logLost(lost, reason: "not_sent", detail: "the relay did not take it: \(outcome.text)", logger: logger)
+                announceLost(lost, reason: "not_sent", detail: "the relay did not take it: \(outcome.text)")
             }
         }
+    }
+
+    /// `announceLost` with this daemon's webhook.
+    private func announceLost(_ canary: CanaryStore.Open, reason: String, detail: String) {
+        Self.announceLost(canary, reason: reason, detail: detail, webhook: configuration.webhook, appName: configuration.appName, logger: logger)
     }
 
     /// Sends canary `id` through `relay` alone (a connection of its own, closed after).
@@ -129,8 +135,27 @@ package final class CanarySender: @unchecked Sendable {
         return Array(lines.joined(separator: "\r\n").utf8)
     }
 
+    /// Says a canary is lost: the journal's `canary_lost` (priority crit) and, when the webhook
+    /// sends it, `notifier.canary_lost` (one attempt: the journal is the record).
+    package static func announceLost(_ canary: CanaryStore.Open, reason: String, detail: String, status: String? = nil,
+                                     webhook: WebhookSettings?, appName: String, logger: Logger) {
+        logLost(canary, reason: reason, detail: detail, status: status, logger: logger)
+        guard let webhook, webhook.sends(.canaryLost) else { return }
+        let name = WebhookEventType.canaryLost.rawValue
+        do {
+            let event = try WebhookEvent.canaryLost(id: "canary_\(canary.id)", timestamp: Date(),
+                                                    canary: .init(relay: canary.relay, canaryID: canary.id, reason: reason, sentAt: canary.sentAt))
+            let template = try webhook.bodyTemplate.map { try WebhookBodyTemplate($0, appName: appName) }
+            let outcome = try WebhookTransport(settings: webhook).send(event, using: template)
+            if case .delivered = outcome { return }
+            logger.error("webhook \(name) not delivered: \(outcome.reason)", metadata: ["canary_id": "\(canary.id)"])
+        } catch {
+            logger.error("webhook \(name) not sent: \(error)", metadata: ["canary_id": "\(canary.id)"])
+        }
+    }
+
     /// Journals a lost canary (`canary_lost`, priority crit).
-    package static func logLost(_ canary: CanaryStore.Open, reason: String, detail: String, status: String? = nil, logger: Logger) {
+    static func logLost(_ canary: CanaryStore.Open, reason: String, detail: String, status: String? = nil, logger: Logger) {
         var fields: Logger.Metadata = [
             "relay": "\(canary.relay)", "canary_id": "\(canary.id)", "reason": "\(reason)",
             "sent_at": "\(ISO8601DateFormatter().string(from: canary.sentAt))",
