@@ -72,6 +72,8 @@ package enum CanaryStore {
     /// One relay's canaries, as `check`, the metrics and the history report show them.
     package struct Figures: Sendable, Equatable {
         package var relay: String
+        /// Canaries sent, back (late ones too), and found lost (a late one stays counted: a counter
+        /// never goes down).
         package var sent = 0
         package var back = 0
         package var lost = 0
@@ -96,7 +98,7 @@ package enum CanaryStore {
     package static func figures(_ db: PGConnection, from: String? = nil, to: String? = nil, zone: String? = nil) throws -> [Figures] {
         try db.executePrepared(SQLStatement("""
             SELECT c.relay, count(*)::text AS sent, count(c.back_at)::text AS back,
-                   count(*) FILTER (WHERE c.lost_at IS NOT NULL AND c.back_at IS NULL)::text AS lost,
+                   count(c.lost_at)::text AS lost,
                    extract(epoch FROM max(c.sent_at))::text AS latest_sent, extract(epoch FROM min(c.sent_at))::text AS first_sent,
                    extract(epoch FROM max(c.back_at))::text AS last_back,
                    (SELECT CASE WHEN l.lost_at IS NOT NULL AND l.back_at IS NULL THEN coalesce(l.lost_reason, 'lost') END
