@@ -55,6 +55,9 @@ GRANT SELECT ON sileme.daily_intake TO sileme_notifier;
 GRANT SELECT, INSERT, UPDATE ON sileme.held_alerts TO sileme_notifier;
 -- The relays' counts (SMTP_FALLBACK): the mail each accepted, the messages that passed it over.
 GRANT SELECT, INSERT, UPDATE ON sileme.relay_counts TO sileme_notifier;
+-- The canaries (CANARY_EVERY): a row a test message through a relay, claimed, sent, back or lost.
+GRANT SELECT, INSERT, UPDATE ON sileme.canaries TO sileme_notifier;
+GRANT USAGE ON SEQUENCE sileme.canaries_id_seq TO sileme_notifier;
 
 -- Row-level security (the app may turn it on, as the design doc does for users and check_ins;
 -- `migrate` turns it on for emergency_contacts and contact_status): the role reads every row

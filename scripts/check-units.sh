@@ -20,7 +20,7 @@ units_dir=$PWD/systemd
 services=(sileme-notifier.service sileme-notifier-run.service)
 units=("${services[@]}" sileme-notifier-run.timer)
 binary=/usr/local/bin/sileme-notifier
-# The MESSAGE_IDs of docs/interfaces.md's events (run_failed, alerts_held, contact_undeliverable and relay_failover too); the catalog must have exactly these.
+# The MESSAGE_IDs of docs/interfaces.md's events (run_failed, alerts_held, contact_undeliverable, relay_failover and canary_lost too); the catalog must have exactly these.
 declare -A expected_ids=(
   [b5114b477a7847da8a32aee24ab6a236]=run_started
   [4fb505200f49472eb5538283f7de1a2b]=run_finished
@@ -32,6 +32,7 @@ declare -A expected_ids=(
   [6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6]=acknowledgement_recorded
   [a6463324a233427b991a95d572da1d85]=contact_undeliverable
   [f8de42a154c84d4cb3843c94a08de370]=relay_failover
+  [2fa0dc6eef704a3d832e8c9e93d38780]=canary_lost
 )
 
 for tool in systemd-analyze journalctl systemd-sysusers; do

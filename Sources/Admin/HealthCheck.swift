@@ -44,6 +44,7 @@ package struct HealthCheck: Sendable {
         var status = ExitStatus.success
         var ackCount: String?
         var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
+        var canaryFigures: Result<[CanaryStore.Figures], any Error>?
         var templates: MailTemplates?
         var escalationFigures: Result<EscalationFigures, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
@@ -126,6 +127,9 @@ package struct HealthCheck: Sendable {
                 }
                 if configuration.bounce != nil {
                     bounceRecord = Result { try BounceStore.mailboxRecord(db) }
+                }
+                if configuration.canary != nil {
+                    canaryFigures = Result { try CanaryStore.figures(db) }
                 }
                 do {
                     findings.append(Self.holds(try HoldStore.open(db), configuration: configuration))
@@ -217,6 +221,12 @@ package struct HealthCheck: Sendable {
                 }
             } catch {
                 note(subject, false, error.description, failure: .failure)
+            }
+        }
+        if let canary = configuration.canary {
+            for finding in Self.canaries(canary, relays: configuration.mail.relays.map(\.url), figures: canaryFigures, now: Date()) {
+                findings.append(finding)
+                if !finding.ok, status == .success { status = .unavailable }
             }
         }
         return (findings, status)

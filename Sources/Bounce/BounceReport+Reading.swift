@@ -6,6 +6,7 @@ extension BounceReport {
         let parts = message.allParts
         var report = BounceReport(verdict: .unparsed, addressedTo: addresses(message.fields))
         report.returnedMessageID = parts.lazy.compactMap(\.enclosedFields).compactMap(messageID).first
+        report.canaryTag = message.fields[BounceReport.canaryHeader.lowercased()]?.trimmed
         if let feedback = parts.first(where: { $0.mediaType == "message/feedback-report" }) {
             report.verdict = .complaint
             report.feedbackType = MIMEFields.groups(feedback.decodedBody).first?["feedback-type"]?.lowercased()

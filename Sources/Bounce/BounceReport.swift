@@ -60,6 +60,8 @@ package struct BounceReport: Sendable, Equatable {
         }
     }
 
+    /// The header that carries a canary's signed tag (docs/operating.md, "The canary").
+    package static let canaryHeader = "X-Sileme-Canary"
     /// The largest message read (1 MiB): a report of one of our small alerts, with the alert
     /// returned, is a few kilobytes; a larger message is counted, not read into memory.
     package static let maximumBytes = 1 << 20
@@ -77,10 +79,14 @@ package struct BounceReport: Sendable, Equatable {
     package var addressedTo: [String]
     /// The `Feedback-Type` of a complaint (`abuse`, `fraud`, …).
     package var feedbackType: String?
+    /// The message's own `X-Sileme-Canary` (not a returned message's): the signed tag of a canary
+    /// that came back (docs/operating.md, "The canary"); nil on any other message.
+    package var canaryTag: String?
 
     /// Creates the value.
     package init(verdict: Verdict, recipients: [Recipient] = [], returnedMessageID: String? = nil, addressedTo: [String] = [],
-                 feedbackType: String? = nil) {
+                 feedbackType: String? = nil, canaryTag: String? = nil) {
+        self.canaryTag = canaryTag
         self.verdict = verdict
         self.recipients = recipients
         self.returnedMessageID = returnedMessageID

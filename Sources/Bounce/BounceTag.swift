@@ -33,10 +33,18 @@ package struct BounceTag: Sendable {
     package init(settings: BounceSettings) { self.init(address: settings.address, secret: settings.secret) }
 
     /// The tag of delivery row `row` (a positive id).
-    package func tag(row: Int64) -> String {
-        precondition(row > 0, "BounceTag: a row id is positive")
-        let id = Self.base32(number: UInt64(row))
-        return id + Self.base32(bytes: mac(id))
+    package func tag(row: Int64) -> String { tag(row, purpose: .bounce) }
+
+    /// What a tag names: a delivery row, or a canary (`sileme.canaries`). Each is signed under its
+    /// own prefix, so a row's tag never verifies as a canary's, nor the other way round.
+    enum Purpose: String {
+        case bounce, canary
+    }
+
+    private func tag(_ number: Int64, purpose: Purpose) -> String {
+        precondition(number > 0, "BounceTag: an id is positive")
+        let id = Self.base32(number: UInt64(number))
+        return id + Self.base32(bytes: mac(id, purpose: purpose))
     }
 
     /// The envelope sender of row `row`: `local+TAG@domain`.
@@ -46,13 +54,31 @@ package struct BounceTag: Sendable {
 
     /// The row `tag` names, when this key made it; nil for anything else (forged, altered,
     /// truncated, another key's, not a tag at all).
-    package func row(tag: String) -> Int64? {
+    package func row(tag: String) -> Int64? { number(tag: tag, purpose: .bounce) }
+
+    /// The tag of canary `id` (`X-Sileme-Canary`, and the canary's envelope sender after the `+`).
+    package func canaryTag(id: Int64) -> String { tag(id, purpose: .canary) }
+
+    /// The envelope sender of canary `id`: `local+TAG@domain`, so that its bounce comes back too.
+    package func canarySender(id: Int64) -> String {
+        "\(address.localPart)+\(canaryTag(id: id))@\(address.domain)"
+    }
+
+    /// The canary `tag` names, when this key made it as a canary's; nil for anything else.
+    package func canary(tag: String) -> Int64? { number(tag: tag.trimmed, purpose: .canary) }
+
+    /// The canary named by `recipient`, an address a report was sent to (as `row(in:)` reads it).
+    package func canary(in recipient: String) -> Int64? {
+        taggedPart(of: recipient).flatMap { number(tag: $0, purpose: .canary) }
+    }
+
+    private func number(tag: String, purpose: Purpose) -> Int64? {
         let text = Array(tag.lowercased().utf8)
         guard text.count > Self.macCharacters, text.count <= Self.macCharacters + Self.idCharacters,
               text.allSatisfy({ Self.digits.contains($0) }) else { return nil }
         let id = String(decoding: text.dropLast(Self.macCharacters), as: UTF8.self)
         let given = Array(text.suffix(Self.macCharacters))
-        let expected = Array(Self.base32(bytes: mac(id)).utf8)
+        let expected = Array(Self.base32(bytes: mac(id, purpose: purpose)).utf8)
         guard HMACSHA256.constantTimeEqual(expected, given), id.first != "0", let number = Self.number(base32: id),
               number > 0, number <= UInt64(Int64.max) else { return nil }
         return Int64(number)
@@ -62,17 +88,22 @@ package struct BounceTag: Sendable {
     /// address's mailbox (local part case-insensitively, domain exactly after lower-casing) with a
     /// valid tag after the `+`. Angle brackets and surrounding blanks are ignored.
     package func row(in recipient: String) -> Int64? {
+        taggedPart(of: recipient).flatMap { row(tag: $0) }
+    }
+
+    /// What follows the `+` in `recipient` when it is this bounce address's mailbox.
+    private func taggedPart(of recipient: String) -> String? {
         var text = Substring(recipient).drop { $0 == " " || $0 == "<" }
         while let last = text.last, last == " " || last == ">" { text.removeLast() }
         guard let at = text.lastIndex(of: "@") else { return nil }
         let local = text[..<at], domain = text[text.index(after: at)...]
         guard domain.lowercased() == address.domain, let plus = local.firstIndex(of: "+"),
               local[..<plus].lowercased() == address.localPart.lowercased() else { return nil }
-        return row(tag: String(local[local.index(after: plus)...]))
+        return String(local[local.index(after: plus)...])
     }
 
-    private func mac(_ id: String) -> [UInt8] {
-        Array(HMACSHA256.mac(key: key, message: Array("bounce:".utf8) + Array(id.utf8)).prefix(10))
+    private func mac(_ id: String, purpose: Purpose) -> [UInt8] {
+        Array(HMACSHA256.mac(key: key, message: Array("\(purpose.rawValue):".utf8) + Array(id.utf8)).prefix(10))
     }
 
     /// `number` in base 32, most significant digit first, no leading zeros.

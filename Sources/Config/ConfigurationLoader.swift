@@ -26,7 +26,7 @@ package struct ConfigurationLoader: Sendable {
         "WEBHOOK_EVENTS", "WEBHOOK_BODY_TEMPLATE", "USER_REMINDER",
         "INTAKE_DROP_RATIO", "INTAKE_MIN_USERS", "HOLD_HOURS",
         "ACK_BASE_URL", "ACK_SECRET", "ACK_SECRET_FILE", "ACK_LISTEN", "ACK_RATE_LIMIT", "ACK_MAX_CONNECTIONS",
-    ] + bounceKeys + escalationKeys + relayKeys
+    ] + bounceKeys + escalationKeys + relayKeys + canaryKeys
 
     /// The environment variables read (normally `ProcessInfo.processInfo.environment`).
     package var environment: [String: String]
@@ -184,6 +184,7 @@ package struct ConfigurationLoader: Sendable {
         try loadBounce(values, settings, into: &config)
         try loadEscalation(settings, into: &config)
         try loadRelays(values, settings, into: &config)
+        try loadCanary(values, settings, into: &config)
         return config
     }
 

@@ -10,7 +10,7 @@
 /// recorder's place (a pass with many skips: closed before the recorder's opens). The daemon holds a run's sessions, and beside them the
 /// check-in queue's fold and an all-clear pass (its own session, its recorder's and its senders'),
 /// the acknowledgement page's with `ACK_LISTEN`, the bounce reader's with `BOUNCE_MAILBOX` (during a
-/// poll that found messages), and the `LISTEN` session when that is on
+/// poll that found messages), the canary's with `CANARY_EVERY` (a moment a tick), and the `LISTEN` session when that is on
 /// `DATABASE_URL` (a direct `DATABASE_URL` and no `DATABASE_LISTEN_URL`; never through a pooler).
 /// Under a smaller pool a run starts with the senders that got a session; with fewer than
 /// `minimumForRun` it fails after `PGConnection.sessionWaitSeconds`, naming the settings.
@@ -29,21 +29,22 @@ package struct DatabaseSessions: Sendable, Equatable, CustomStringConvertible {
     package static let minimumForRun = 4
 
     /// The counts for `SMTP_CONNECTIONS` = `senders`, with the acknowledgement page's session
-    /// when `ackPage`, the bounce reader's when `bounceReader`, and the `LISTEN` session's when
-    /// `separateListenURL` is false.
-    package init(senders: Int, ackPage: Bool, separateListenURL: Bool, bounceReader: Bool = false) {
+    /// when `ackPage`, the bounce reader's when `bounceReader`, the canary's when `canary`, and the
+    /// `LISTEN` session's when `separateListenURL` is false.
+    package init(senders: Int, ackPage: Bool, separateListenURL: Bool, bounceReader: Bool = false, canary: Bool = false) {
         self.senders = senders
         run = 3 + senders
         // The run's, the fold's, an all-clear pass's (its session, recorder, senders), the page's,
-        // the bounce reader's.
-        daemon = run + 1 + (2 + senders) + (ackPage ? 1 : 0) + (bounceReader ? 1 : 0)
+        // the bounce reader's, the canary's.
+        daemon = run + 1 + (2 + senders) + (ackPage ? 1 : 0) + (bounceReader ? 1 : 0) + (canary ? 1 : 0)
         daemonDirect = daemon + (separateListenURL ? 0 : 1)
     }
 
     /// The counts for `configuration`.
     package init(_ configuration: NotifierConfiguration) {
         self.init(senders: configuration.smtp.connections, ackPage: configuration.ack != nil,
-                  separateListenURL: configuration.databaseListenURL != nil, bounceReader: configuration.bounce != nil)
+                  separateListenURL: configuration.databaseListenURL != nil, bounceReader: configuration.bounce != nil,
+                  canary: configuration.canary != nil)
     }
 
     /// `a run 7 (run lock, run, recorder, 4 senders: SMTP_CONNECTIONS), the daemon 14`.

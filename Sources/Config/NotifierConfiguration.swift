@@ -96,6 +96,9 @@ package struct NotifierConfiguration: Sendable {
     /// The bounces (`BOUNCE_*`, docs/bounces.md); nil when `BOUNCE_ADDRESS` is unset:
     /// every message is sent from `FROM_EMAIL` and no mailbox is read.
     package var bounce: BounceSettings?
+    /// The canary (`CANARY_*`, docs/operating.md); nil when `CANARY_EVERY` is unset or `0`: no
+    /// test message is sent.
+    package var canary: CanarySettings?
     /// `DATABASE_LISTEN_URL`: a direct (unpooled) connection for `LISTEN`, where `DATABASE_URL`
     /// goes through a transaction pooler; nil listens on `DATABASE_URL` when that is direct.
     package var databaseListenURL: Secret?

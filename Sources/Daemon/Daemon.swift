@@ -111,8 +111,14 @@ package final class Daemon: @unchecked Sendable {
         // The bounce mailbox (BOUNCE_MAILBOX), read every BOUNCE_POLL_SECONDS on its own thread
         // and connection: a mailbox that cannot be read is logged and never holds up an alert.
         if let bounce = configuration.bounce {
-            let reader = BounceReader(settings: bounce, database: configuration.database, logger: logger)
+            let reader = BounceReader(settings: bounce, database: configuration.database, logger: logger,
+                                      webhook: configuration.webhook, appName: configuration.appName)
             parts.append(ThreadService("sileme-bounces", stop: stop, after: startup) { [stop] in reader.loop(stop: stop) })
+        }
+        // The canary (CANARY_EVERY): a test message through each relay into that mailbox, on its
+        // own thread and connection; one not back within CANARY_WITHIN is canary_lost.
+        if let canary = CanarySender(configuration: configuration, logger: logger) {
+            parts.append(ThreadService("sileme-canary", stop: stop, after: startup) { [stop] in canary.loop(stop: stop) })
         }
         // Last: the first the group stops, so its clients' connections close while the loops finish.
         if let page { parts.append(page) }

@@ -107,6 +107,19 @@ package struct MetricsFile: Sendable {
             metric("relay_passed_over_total", "counter", "Times a message passed a relay over because it failed as a relay (unreachable, TLS, AUTH, 421, a refused session or sender).",
                    relays.map { ("relay=\"\(label($0.key))\"", Double($0.value.passedOver)) })
         }
+        if !figures.canaries.isEmpty {
+            // The canary (docs/operating.md, "The canary"): per relay, by its URL as above.
+            let canaries = figures.canaries
+            func relay(_ figures: CanaryStore.Figures) -> String { "relay=\"\(label(figures.relay))\"" }
+            metric("canary_sent_total", "counter", "Canaries sent through each relay (CANARY_EVERY).",
+                   canaries.map { (relay($0), Double($0.sent)) })
+            metric("canary_lost_total", "counter", "Canaries through each relay that did not come back within CANARY_WITHIN, bounced or were refused.",
+                   canaries.map { (relay($0), Double($0.lost)) })
+            metric("canary_latency_seconds", "gauge", "How long the last canary back through each relay took to come back.",
+                   canaries.compactMap { figures in figures.lastLatency.map { (relay(figures), $0) } })
+            metric("canary_back_timestamp_seconds", "gauge", "When the last canary through each relay came back.",
+                   canaries.compactMap { figures in figures.lastBackAt.map { (relay(figures), $0.timeIntervalSince1970) } })
+        }
         return text
     }
 

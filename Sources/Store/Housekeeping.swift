@@ -25,6 +25,8 @@ package enum Housekeeping {
         /// Each relay's counts (`sileme.relay_counts`): the mail it accepted, the messages that
         /// passed it over; by relay URL.
         package var relays: [String: (accepted: Int, passedOver: Int)] = [:]
+        /// Each relay's canaries (`sileme.canaries`, docs/operating.md "The canary"); empty when none was sent.
+        package var canaries: [CanaryStore.Figures] = []
 
         /// No run yet.
         package init() {}
@@ -65,6 +67,7 @@ package enum Housekeeping {
         for row in try db.execute("SELECT relay, accepted, passed_over FROM sileme.relay_counts").rows {
             if let relay = row.string("relay") { figures.relays[relay] = (row.int("accepted") ?? 0, row.int("passed_over") ?? 0) }
         }
+        figures.canaries = try CanaryStore.figures(db)
         return figures
     }
 

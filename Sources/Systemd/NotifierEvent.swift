@@ -58,6 +58,9 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
     /// (`RELAY`, `NEXT_RELAY` — empty when none was left — `REASON`); the relay rests for
     /// `SMTP_FALLBACK_RETRY` (docs/delivery.md, "Fallback relays").
     case relayFailover = "relay_failover"
+    /// A canary sent through a relay did not come back into the bounce mailbox within
+    /// `CANARY_WITHIN`, bounced, or could not be sent (`RELAY`, `CANARY_ID`, `REASON`).
+    case canaryLost = "canary_lost"
     /// A daemon run that could not be carried out at all.
     case runFailed = "run_failed"
     /// The daemon is up (after its start-up checks).
@@ -86,6 +89,7 @@ package enum NotifierEvent: String, Sendable, CaseIterable {
         case .acknowledgementRecorded: "6c0a3e5f2b7d4e18a9c1f0d2e3b4a5c6"
         case .contactUndeliverable: "a6463324a233427b991a95d572da1d85"
         case .relayFailover: "f8de42a154c84d4cb3843c94a08de370"
+        case .canaryLost: "2fa0dc6eef704a3d832e8c9e93d38780"
         case .bounceReceived, .bounceMailboxUnavailable, .escalated, .unheard, .outcomeRecorded,
              .notificationCancelled, .futureCheckInsIgnored, .unknownTimeZone, .unknownNotifyTime,
              .daemonStarted, .daemonStopped, .databaseUnavailable, .databaseReconnecting,

@@ -28,6 +28,9 @@ package enum WebhookEventType: String, Sendable, Hashable, CaseIterable, Codable
     /// For the operator, not about one user: a run held alerts over an intake gap (the app could
     /// not record check-ins, docs/intake-hold.md).
     case alertsHeld = "notifier.alerts_held"
+    /// For the operator, not about one user: a canary through a relay did not come back into the
+    /// bounce mailbox (docs/operating.md, "The canary"): mail through that relay may not arrive.
+    case canaryLost = "notifier.canary_lost"
     /// A signed test event (`check`): never filtered, never about a user.
     case ping
 

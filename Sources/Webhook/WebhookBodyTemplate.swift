@@ -16,7 +16,7 @@ import Values
 /// - `type`, `id`, `timestamp`, `app_name`: the event type, its `webhook-id`, when it happened
 ///   (RFC 3339 UTC), `APP_NAME`.
 /// - `is_alert`, `is_all_clear`, `is_follow_up`, `is_reminder`, `is_introduction`, `is_acknowledged`,
-///   `is_undeliverable`, `is_ping`, `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`:
+///   `is_undeliverable`, `is_ping`, `is_alerts_held`, `is_escalated`, `is_outcome`, `is_unheard`, `is_canary_lost`:
 ///   true for the event's type, for sections: `{{#is_alert}}…{{/is_alert}}`.
 /// - `user_id`, `user_name`, `run_date`, `last_check_in_date`, `miss_days` (a number),
 ///   `contacts` (a list of `email`, `position`, `language` and, with `ACK_BASE_URL`, `ack_url` on an alert
@@ -32,6 +32,7 @@ import Values
 ///
 /// - `notifier.alerts_held` (for the operator): `held` (a number), `gap_days` (the days joined
 ///   with ", "), `release_at`; `run_date` too.
+/// - `notifier.canary_lost` (for the operator): `relay`, `canary_id`, `reason`, `sent_at`.
 ///
 /// A `ping` (what `check` sends) and `notifier.alerts_held` have empty text for the user's facts,
 /// `miss_days` and `contact_count` 0 and no contacts, so a template made for the other events
@@ -44,11 +45,12 @@ package struct WebhookBodyTemplate: Sendable {
     package static let variableNames = [
         "type", "id", "timestamp", "app_name",
         "is_alert", "is_all_clear", "is_follow_up", "is_reminder", "is_introduction", "is_acknowledged", "is_undeliverable", "is_ping",
-        "is_alerts_held", "is_escalated", "is_outcome", "is_unheard",
+        "is_alerts_held", "is_escalated", "is_outcome", "is_unheard", "is_canary_lost",
         "user_id", "user_name", "run_date", "last_check_in_date", "miss_days", "contacts", "contact_emails", "contact_count",
         "paused_until", "alert_date", "alert_message_id", "checked_in_at", "contact", "acknowledged_at", "bounce",
         "outcome", "outcome_by", "outcome_at",
         "held", "gap_days", "release_at",
+        "relay", "canary_id", "reason", "sent_at",
         "json", "data_json", "contacts_json",
     ]
 
@@ -103,9 +105,15 @@ package struct WebhookBodyTemplate: Sendable {
             ("is_alert", .alert), ("is_all_clear", .allClear), ("is_follow_up", .followUp), ("is_reminder", .reminder),
             ("is_introduction", .introduction), ("is_acknowledged", .acknowledged),
             ("is_undeliverable", .undeliverable), ("is_ping", .ping), ("is_alerts_held", .alertsHeld),
-            ("is_escalated", .escalated), ("is_outcome", .outcome), ("is_unheard", .unheard),
+            ("is_escalated", .escalated), ("is_outcome", .outcome), ("is_unheard", .unheard), ("is_canary_lost", .canaryLost),
         ]
         for (name, type) in flags { values[name] = event.type == type }
+        if let canary = event.canary {
+            values["relay"] = text(canary.relay)
+            values["canary_id"] = canary.canaryID
+            values["reason"] = text(canary.reason)
+            values["sent_at"] = CalendarDate.rfc3339(canary.sentAt)
+        }
         if let held = event.held {
             values["held"] = held.count
             values["gap_days"] = held.gapDays.map(\.description).joined(separator: ", ")
@@ -183,11 +191,13 @@ package struct WebhookBodyTemplate: Sendable {
                                           diagnostic: hostile, bouncedAt: time)
         let bare = WebhookEvent.Payload(userID: hostile, userName: "", runDate: day, lastCheckInDate: nil, missDays: 0, contacts: [])
         var events: [WebhookEvent] = []
-        for type in WebhookEventType.selectable where type != .alertsHeld {
+        for type in WebhookEventType.selectable where type != .alertsHeld && type != .canaryLost {
             for payload in [full, bare] { events.append(try! WebhookEvent(type: type, id: "msg_sample", timestamp: time, payload: payload)) }
         }
         events.append(try! .alertsHeld(id: "msg_sample", timestamp: time,
                                        held: .init(runDate: day, count: 200, gapDays: [day.adding(days: -2), day.adding(days: -1)], releaseAt: time)))
+        events.append(try! .canaryLost(id: "msg_sample", timestamp: time,
+                                       canary: .init(relay: hostile, canaryID: 42, reason: "not_back", sentAt: time)))
         events.append(try! .ping(id: "msg_sample", timestamp: time))
         return events
     }()

@@ -20,6 +20,8 @@ package struct WebhookEvent: Sendable, Equatable {
     package let payload: Payload?
     /// The facts of `notifier.alerts_held` (for the operator, about no one user).
     package let held: Held?
+    /// The facts of `notifier.canary_lost` (for the operator, about no one user).
+    package let canary: LostCanary?
 
     /// The longest `id` accepted.
     package static let maximumIDLength = 128
@@ -39,13 +41,40 @@ package struct WebhookEvent: Sendable, Equatable {
         try WebhookEvent(type: .alertsHeld, id: id, timestamp: timestamp, payload: nil, held: held)
     }
 
-    private init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload?, held: Held? = nil) throws(InvalidID) {
+    /// `notifier.canary_lost`: a canary through a relay did not come back (docs/operating.md).
+    package static func canaryLost(id: String, timestamp: Date, canary: LostCanary) throws(InvalidID) -> WebhookEvent {
+        try WebhookEvent(type: .canaryLost, id: id, timestamp: timestamp, payload: nil, canary: canary)
+    }
+
+    private init(type: WebhookEventType, id: String, timestamp: Date, payload: Payload?, held: Held? = nil,
+                 canary: LostCanary? = nil) throws(InvalidID) {
         guard Self.isValidID(id) else { throw InvalidID(length: id.utf8.count) }
         self.type = type
         self.id = id
         self.timestamp = timestamp
         self.payload = payload
         self.held = held
+        self.canary = canary
+    }
+
+    /// The body's `data` of `notifier.canary_lost`: `{"relay","canary_id","reason","sent_at"}`.
+    package struct LostCanary: Sendable, Equatable {
+        /// `relay`: the relay's URL (no user, no password).
+        package var relay: String
+        /// `canary_id`: the canary's id (`sileme.canaries`).
+        package var canaryID: Int64
+        /// `reason`: `not_back`, `bounced` or `not_sent`.
+        package var reason: String
+        /// `sent_at`: when it was sent.
+        package var sentAt: Date
+
+        /// Creates the value.
+        package init(relay: String, canaryID: Int64, reason: String, sentAt: Date) {
+            self.relay = relay
+            self.canaryID = canaryID
+            self.reason = reason
+            self.sentAt = sentAt
+        }
     }
 
     /// The body's `data` of `notifier.alerts_held`: `{"run_date","held","gap_days","release_at"}`.
@@ -238,6 +267,10 @@ extension WebhookEvent {
 
     /// The body's `data` object as JSON.
     package var dataJSON: String {
+        if let canary {
+            return "{\"relay\":\(Escaping.json(canary.relay)),\"canary_id\":\(canary.canaryID),\"reason\":\(Escaping.json(canary.reason)),"
+                + "\"sent_at\":\(Escaping.json(CalendarDate.rfc3339(canary.sentAt)))}"
+        }
         if let held {
             return "{\"run_date\":\(Escaping.json(held.runDate.description)),\"held\":\(held.count),"
                 + "\"gap_days\":[\(held.gapDays.map { Escaping.json($0.description) }.joined(separator: ","))],"

@@ -314,6 +314,21 @@ public struct BadSetting: Sendable, CustomStringConvertible {
             cases.append(BadSetting("SMTP_FALLBACK_PASSWORD_1_FILE", .unreadableFile,
                                     ["SMTP_FALLBACK": "smtp://user@relay.example", "SMTP_FALLBACK_PASSWORD_1_FILE": path]))
         }
+        // The canary (docs/operating.md, "The canary"): each case on top of a working bounce configuration.
+        let canary = ["CANARY_EVERY": "6h", "CANARY_ADDRESS": "bounces+canary@notify.example.com"]
+        func canaryCase(_ key: String, _ kind: Kind, _ values: [String: String], unset: [String] = []) -> BadSetting {
+            bounceCase(key, kind, canary.merging(values) { $1 }.filter { !unset.contains($0.key) }, unset: unset)
+        }
+        for every in ["6", "six hours", "1.5h"] { cases.append(canaryCase("CANARY_EVERY", .wrongType, ["CANARY_EVERY": every])) }
+        for every in ["1s", "4s", "8d"] { cases.append(canaryCase("CANARY_EVERY", .outOfRange, ["CANARY_EVERY": every])) }
+        for within in ["15", "soon"] { cases.append(canaryCase("CANARY_WITHIN", .wrongType, ["CANARY_WITHIN": within])) }
+        for within in ["0", "4s", "2d"] { cases.append(canaryCase("CANARY_WITHIN", .outOfRange, ["CANARY_WITHIN": within])) }
+        for address in ["not-an-address", "canary@"] { cases.append(canaryCase("CANARY_ADDRESS", .invalid, ["CANARY_ADDRESS": address])) }
+        cases.append(canaryCase("CANARY_ADDRESS", .missing, [:], unset: ["CANARY_ADDRESS"]))
+        cases.append(BadSetting("CANARY_ADDRESS", .invalid, ["CANARY_ADDRESS": "canary@notify.example.com"]))
+        cases.append(BadSetting("CANARY_WITHIN", .invalid, ["CANARY_EVERY": "0", "CANARY_WITHIN": "15m"]))
+        cases.append(BadSetting("CANARY_EVERY", .missing, canary, unset: ["BOUNCE_ADDRESS"]))
+        cases.append(canaryCase("CANARY_EVERY", .invalid, ["MAIL_TRANSPORT": "outbox", "OUTBOX_DIR": "/tmp"]))
         for key in keys { cases.append(BadSetting(typo(key), .unknownKey, [typo(key): "1"])) }
         cases.append(BadSetting("smtp_port", .unknownKey, ["smtp_port": "25"]))
         return cases

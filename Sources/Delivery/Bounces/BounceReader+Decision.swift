@@ -15,6 +15,12 @@ extension BounceReader {
         case messageID(String)
         /// Neither (named so, not `none`, which an optional would take for its own).
         case nothing
+        /// The message is canary `id` come back: its own `X-Sileme-Canary` verifies.
+        case canary(id: Int64)
+        /// A report sent to canary `id`'s envelope sender: a delivery report about the canary.
+        case canaryReport(id: Int64)
+        /// An `X-Sileme-Canary` this key did not sign: changes nothing, kept aside.
+        case forgedCanary
     }
 
     /// The key of `report` under `tags` — pure. A tag is looked for in the addresses the report
@@ -22,7 +28,11 @@ extension BounceReader {
     /// mailbox with a tag that does not verify is a forgery, and the `Message-ID` is then not
     /// asked: a forger who can quote an alert's id must not get around the tag.
     package static func key(of report: BounceReport, tags: BounceTag) -> Key {
+        if let tag = report.canaryTag {
+            return tags.canary(tag: tag).map { .canary(id: $0) } ?? .forgedCanary
+        }
         for address in report.addressedTo {
+            if let id = tags.canary(in: address) { return .canaryReport(id: id) }
             if let row = tags.row(in: address) { return .tag(row: row) }
             if isTagged(address, by: tags) { return .forged(address: address) }
         }
@@ -51,6 +61,11 @@ extension BounceReader {
         case unmatched(Reason)
         /// Not a report to act on (an automatic reply, unparsed, too large): kept aside for a person.
         case setAside(Reason)
+        /// Canary `id` came back: recorded back (its latency), then removed. Never a bounce or an answer.
+        case canaryBack(id: Int64)
+        /// A delivery report says canary `id` did not arrive: lost at once with the report's status;
+        /// then removed.
+        case canaryBounced(id: Int64, status: String?)
     }
 
     /// Why a message is kept aside (the journal's `BOUNCE_REASON`).
@@ -70,11 +85,25 @@ extension BounceReader {
     ///
     /// Only a report about a mail of ours changes anything. An automatic reply is kept for a person
     /// (it may say something about the contact nobody else will read) rather than deleted; so is
-    /// anything unparsed. A report found by `Message-ID` alone must be about the row's own contact
-    /// (its final or original recipient), so that a forged report quoting an alert's id cannot mark
+    /// anything unparsed. A canary (its own signed tag) is recorded back and removed, whatever else
+    /// it looks like; a report about a canary marks it lost only when permanent. A report found by
+    /// `Message-ID` alone must be about the row's own contact (its final or original recipient), so that a forged report quoting an alert's id cannot mark
     /// another address dead. A permanent report carries the class of its deciding block
     /// (`BounceClass`): what it changes beyond the row is the store's to do by that class.
     package static func decide(_ report: BounceReport, key: Key, delivery: BounceStore.Delivery?) -> Decision {
+        switch key {
+        case .canary(let id): return .canaryBack(id: id)
+        case .forgedCanary: return .unmatched(.forgedTag)
+        case .canaryReport(let id):
+            switch report.verdict {
+            case .permanent: return .canaryBounced(id: id, status: report.decidingRecipient?.status)
+            case .transient, .delivered, .complaint: return .remove  // a delay says nothing yet; CANARY_WITHIN decides
+            case .autoReply: return .setAside(.autoReply)
+            case .unparsed: return .setAside(.unparsed)
+            case .tooLarge: return .setAside(.tooLarge)
+            }
+        case .tag, .messageID, .forged, .nothing: break
+        }
         switch report.verdict {
         case .autoReply: return .setAside(.autoReply)
         case .unparsed: return .setAside(.unparsed)
@@ -84,7 +113,7 @@ extension BounceReader {
         switch key {
         case .forged: return .unmatched(.forgedTag)
         case .nothing: return .unmatched(.noKey)
-        case .tag, .messageID: break
+        case .tag, .messageID, .canary, .canaryReport, .forgedCanary: break
         }
         guard let delivery else { return .unmatched(.unknownRow) }
         guard delivery.channel == "email" else { return .unmatched(.notMail) }

@@ -34,6 +34,8 @@ package final class BounceReader: @unchecked Sendable {
         package var unmatched = 0
         /// Messages kept aside: the unmatched ones and those not to act on.
         package var setAside = 0
+        /// Canaries recorded back, or lost by a report about them.
+        package var canaries = 0
 
         /// Creates an empty tally.
         package init() {}
@@ -44,6 +46,9 @@ package final class BounceReader: @unchecked Sendable {
     private let tags: BounceTag
     private let batchSize: Int
     private let logger: Logger
+    /// Where a canary lost by a report about it is announced besides the journal (`notifier.canary_lost`).
+    private let webhook: WebhookSettings?
+    private let appName: String
     private var mailbox: (any BounceMailbox)?
     /// Whether the last poll failed (its warning is logged once, until a poll succeeds again).
     private var failing = false
@@ -58,8 +63,11 @@ package final class BounceReader: @unchecked Sendable {
     /// A reader of `settings`' mailbox that records into `database`; `mailbox`: one opened
     /// already (a test's IMAP server, verified with its own certificate), else the configured one.
     /// `batchSize`: the messages a transaction settles (a test of a crash between batches takes few).
+    /// `webhook`, `appName`: the daemon's, to announce a canary a report says bounced.
     package init(settings: BounceSettings, database: DatabaseSettings, logger: Logger, mailbox: (any BounceMailbox)? = nil,
-                 batchSize: Int = BounceReader.defaultBatchSize) {
+                 batchSize: Int = BounceReader.defaultBatchSize, webhook: WebhookSettings? = nil, appName: String = "") {
+        self.webhook = webhook
+        self.appName = appName
         self.batchSize = max(1, batchSize)
         self.settings = settings
         self.database = database
@@ -157,7 +165,7 @@ package final class BounceReader: @unchecked Sendable {
                         switch key {
                         case .tag(let row): delivery = try BounceStore.delivery(session(), id: row)
                         case .messageID(let id): delivery = try BounceStore.delivery(session(), messageID: id)
-                        case .forged, .nothing: break
+                        case .forged, .nothing, .canary, .canaryReport, .forgedCanary: break
                         }
                     }
                     return try effect(Self.decide(report, key: key, delivery: delivery), report: report,
@@ -256,10 +264,34 @@ package final class BounceReader: @unchecked Sendable {
         case .setAside(let reason):
             fields["bounce_action"] = "set_aside"
             fields["bounce_reason"] = "\(reason.rawValue)"
+        case .canaryBack(let id):
+            fields["canary_id"] = "\(id)"
+            if let back = try CanaryStore.back(db(), id: id) {
+                tally.canaries += 1
+                fields["relay"] = "\(back.relay)"
+                fields["bounce_action"] = "canary_back"
+                let latency = String(format: "%.1f", back.latency)
+                bouncedLine = { [logger] in
+                    logger.info("canary \(id) through \(back.relay) came back after \(latency) s",
+                                metadata: ["relay": "\(back.relay)", "canary_id": "\(id)", "canary_latency": "\(latency)"])
+                }
+            } else {
+                fields["bounce_action"] = "removed"  // back before, or another database's
+            }
+        case .canaryBounced(let id, let status):
+            fields["canary_id"] = "\(id)"
+            fields["bounce_action"] = "canary_bounced"
+            if let lost = try CanaryStore.markLost(db(), id: id, reason: "bounced \(status ?? "5.x.x")") {
+                tally.canaries += 1
+                bouncedLine = { [logger, webhook, appName] in
+                    CanarySender.announceLost(lost, reason: "bounced", detail: "a delivery report came back: \(status ?? "5.x.x") \(block?.diagnostic ?? "")",
+                                              status: status, webhook: webhook, appName: appName, logger: logger)
+                }
+            }
         }
         let remove: Bool
         switch decision {
-        case .bounce, .note, .remove: remove = true
+        case .bounce, .note, .remove, .canaryBack, .canaryBounced: remove = true
         case .unmatched, .setAside: remove = false
         }
         let metadata = NotifierEvent.bounceReceived.metadata.merging(fields) { $1 }
@@ -311,5 +343,6 @@ package final class BounceReader: @unchecked Sendable {
     package static func summary(_ tally: Tally) -> String {
         "\(tally.read) read: \(tally.bounced) bounced, \(tally.noted) noted, \(tally.removed) removed, "
             + "\(tally.unmatched) unmatched, \(tally.setAside) kept aside"
+            + (tally.canaries > 0 ? ", \(tally.canaries) canaries" : "")
     }
 }

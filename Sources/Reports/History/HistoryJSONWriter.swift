@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Output
 
 /// The history report as one JSON object, streamed: the header fields, `summary`, `days` (per-day
@@ -70,6 +71,11 @@ package final class HistoryJSONWriter: HistorySink {
         }
         head.append(("bounces", Self.object([("by_day", bounces(overview.bouncesByDay, key: "date")),
                                              ("by_domain", bounces(overview.bouncesByDomain, key: "domain"))])))
+        head.append(("canaries", "[" + overview.canaries.map { relay in
+            Self.object([("relay", Self.string(relay.relay)), ("sent", String(relay.sent)), ("back", String(relay.back)), ("lost", String(relay.lost)),
+                         ("latency_p50_seconds", relay.latencyMedian.map { String($0) } ?? "null"),
+                         ("latency_max_seconds", relay.latencyMax.map { String($0) } ?? "null")])
+        }.joined(separator: ",") + "]"))
         head.append(("undeliverable_contacts", "[" + overview.undeliverable.map {
             Self.object([("user_id", Self.string($0.userID)), ("email", Self.string($0.email)),
                          ("last_reply", Self.string($0.lastReply)), ("since", Self.string(time.iso($0.since)))])

@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Values
 
 /// The aggregates of a period, computed in SQL (GROUP BY) before any row is listed: one entry per
@@ -49,6 +50,9 @@ package struct HistoryOverview: Sendable, Equatable {
     package var bouncesByDay: [BounceCount] = []
     /// See `bouncesByDay`.
     package var bouncesByDomain: [BounceCount] = []
+    /// The canaries sent in the period, per relay (docs/operating.md, "The canary"): sent, back,
+    /// lost, their latency's median and longest. Empty when none was sent (the canary off).
+    package var canaries: [CanaryStore.Figures] = []
 
     /// The bounce reports of one day or one recipient domain, by kind (`bounce_events.kind`), and
     /// the permanent ones by what they said of the address (`BounceClass`).
@@ -175,5 +179,15 @@ package struct HistoryOverview: Sendable, Equatable {
         guard let first = days.first else { return nil }
         let index = date.days(since: first.date)
         return days.indices.contains(index) ? days[index] : nil
+    }
+}
+
+extension HistoryOverview {
+    /// `6 sent, 5 back, 1 lost; latency p50 12.0 s, max 40.5 s` (no latency when none came back).
+    static func described(_ canaries: CanaryStore.Figures) -> String {
+        let latency = canaries.latencyMedian.map { median in
+            String(format: "; latency p50 %.1f s, max %.1f s", median, canaries.latencyMax ?? median)
+        } ?? ""
+        return "\(canaries.sent) sent, \(canaries.back) back, \(canaries.lost) lost" + latency
     }
 }

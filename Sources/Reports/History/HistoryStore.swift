@@ -133,6 +133,10 @@ package struct HistoryStore {
         }
         overview.intakeGaps = try intakeGaps(db, request: request, guard: intakeGuard, today: today, serviceZone: timeZone)
         (overview.bouncesByDay, overview.bouncesByDomain) = try bounces(db, scope: scope, timeZone: timeZone)
+        // The canaries are the service's, not a user's: only in a report of the whole service.
+        if request.userID == nil && slots == nil {
+            overview.canaries = try CanaryStore.figures(db, from: request.from.description, to: request.to.description, zone: timeZone.identifier)
+        }
         overview.acknowledgements = try db.execute(SQLStatement("""
             SELECT count(*) AS acknowledgements FROM sileme.acknowledgements k
             WHERE k.alert_date BETWEEN $from::date AND $to::date AND ($user_id::uuid IS NULL OR k.user_id = $user_id::uuid)

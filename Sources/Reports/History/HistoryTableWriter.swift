@@ -1,4 +1,5 @@
 import Foundation
+import Store
 import Output
 import Values
 
@@ -102,6 +103,11 @@ package final class HistoryTableWriter: HistorySink {
                 write("    \(DisplayWidth.truncate(domain.key.isEmpty ? "(none)" : domain.key, to: 40)): \(domain.described)")
                 classes(domain, indent: "      ")
             }
+        }
+        if !overview.canaries.isEmpty {
+            write("")
+            write("Canaries (a test message through each relay, back in the bounce mailbox or lost)")
+            for relay in overview.canaries { write("  \(relay.relay): \(HistoryOverview.described(relay))") }
         }
         if !overview.undeliverable.isEmpty {
             write("")

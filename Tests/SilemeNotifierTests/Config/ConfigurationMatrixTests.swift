@@ -20,7 +20,8 @@ struct ConfigurationMatrixTests {
                          "SMTP_CONNECTIONS", "SMTP_RATE_LIMIT", "NOTIFY_TIME", "MISS_THRESHOLD_DAYS", "CATCH_UP_DAYS",
                          "RETRY_LATER_SECONDS", "CLAIM_LEASE_SECONDS", "RETENTION_DAYS", "FOLLOW_UP_DAYS",
                          "ALL_CLEAR_POLL_SECONDS", "WEBHOOK_TIMEOUT_SECONDS", "INTAKE_DROP_RATIO", "INTAKE_MIN_USERS", "HOLD_HOURS",
-                         "ACK_RATE_LIMIT", "ACK_MAX_CONNECTIONS", "BOUNCE_POLL_SECONDS", "ESCALATE_AFTER"]
+                         "ACK_RATE_LIMIT", "ACK_MAX_CONNECTIONS", "BOUNCE_POLL_SECONDS", "ESCALATE_AFTER",
+                         "CANARY_EVERY", "CANARY_WITHIN"]
 
     /// What a run checks before it touches anything: the configuration, what sending needs, the
     /// templates and the sender. Nil when all of it passes.

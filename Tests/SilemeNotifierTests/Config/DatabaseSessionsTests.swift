@@ -28,6 +28,14 @@ struct DatabaseSessionsTests {
         #expect(reader.daemonDirect == 17)
     }
 
+    @Test("the canary (CANARY_EVERY) holds one more session of the daemon's, none of a run's")
+    func canary() {
+        let both = DatabaseSessions(senders: 4, ackPage: true, separateListenURL: false, bounceReader: true, canary: true)
+        #expect(both.run == 7)
+        #expect(both.daemon == 17)
+        #expect(both.daemonDirect == 18)
+    }
+
     @Test("the defaults, as check says them")
     func defaults() {
         let sessions = DatabaseSessions(NotifierConfiguration())

@@ -30,7 +30,7 @@ struct WebhookConfigurationTests {
         #expect(off.webhook == nil && off.userReminder == false)
         let on = try #require(try Self.load(["WEBHOOK_URL": Self.url, "WEBHOOK_SECRET": Self.secret]).webhook)
         #expect(on.url.value == Self.url && on.timeoutSeconds == 10 && on.caFile == nil && on.bodyTemplate == nil)
-        #expect(on.events == Set(WebhookEventType.selectable) && on.events.count == 11)
+        #expect(on.events == Set(WebhookEventType.selectable) && on.events.count == 12)
         #expect(on.sends(.ping) && on.sends(.reminder))
         #expect(on.signingKey == (try WebhookSettings.SigningKey(secret: Secret(Self.secret))))
         #expect(on.displayURL == "https://hooks.example.com/sileme")

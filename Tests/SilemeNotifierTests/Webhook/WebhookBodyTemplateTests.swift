@@ -71,7 +71,8 @@ struct WebhookBodyTemplateTests {
         let names = Set(WebhookBodyTemplate.variableNames)
         #expect(Set(values.keys).isSubset(of: names), "undocumented: \(Set(values.keys).subtracting(names))")
         #expect(names.subtracting(values.keys) == ["alert_date", "alert_message_id", "checked_in_at", "acknowledged_at", "held", "gap_days",
-                                                   "release_at", "bounce", "outcome", "outcome_by", "outcome_at"],
+                                                   "release_at", "bounce", "outcome", "outcome_by", "outcome_at",
+                                                   "relay", "canary_id", "reason", "sent_at"],
                 "absent facts are left out")
         let source = """
             {"type": "{{type}}", "id": "{{id}}", "at": "{{timestamp}}", "intro": {{is_introduction}}, "alert": {{is_alert}},
@@ -149,6 +150,12 @@ struct WebhookBodyTemplateTests {
                                                 releaseAt: WebhookEventTests.time))
     }
 
+    /// `notifier.canary_lost` of canary 42 through a relay.
+    static func canaryLost() throws -> WebhookEvent {
+        try WebhookEvent.canaryLost(id: "msg_c", timestamp: WebhookEventTests.time,
+                                    canary: .init(relay: "smtp://relay.example:587", canaryID: 42, reason: "not_back", sentAt: WebhookEventTests.time))
+    }
+
     /// The shipped examples, as the configuration would read them.
     static func shipped(_ name: String) throws -> WebhookBodyTemplate {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -161,13 +168,14 @@ struct WebhookBodyTemplateTests {
         let template = try Self.shipped("wecom-markdown.json.mustache")
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
-                : type == .alertsHeld ? try Self.alertsHeld()
+                : type == .alertsHeld ? try Self.alertsHeld() : type == .canaryLost ? try Self.canaryLost()
                 : try Self.event(type, name: "张\"三\"\n<font>")
             let json = try Self.parse(template.render(event))
             #expect(json["msgtype"] as? String == "markdown")
             let content = try #require((json["markdown"] as? [String: Any])?["content"] as? String)
             #expect(content.contains("【一键打卡】"), "\(type): \(content)")
-            if type != .ping && type != .alertsHeld { #expect(content.contains("张\"三\"\n<font>"), "\(type): \(content)") }
+            if ![.ping, .alertsHeld, .canaryLost].contains(type) { #expect(content.contains("张\"三\"\n<font>"), "\(type): \(content)") }
+            if type == .canaryLost { #expect(content.contains("smtp://relay.example:587") && content.contains("not_back"), "\(content)") }
             if type == .alertsHeld { #expect(content.contains("200 条提醒已暂缓") && content.contains("2026-01-11, 2026-01-12"), "\(content)") }
             if type == .alert { #expect(content.contains("已连续 3 天未签到") && content.contains("2026-01-10")) }
         }
@@ -178,17 +186,18 @@ struct WebhookBodyTemplateTests {
         let template = try Self.shipped("sms-gateway.json.mustache")
         let codes: [WebhookEventType: String] = [.alert: "ALERT", .allClear: "ALL_CLEAR", .followUp: "FOLLOW_UP", .reminder: "REMINDER",
                                                  .introduction: "INTRODUCTION", .acknowledged: "ACKNOWLEDGED", .undeliverable: "UNDELIVERABLE", .ping: "PING",
-                                                 .alertsHeld: "ALERTS_HELD", .escalated: "ESCALATED", .outcome: "OUTCOME", .unheard: "UNHEARD"]
+                                                 .alertsHeld: "ALERTS_HELD", .escalated: "ESCALATED", .outcome: "OUTCOME", .unheard: "UNHEARD",
+                                                 .canaryLost: "CANARY_LOST"]
         for type in WebhookEventType.allCases {
             let event = type == .ping ? try WebhookEvent.ping(id: "msg_p", timestamp: WebhookEventTests.time)
-                : type == .alertsHeld ? try Self.alertsHeld() : try Self.event(type)
+                : type == .alertsHeld ? try Self.alertsHeld() : type == .canaryLost ? try Self.canaryLost() : try Self.event(type)
             let json = try Self.parse(template.render(event))
             #expect(json["reference"] as? String == event.id && json["event"] as? String == type.rawValue)
             #expect(json["template_code"] as? String == "SILEME_" + (codes[type] ?? "?"))
             #expect(json["to"] as? String == (type == .reminder || type == .undeliverable ? "user"
-                                              : type == .alertsHeld || type == .unheard ? "operator" : "contacts"))
+                                              : type == .alertsHeld || type == .unheard || type == .canaryLost ? "operator" : "contacts"))
             let contacts = try #require(json["contacts"] as? [[String: Any]])
-            #expect(contacts.count == (type == .ping || type == .alertsHeld ? 0 : 2))
+            #expect(contacts.count == (type == .ping || type == .alertsHeld || type == .canaryLost ? 0 : 2))
             if type == .alert {
                 #expect((json["template_params"] as? [String: String]) == ["name": "张三", "days": "3", "last_check_in": "2026-01-10"])
                 #expect((json["text"] as? String)?.contains("已连续 3 天未签到") == true)

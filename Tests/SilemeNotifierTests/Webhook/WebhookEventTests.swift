@@ -174,4 +174,16 @@ struct WebhookEventTests {
             """)
         #expect(event.payload == nil)
     }
+
+    @Test("notifier.canary_lost: the relay, the canary, why and when it was sent; no user's facts")
+    func canaryLost() throws {
+        let event = try WebhookEvent.canaryLost(id: "canary_9", timestamp: Self.time,
+                                                canary: .init(relay: "smtp://relay.example:587", canaryID: 9, reason: "not_back",
+                                                              sentAt: Self.time.addingTimeInterval(-900)))
+        #expect(event.jsonBody == """
+            {"type":"notifier.canary_lost","timestamp":"2026-01-13T01:00:00Z","data":{"relay":"smtp://relay.example:587","canary_id":9,\
+            "reason":"not_back","sent_at":"2026-01-13T00:45:00Z"}}
+            """)
+        #expect(event.payload == nil)
+    }
 }
