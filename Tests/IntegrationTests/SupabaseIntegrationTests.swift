@@ -255,7 +255,7 @@ struct SupabaseIntegrationTests {
         let current = try String(contentsOf: TestEnvironment.root.appendingPathComponent("config/least-privilege.sql"), encoding: .utf8)
             .split(separator: "\n", omittingEmptySubsequences: false)
             .filter { !$0.contains("daily_intake") && !$0.contains("held_alerts") && !$0.contains("user_times_changes") && !$0.contains("bounce_events")
-                && !$0.contains("bounce_mailbox") && !$0.contains("escalation") && !$0.contains("relay_counts") }
+                && !$0.contains("bounce_mailbox") && !$0.contains("escalation") && !$0.contains("relay_counts") && !$0.contains("canaries") }
             .joined(separator: "\n")
         try db.connection.executeScript(current.replacingOccurrences(of: "GRANT USAGE ON SCHEMA sileme TO sileme_notifier;", with: "")
             // The old layout had no acknowledgements (017 makes them, and grants them to this role).
@@ -317,8 +317,8 @@ struct SupabaseIntegrationTests {
         var env = try NotifierProcess.environment(database: db, ["DATABASE_SCHEMA": "notifier_state"])
         #expect(try NotifierProcess.run(["migrate"], environment: env).status == 0)
         #expect(try db.query("SELECT to_regnamespace('sileme') IS NULL, count(*)::text FROM pg_class WHERE relnamespace = 'notifier_state'::regnamespace AND relkind = 'r'")
-                == [["t", String(OwnSchema.tables.count + 9)]],
-                "013's tables, 016's intake and holds, 017's acknowledgements, 019's count, 022's bounce events, 023's reader record, 024's escalations, 027's tally, 033's relay counts")
+                == [["t", String(OwnSchema.tables.count + 10)]],
+                "013's tables, 016's intake and holds, 017's acknowledgements, 019's count, 022's bounce events, 023's reader record, 024's escalations, 027's tally, 033's relay counts, 034's canaries")
         let victim = try db.addUser(name: "独居者", email: mail.address("state"), checkIns: ["2026-01-10"])
         let other = try db.addUser(name: "Other", email: mail.address("other"), checkIns: ["2026-01-12"])
         let dry = try NotifierProcess.run(["--run-now", "--dry-run", "--date", Self.date, "--format", "json"], environment: env)
