@@ -79,4 +79,73 @@ struct CanaryIntegrationTests {
             #expect(result.stderr.contains("through relay \(fallback) is lost"), "\(result.stderr.suffix(3000))")
         }
     }
+
+    @Test("over IMAP: the canary comes back through a real Postfix into the Maildir a real Dovecot serves, and the daemon reads it over IMAPS — back with its latency, expunged, check passes")
+    func backOverIMAP() throws {
+        try #require(Postfix.isAvailable && Dovecot.isAvailable, "postfix or dovecot is not installed (scripts/install-deps.sh)")
+        let env = try TestEnvironment.require()
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let relay = try Postfix(relaying: [mail.domain], to: env.plainPort)
+        defer { relay.stop() }
+        let dovecot = try Dovecot(serving: relay.maildir)
+        defer { dovecot.stop() }
+        let password = FileManager.default.temporaryDirectory.appendingPathComponent("canary-imap-\(UUID().uuidString)").path
+        try dovecot.password.write(toFile: password, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: password) }
+        let settings = try BounceRelayIntegrationTests.environment(db, [
+            "SMTP_HOST": "127.0.0.1", "SMTP_PORT": "\(relay.port)", "SMTP_TLS": "none",
+            "SMTP_USER": nil, "SMTP_PASSWORD": nil, "SMTP_CA_FILE": nil,
+            "BOUNCE_MAILBOX": "imaps://\(dovecot.user)@127.0.0.1:\(dovecot.port)/INBOX", "BOUNCE_PASSWORD_FILE": password,
+            "BOUNCE_CA_FILE": dovecot.caFile,
+            "CANARY_EVERY": "1h", "CANARY_WITHIN": "30s", "CANARY_ADDRESS": "bounces+canary@notify.sileme.test",
+        ])
+        let daemon = try NotifierProcess.start([], environment: settings)
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        let url = "smtp://127.0.0.1:\(relay.port)"
+        func canary() throws -> [String?] {
+            try db.query("""
+                SELECT back_at IS NOT NULL, lost_reason, extract(epoch FROM back_at - sent_at)::text
+                FROM sileme.canaries WHERE relay = $1 ORDER BY id DESC LIMIT 1
+                """, [url]).first ?? []
+        }
+        #expect(try DaemonIntegrationTests.eventually(40) { try canary().first == "t" }, "the canary is back over IMAP: \(relay.log)")
+        let back = try canary()
+        #expect(back.count == 3 && back[1] == nil && (back[2].flatMap(Double.init) ?? -1) >= 0, "back, not lost, its latency: \(back)")
+        // Expunged once recorded: nothing left in the Maildir Dovecot serves.
+        #expect(try DaemonIntegrationTests.eventually(10) { relay.waiting.isEmpty }, "the mailbox is empty: \(relay.waiting)")
+        let check = try NotifierProcess.run(["check"], environment: settings)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect((check.stdout + check.stderr).contains("\(url): 1 sent, 1 back, 0 lost"), "\(check.stdout)\(check.stderr)")
+        kill(daemon.0.processIdentifier, SIGTERM)
+        #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+    }
+
+    @Test("two daemons on one database send one canary per relay and period between them; it comes back once")
+    func twoDaemons() throws {
+        try #require(Postfix.isAvailable, "postfix is not installed (scripts/install-deps.sh)")
+        let env = try TestEnvironment.require()
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let relay = try Postfix(relaying: [mail.domain], to: env.plainPort)
+        defer { relay.stop() }
+        let settings = try BounceRelayIntegrationTests.environment(db, [
+            "SMTP_HOST": "127.0.0.1", "SMTP_PORT": "\(relay.port)", "SMTP_TLS": "none",
+            "SMTP_USER": nil, "SMTP_PASSWORD": nil, "SMTP_CA_FILE": nil,
+            "BOUNCE_MAILBOX": "maildir:\(relay.maildir)",
+            "CANARY_EVERY": "1h", "CANARY_WITHIN": "30s", "CANARY_ADDRESS": "bounces+canary@notify.sileme.test",
+        ])
+        let daemons = try (0..<2).map { _ in try NotifierProcess.start([], environment: settings) }
+        defer { for daemon in daemons where daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        #expect(try DaemonIntegrationTests.eventually(40) {
+            try db.query("SELECT count(*)::text FROM sileme.canaries WHERE back_at IS NOT NULL") == [["1"]]
+        }, "\(relay.log)")
+        Thread.sleep(forTimeInterval: 3)
+        #expect(try db.query("SELECT count(*)::text, count(DISTINCT relay)::text FROM sileme.canaries") == [["1", "1"]],
+                "one canary for the relay's period, not one a daemon")
+        for daemon in daemons {
+            kill(daemon.0.processIdentifier, SIGTERM)
+            #expect(NotifierProcess.finish(daemon.0, daemon.1, daemon.2).status == 0)
+        }
+    }
 }

@@ -20,11 +20,13 @@ final class Dovecot: @unchecked Sendable {
         ["/usr/sbin/dovecot", "/usr/lib/dovecot/imap", "/usr/lib/dovecot/pop3"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
     }
 
-    init() throws {
+    /// A server of its own; `serving` an existing Maildir (one a real Postfix delivers into, owned
+    /// by `nobody` as this server's user is) instead of a new one.
+    init(serving existing: String? = nil) throws {
         port = try PostgresCluster.freePort()
         pop3Port = try PostgresCluster.freePort()
         directory = "/var/tmp/sn-dovecot-" + UUID().uuidString.lowercased().prefix(8)
-        maildir = "\(directory)/mail/bounces"
+        maildir = existing ?? "\(directory)/mail/bounces"
         caFile = "\(directory)/cert.pem"
         for sub in ["new", "cur", "tmp"] { try FileManager.default.createDirectory(atPath: "\(maildir)/\(sub)", withIntermediateDirectories: true) }
         try FileManager.default.createDirectory(atPath: "\(directory)/run", withIntermediateDirectories: true)
@@ -81,7 +83,7 @@ final class Dovecot: @unchecked Sendable {
 
             """
         try conf.write(toFile: "\(directory)/dovecot.conf", atomically: true, encoding: .utf8)
-        try PostgresCluster.shell(["/bin/chown", "-R", "nobody:nogroup", "\(directory)/mail"])
+        if existing == nil { try PostgresCluster.shell(["/bin/chown", "-R", "nobody:nogroup", "\(directory)/mail"]) }
         try start()
     }
 
