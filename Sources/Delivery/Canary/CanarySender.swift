@@ -17,6 +17,8 @@ import Webhook
 /// Several daemons share the work: a period is claimed per relay by one insert
 /// (`CanaryStore.claim`), and a canary is reported lost by the daemon whose update marked it.
 /// Its own thread and connection; a database or relay that fails is logged and tried next tick.
+/// `@unchecked Sendable`: handed to the thread that runs `loop`, the only one that touches its
+/// mutable state (`claimed`, `failing`, `metricsAt`).
 package final class CanarySender: @unchecked Sendable {
     private let canary: CanarySettings
     private let relays: [SMTPSettings]
