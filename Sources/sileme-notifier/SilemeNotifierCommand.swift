@@ -16,21 +16,24 @@ import Values
 struct SilemeNotifierCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sileme-notifier",
-        abstract: "Emails a user's emergency contact when the user misses check-ins (一键打卡).",
+        abstract: "Tells a user's emergency contacts when the user misses check-ins (一键打卡), by mail and signed webhooks.",
         discussion: """
             Invocations:
               sileme-notifier
-                  the daemon (what the systemd unit runs)
-              sileme-notifier --run-now [--date D]
-                  one run for D (default: today in NOTIFY_TIME_ZONE), then exit
-              sileme-notifier --run-now --dry-run [--date D] [--format table|json|csv]
-                              [--full-emails] [--preview USER_ID]
-                  the admin report: who would be mailed and why; writes and sends nothing
-              sileme-notifier migrate | check | report | retry | release | introduce | bounces
+                  the daemon (what the systemd unit runs): each user at their own time
+              sileme-notifier --run-now [--at INSTANT | --date D]
+                  one run, then exit: each user on their own run date now (or at
+                  INSTANT), or everyone on D
+              sileme-notifier --run-now --dry-run [--at INSTANT | --date D]
+                              [--format table|json|csv] [--full-emails]
+                              [--preview USER_ID]
+                  the admin report: who would be told and why; writes and sends nothing
+              sileme-notifier migrate | check | report | retry | release
+                              | introduce | bounces
                   see `sileme-notifier help <subcommand>`
             `sileme-notifier help run` lists the options of the first three forms.
 
-            Every run evaluates, for run date D, each user's latest check-in L before D. Consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not notified in this streak get one mail; users beyond that window are reported as stale and never mailed.
+            Each user is served at their own notify time (users.time_zone and notify_time, or NOTIFY_TIME in NOTIFY_TIME_ZONE), on their own run date D: their latest check-in L before D gives the consecutive missed days m = (D - L) - 1. Users with MISS_THRESHOLD_DAYS <= m <= MISS_THRESHOLD_DAYS + CATCH_UP_DAYS who were not told in this streak get one alert to each of their contacts (emergency_contacts, up to five, each in their language; the second tier later if nobody answers) and, with WEBHOOK_URL, one signed webhook event; users beyond that window are reported as stale and never mailed. Around the alert: introductions of new contacts, an all-clear when the user checks in, "I'm on it" from the page, bounces read from the relay, escalation when nobody answers, alerts held over an outage of the app, fallback relays and a canary through each.
 
             Configuration: a KEY=VALUE file (--config; default /etc/sileme-notifier/notifier.conf when it exists). Every key can be overridden by an environment variable of the same name. Secrets may also come from KEY_FILE or a systemd credential. Every setting, its default and what it takes: the CONFIGURATION section of sileme-notifier(8), or docs/configuration.md (/usr/share/doc/sileme-notifier/docs/configuration.md when installed from the package).
 
