@@ -94,21 +94,17 @@ extension BounceReader {
         switch key {
         case .canary(let id): return .canaryBack(id: id)
         case .forgedCanary: return .unmatched(.forgedTag)
-        case .canaryReport(let id):
-            switch report.verdict {
-            case .permanent: return .canaryBounced(id: id, status: report.decidingRecipient?.status)
-            case .transient, .delivered, .complaint: return .remove  // a delay says nothing yet; CANARY_WITHIN decides
-            case .autoReply: return .setAside(.autoReply)
-            case .unparsed: return .setAside(.unparsed)
-            case .tooLarge: return .setAside(.tooLarge)
-            }
-        case .tag, .messageID, .forged, .nothing: break
+        case .canaryReport, .tag, .messageID, .forged, .nothing: break
         }
         switch report.verdict {
         case .autoReply: return .setAside(.autoReply)
         case .unparsed: return .setAside(.unparsed)
         case .tooLarge: return .setAside(.tooLarge)
         case .permanent, .transient, .complaint, .delivered: break
+        }
+        if case .canaryReport(let id) = key {
+            // A delay or a success says nothing yet: CANARY_WITHIN decides.
+            return report.verdict == .permanent ? .canaryBounced(id: id, status: report.decidingRecipient?.status) : .remove
         }
         switch key {
         case .forged: return .unmatched(.forgedTag)
