@@ -26,7 +26,18 @@ fi
 # The integration suites fail (rather than skip) if the servers are missing.
 export SILEME_REQUIRE_SERVERS=1
 
-swift test "$@"
+# The whole log is kept; on a failure its failed tests and their issues are printed again at the
+# end, so that the last lines of a long run (all a CI summary may show) name what failed.
+set +e
+swift test "$@" 2>&1 | tee "$state/swift-test.log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -ne 0 ]; then
+  echo "test.sh: swift test failed ($status); what failed:" >&2
+  grep -E '✘|recorded an issue|Expectation failed|error:|Fatal error|Caught error' "$state/swift-test.log" \
+    | grep -v 'passed after' | tail -60 >&2 || true
+  exit "$status"
+fi
 
 # The systemd units: `systemd-analyze verify`, the security score (at most 1.5), the catalog.
 bash scripts/check-units.sh
