@@ -30,11 +30,11 @@ threaded (`In-Reply-To` = its own alert's Message-ID), nothing else is sent, wit
 the queue is empty and the rows say sent; the daemon exits 0 on SIGTERM; in `pooled` no session
 LISTENs. It waits a sweep interval after the last all-clear so that a duplicate would be seen.
 
-With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/README.md) each variant runs on
-that population's database instead of an empty one: `--alerted` users (1000) are added to its N
-users, alerted and checked in as above, and the database is put back after each variant as
-bench.py puts it back (their users are removed with all their rows, and what the runs and the
-daemon wrote), and found the same.
+With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/history/ten-million.md) each
+variant runs on that population's database instead of an empty one: `--alerted` users (1000) are
+added to its N users, alerted and checked in as above, and the database is put back after each
+variant as bench.py puts it back (their users are removed with all their rows, and what the runs and
+the daemon wrote), and found the same.
 """
 import argparse
 import datetime

@@ -35,8 +35,8 @@ said, exit 0) and exits 1 when they are wrong: CI runs it small (`--users 20000 
 
 With `--cluster-dir DIR` the cluster is kept in DIR instead of a throwaway one: generated there
 the first time, chunk by chunk and resumably (population.py; `--generate-only` stops after it),
-and measured by later runs as it is, each run's writes undone at its end (bench/README.md, "Ten
-million users: a kept cluster").
+and measured by later runs as it is, each run's writes undone at its end
+(bench/history/ten-million.md).
 """
 import argparse
 import base64
@@ -876,7 +876,7 @@ def main():
     parser.add_argument("--cluster-dir", help="keep the cluster in this folder: made and generated there the first time "
                                               "(resumably: an interrupted generation goes on), reused by later runs")
     add_server_memory_args(parser, "with --cluster-dir: the kept cluster's shared_buffers "
-                                   "(bench/README.md: ~6GB holds what the probes read at 10M users)")
+                                   "(bench/history/ten-million.md: ~6GB holds what the probes read at 10M users)")
     parser.add_argument("--prewarm", action="store_true", help="load what the due set's probes read into the shared buffers "
                                                                "after the oracle's aggregates (pg_prewarm), before the due-set query")
     parser.add_argument("--generate-only", action="store_true", help="with --cluster-dir: generate (or go on), then stop")

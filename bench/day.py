@@ -30,13 +30,13 @@ and the plans of those over 5 ms (auto_explain, from the server's log): what a q
 
     bench/day.py --cluster-dir DIR --users N [--shared-buffers 6GB --prewarm] [--warm W] [--update-rate R] [...]
 
-On a cluster bench.py keeps (bench/README.md), its population dated today (UTC): made with
-`bench.py --cluster-dir DIR --users N --generate-only --run-date TODAY`, or by this command when DIR
-holds none. No copy fits beside a population of 10M users, so the single run goes first on the
-kept database and is undone (bench.py's restore, checked), then the day; after it the users'
-times are unset and the database put back again, and found the same. The users' times are set
-in the `30 + N / R` seconds (R 20,000 users a second) before the first instant. `--warm W` dry
-runs of D come first, untimed, so that the single run does not pay alone for a cold cache.
+On a cluster bench.py keeps (bench/history/ten-million.md), its population dated today (UTC): made
+with `bench.py --cluster-dir DIR --users N --generate-only --run-date TODAY`, or by this command
+when DIR holds none. No copy fits beside a population of 10M users, so the single run goes first on
+the kept database and is undone (bench.py's restore, checked), then the day; after it the users'
+times are unset and the database put back again, and found the same. The users' times are set in the
+`30 + N / R` seconds (R 20,000 users a second) before the first instant. `--warm W` dry runs of D
+come first, untimed, so that the single run does not pay alone for a cold cache.
 """
 import argparse, datetime, importlib.util, os, resource, shutil, signal, subprocess, sys, tempfile, time
 
@@ -310,8 +310,8 @@ def main():
     cluster = before = None
     try:
         if args.cluster_dir:
-            # A kept population (bench/README.md): no copy fits beside it, so the single run
-            # goes first on it and is undone, then the day, undone too.
+            # A kept population (bench/history/ten-million.md): no copy fits beside it, so the single
+            # run goes first on it and is undone, then the day, undone too.
             cluster = bench.Cluster.kept(args.cluster_dir, args.shared_buffers, args.huge_pages)
             url = cluster.database_url("bench")
             env = bench.notifier_env(url)

@@ -7,12 +7,13 @@ users (real runs, the insert path).
     /usr/bin/python3 bench/dry-run-oracle.py --cluster-dir DIR --users N [--repeat R] [--warm W] [--explain]
         [--floor] [--shared-buffers SIZE] [--prewarm] [--binary BINARY]
 
-DIR is a cluster bench.py keeps (`bench.py --cluster-dir DIR --users N`, see bench/README.md);
-a generation not yet complete is continued first, as bench.py would. Reported: the oracle's
-aggregate (client and server-only, medians of R), the dry run `--format json` end to end (each
-run's time, CPU and peak RSS), the users it lists against the due window, and the ratio. It
-checks that the dry run exits 0 and lists the summary's due window (no more than the due-set
-query yields), and that the population is unchanged after (it only reads), and exits 1 if not.
+DIR is a cluster bench.py keeps (`bench.py --cluster-dir DIR --users N`, see
+bench/history/ten-million.md); a generation not yet complete is continued first, as bench.py would.
+Reported: the oracle's aggregate (client and server-only, medians of R), the dry run `--format json`
+end to end (each run's time, CPU and peak RSS), the users it lists against the due window, and the
+ratio. It checks that the dry run exits 0 and lists the summary's due window (no more than the
+due-set query yields), and that the population is unchanged after (it only reads), and exits 1 if
+not.
 
 The oracle's aggregates read all of check_ins, more than the machine's memory at 10 million
 users: the pages the dry run reads are out of the cache when it starts, and its first runs

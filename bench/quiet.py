@@ -12,9 +12,9 @@ times of their own. The daemon starts (outbox transport), catches up for 40 s, a
 and its sessions' are read over S seconds (bench/day.py's quiet_minutes) and given per minute.
 The difference between the two readings is what the slots cost the daemon a minute.
 
-With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/README.md) the daemon runs on
-that population instead, every user at the service's time: the quiet minute at 10 million users,
-and the daemon's peak RSS; the cluster is put back as it was after.
+With `--cluster-dir DIR --users N` (a cluster bench.py keeps, bench/history/ten-million.md) the
+daemon runs on that population instead, every user at the service's time: the quiet minute at 10
+million users, and the daemon's peak RSS; the cluster is put back as it was after.
 """
 import argparse, importlib.util, os, shutil, signal, subprocess, sys, tempfile, time
 

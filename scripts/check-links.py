@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Checks the relative links of the documentation: every [text](path#anchor) in README.md,
-docs/*.md and bench/README.md must name an existing file or folder, and an anchor must name a
-heading of that file (GitHub's slugs). Prints each broken link and exits 1 when there is one.
+docs/*.md, bench/*.md and bench/history/*.md must name an existing file or folder, and an anchor
+must name a heading of that file (GitHub's slugs). Prints each broken link and exits 1 when there
+is one.
 
     scripts/check-links.py [FILE.md ...]
 """
@@ -56,5 +57,6 @@ def main(files):
 
 if __name__ == "__main__":
     os.chdir(ROOT)
-    names = sys.argv[1:] or ["README.md", *sorted(glob.glob("docs/*.md")), "bench/README.md"]
+    names = sys.argv[1:] or ["README.md", *sorted(glob.glob("docs/*.md")), *sorted(glob.glob("bench/*.md")),
+                             *sorted(glob.glob("bench/history/*.md"))]
     sys.exit(main([os.path.join(ROOT, n) for n in names]))

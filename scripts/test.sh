@@ -44,8 +44,8 @@ bash scripts/check-units.sh
 
 # The benchmark, small (20,000 users, debug build): its own checks fail the run when the due set,
 # the dry run and the real run disagree, or when the dry run's peak RSS at 20,000 listed users is
-# over 1.5x that at 1,000 (bench/README.md, "The dry run's memory"), or a real run's at 20,000 users
-# over 1.2x that at 1,000 ("Memory flat in the users"); its other figures are only
+# over 1.5x that at 1,000 (bench/history/dry-run-memory.md), or a real run's at 20,000 users
+# over 1.2x that at 1,000 (bench/history/memory-flat.md); its other figures are only
 # printed here (CI gates no speed).
 if [ $# -eq 0 ]; then
   /usr/bin/python3 bench/bench.py --users 20000 --repeat 1 --sample 2000 --pgbench-seconds 2 \

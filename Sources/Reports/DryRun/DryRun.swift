@@ -51,7 +51,7 @@ package struct DryRun: Sendable {
 
     /// How many shares of the users the plan of the widest run date (a lone one: everyone's) is
     /// read in, side by side (the server has two cores here; splitting an instant's other run
-    /// dates too measured slower when they were read beside it: bench/README.md).
+    /// dates too measured slower when they were read beside it: bench/history/user-time.md).
     static let shares = 2
 
     /// How many rows each share's reader may have read ahead of the report (half a batch of the

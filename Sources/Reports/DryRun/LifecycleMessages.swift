@@ -9,7 +9,7 @@ import Values
 /// lists are kept on disk until the report comes to them: held in memory the events grew with the
 /// users (~1.3 KB a user to send to: ~220 MB at ten million users with the webhook on), and the
 /// owed messages with what is owed (~1.9 KB each: a day's all-clears after a long stop;
-/// bench/README.md).
+/// bench/history/dry-run-memory.md, bench/history/lifecycle-memory.md).
 package struct LifecycleMessages {
     /// Owed messages held in memory (a report of a few).
     package var owed: [LifecycleStore.Due]

@@ -1,7 +1,7 @@
 -- 015: each user's time kept in the summary, so that a run of one notify instant reads only the
 -- users on it (docs/user-time.md). Until now a run of an instant range-scanned the due window of
 -- its date over every user and dropped those of other times after a probe of `users`: a day of
--- 192 instants cost 191 times the single run (bench/README.md, "Each user's own time").
+-- 192 instants cost 191 times the single run (bench/history/user-time.md).
 --
 -- `slot` is the user's (time_zone, notify_time) as one key — the expression of users_slot_idx
 -- (014), '|' for a user with neither — indexed with the date as the due index orders it, so that

@@ -9,7 +9,7 @@ import Values
 /// statements themselves. With many slots the daemon runs ~200 times a day, and each run
 /// opens several sessions (the run lock's, the slots' reader's, the run's, its senders' and its
 /// recorder's), besides a scheduler session a minute and an all-clear pass every 30 s: kept, they
-/// cost their statements only (bench/README.md, "Each user's own time").
+/// cost their statements only (bench/history/user-time.md).
 ///
 /// A session comes from `take` — an idle one that still answers (`SELECT 1`), else a new one, named
 /// `sileme-notifier (daemon)` whatever it is used for (it serves one use after another) —
