@@ -13,8 +13,8 @@ extension HealthCheck {
         let byRelay: [String: CanaryStore.Figures]
         switch figures {
         case .success(let list): byRelay = Dictionary(list.map { ($0.relay, $0) }) { $1 }
-        case .failure(let error): return [Finding(subject: "canary", ok: false, detail: "cannot be read: \(error)")]
-        case nil: return [Finding(subject: "canary", ok: false, detail: "cannot be read (the database cannot be used)")]
+        case .failure(let error): return [Finding(subject: "canary", ok: false, detail: "cannot be read: \(error)", failure: .unavailable)]
+        case nil: return [Finding(subject: "canary", ok: false, detail: "cannot be read (the database cannot be used)", failure: .unavailable)]
         }
         return relays.map { relay in
             let figures = byRelay[relay]
@@ -28,10 +28,11 @@ extension HealthCheck {
                                detail: "\(relay)\(counts); none back yet (is the daemon running? one is sent every CANARY_EVERY)")
             case .lost(let reason):
                 return Finding(subject: "canary", ok: false, detail: "\(relay)\(counts); the latest is lost (\(reason)): mail through this relay "
-                               + "may not be arriving (docs/operating.md, \"The canary\")")
+                               + "may not be arriving (docs/operating.md, \"The canary\")", failure: .unavailable)
             case .overdue(let since):
                 return Finding(subject: "canary", ok: false, detail: "\(relay)\(counts); none back since \(CalendarDate.rfc3339(since)), "
-                               + "more than CANARY_EVERY + CANARY_WITHIN: is the daemon sending them, does the mailbox receive them?")
+                               + "more than CANARY_EVERY + CANARY_WITHIN: is the daemon sending them, does the mailbox receive them?",
+                               failure: .unavailable)
             }
         }
     }

@@ -29,6 +29,9 @@ package struct HealthCheck: Sendable {
         package var warning = false
         /// Details.
         package let detail: String
+        /// The exit status the line means when it is not `ok`: 78 a configuration problem, 69 an
+        /// unreachable server, 1 anything else.
+        package var failure = ExitStatus.failure
     }
 
     /// The configuration to check.
@@ -41,15 +44,13 @@ package struct HealthCheck: Sendable {
     /// status they mean: 78 for configuration problems, 69 for an unreachable server, else 0.
     package func run() -> (findings: [Finding], status: ExitStatus) {
         var findings: [Finding] = []
-        var status = ExitStatus.success
         var ackCount: String?
         var bounceRecord: Result<BounceStore.MailboxRecord?, any Error>?
         var canaryFigures: Result<[CanaryStore.Figures], any Error>?
         var templates: MailTemplates?
         var escalationFigures: Result<EscalationFigures, any Error>?
         func note(_ subject: String, _ ok: Bool, _ detail: String, failure: ExitStatus) {
-            findings.append(Finding(subject: subject, ok: ok, detail: detail))
-            if !ok, status == .success || failure == .configuration { status = failure }
+            findings.append(Finding(subject: subject, ok: ok, detail: detail, failure: failure))
         }
 
         note("version", true, "sileme-notifier \(NotifierVersion.current)", failure: .success)
@@ -150,9 +151,7 @@ package struct HealthCheck: Sendable {
         } catch {
             note("database", false, "\(error)", failure: .configuration)
         }
-        let escalation = Self.escalation(after: configuration.escalateAfter, figures: escalationFigures, now: Date())
-        findings.append(escalation)
-        if !escalation.ok, status == .success { status = .failure }
+        findings.append(Self.escalation(after: configuration.escalateAfter, figures: escalationFigures, now: Date()))
         if configuration.databaseReadURL != nil {
             do {
                 let standby = try PGConnection(configuration.database, \.readURL)
@@ -192,9 +191,7 @@ package struct HealthCheck: Sendable {
         if let bounce = configuration.bounce {
             // A real listing through the reader's code: the mailbox, its TLS and its password.
             let listing = Result { try BounceReader.probe(bounce) }
-            let finding = Self.bounceMailbox(bounce, listing: listing, record: bounceRecord, now: Date())
-            findings.append(finding)
-            if !finding.ok, status == .success { status = .unavailable }
+            findings.append(Self.bounceMailbox(bounce, listing: listing, record: bounceRecord, now: Date()))
         }
         if configuration.mailTransport == .outbox, let directory = configuration.outboxDirectory {
             // A probe file created, synced and removed in the outbox's tmp/.
@@ -204,7 +201,7 @@ package struct HealthCheck: Sendable {
             } else {
                 note("outbox", false, outcome.text, failure: .unavailable)
             }
-            return (findings, status)
+            return (findings, Self.status(findings))
         }
         // Every relay, the primary and each of SMTP_FALLBACK: one that cannot be reached fails the
         // check even while another carries the mail (someone has to mend it before that one fails too).
@@ -224,17 +221,22 @@ package struct HealthCheck: Sendable {
             }
         }
         if let canary = configuration.canary {
-            for finding in Self.canaries(canary, relays: configuration.mail.relays.map(\.url), figures: canaryFigures, now: Date()) {
-                findings.append(finding)
-                if !finding.ok, status == .success { status = .unavailable }
-            }
+            findings += Self.canaries(canary, relays: configuration.mail.relays.map(\.url), figures: canaryFigures, now: Date())
         }
-        return (findings, status)
+        return (findings, Self.status(findings))
+    }
+
+    /// The exit status of the lines — pure: a configuration problem's (78) whatever else failed,
+    /// else the first failed line's, else 0.
+    static func status(_ findings: [Finding]) -> ExitStatus {
+        findings.filter { !$0.ok }.reduce(ExitStatus.success) { status, finding in
+            status == .success || finding.failure == .configuration ? finding.failure : status
+        }
     }
 
     /// The bounce mailbox's line (docs/bounces.md), from a listing of it and the reader's record
     /// (nil: not read, the database being unusable) — pure. A mailbox that cannot be listed fails
-    /// the check; one the daemon has not read lately (or ever) is a warning: no daemon reads it.
+    /// the check (69); one the daemon has not read lately (or ever) is a warning: no daemon reads it.
     static func bounceMailbox(_ settings: BounceSettings, listing: Result<(waiting: Int, keptAside: Int), any Error>,
                               record: Result<BounceStore.MailboxRecord?, any Error>?, now: Date) -> Finding {
         let read: String
@@ -258,7 +260,8 @@ package struct HealthCheck: Sendable {
                 + (stale ? "; is the daemon running?" : "")
             return Finding(subject: "bounce mailbox", ok: true, warning: stale, detail: detail)
         case .failure(let error):
-            return Finding(subject: "bounce mailbox", ok: false, detail: "\(settings.mailbox): cannot be read: \(error); \(read)")
+            return Finding(subject: "bounce mailbox", ok: false, detail: "\(settings.mailbox): cannot be read: \(error); \(read)",
+                           failure: .unavailable)
         }
     }
 
