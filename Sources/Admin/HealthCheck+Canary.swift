@@ -4,6 +4,18 @@ import Foundation
 import Store
 import Values
 
+extension HealthCheck.Part {
+    /// `canary`, a line per relay (docs/operating.md, "The canary"), from the canaries' figures
+    /// read over the database's session — where the relays are checked.
+    static let canary = Self(when: { $0.canary != nil && !HealthCheck.writesToOutbox($0) }, read: { db, context in
+        context.canaryFigures = Result { try CanaryStore.figures(db) }
+        return []
+    }, lines: { context in
+        guard let canary = context.configuration.canary else { return [] }
+        return HealthCheck.canaries(canary, relays: context.configuration.mail.relays.map(\.url), figures: context.canaryFigures, now: Date())
+    })
+}
+
 extension HealthCheck {
     /// The canary's lines (docs/operating.md, "The canary"), a line per relay — pure. A relay whose
     /// latest canary is lost, or none of whose canaries came back within `CANARY_EVERY` +
