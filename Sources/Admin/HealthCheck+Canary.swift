@@ -4,6 +4,18 @@ import Foundation
 import Store
 import Values
 
+extension HealthCheck.Part {
+    /// `canary`, a line per relay (docs/operating.md, "The canary"), from the canaries' figures
+    /// read over the database's session — where the relays are checked.
+    static let canary = Self(when: { $0.canary != nil && !HealthCheck.writesToOutbox($0) }, read: { db, context in
+        context.canaryFigures = Result { try CanaryStore.figures(db) }
+        return []
+    }, lines: { context in
+        guard let canary = context.configuration.canary else { return [] }
+        return HealthCheck.canaries(canary, relays: context.configuration.mail.relays.map(\.url), figures: context.canaryFigures, now: Date())
+    })
+}
+
 extension HealthCheck {
     /// The canary's lines (docs/operating.md, "The canary"), a line per relay — pure. A relay whose
     /// latest canary is lost, or none of whose canaries came back within `CANARY_EVERY` +
@@ -13,8 +25,8 @@ extension HealthCheck {
         let byRelay: [String: CanaryStore.Figures]
         switch figures {
         case .success(let list): byRelay = Dictionary(list.map { ($0.relay, $0) }) { $1 }
-        case .failure(let error): return [Finding(subject: "canary", ok: false, detail: "cannot be read: \(error)")]
-        case nil: return [Finding(subject: "canary", ok: false, detail: "cannot be read (the database cannot be used)")]
+        case .failure(let error): return [Finding(subject: "canary", ok: false, detail: "cannot be read: \(error)", failure: .unavailable)]
+        case nil: return [Finding(subject: "canary", ok: false, detail: "cannot be read (the database cannot be used)", failure: .unavailable)]
         }
         return relays.map { relay in
             let figures = byRelay[relay]
@@ -28,10 +40,11 @@ extension HealthCheck {
                                detail: "\(relay)\(counts); none back yet (is the daemon running? one is sent every CANARY_EVERY)")
             case .lost(let reason):
                 return Finding(subject: "canary", ok: false, detail: "\(relay)\(counts); the latest is lost (\(reason)): mail through this relay "
-                               + "may not be arriving (docs/operating.md, \"The canary\")")
+                               + "may not be arriving (docs/operating.md, \"The canary\")", failure: .unavailable)
             case .overdue(let since):
                 return Finding(subject: "canary", ok: false, detail: "\(relay)\(counts); none back since \(CalendarDate.rfc3339(since)), "
-                               + "more than CANARY_EVERY + CANARY_WITHIN: is the daemon sending them, does the mailbox receive them?")
+                               + "more than CANARY_EVERY + CANARY_WITHIN: is the daemon sending them, does the mailbox receive them?",
+                               failure: .unavailable)
             }
         }
     }

@@ -2,6 +2,17 @@ import Foundation
 import Store
 import Values
 
+extension HealthCheck.Part {
+    /// `escalation`: `ESCALATE_AFTER` and the streaks unheard now, from the figures read over the
+    /// database's session (exit 1 when they cannot be read).
+    static let escalation = Self(read: { db, context in
+        context.escalationFigures = Result { try EscalationFigures.read(db) }
+        return []
+    }, lines: { context in
+        [HealthCheck.escalation(after: context.configuration.escalateAfter, figures: context.escalationFigures, now: Date())]
+    })
+}
+
 extension HealthCheck {
     /// `ESCALATE_AFTER` as an operator writes it: the largest whole unit (`3h`, `90m`, `45s`, `2d`).
     static func written(_ after: Duration) -> String {
