@@ -134,7 +134,8 @@ struct BoundedWaitsIntegrationTests {
                 && "\(exceeded)".contains(":\(ProcessInfo.processInfo.processIdentifier):")
         }
         let waited = Date().timeIntervalSince(started)
-        #expect(waited >= 1.4 && waited < 3, "waited its bound: \(waited) s")
+        // Bounded, not timed: on a loaded machine the polls around the bound may run late.
+        #expect(waited >= 1.4 && waited < 10, "waited its bound: \(waited) s")
         #expect(said.withLock { $0 }.first?.hasPrefix("another run is in progress on this database (the run lock (notifier_run_lock) held by ") == true,
                 "\(said.withLock { $0 })")
         // The session of a direct connection carries the notifier's own bound.
@@ -159,7 +160,7 @@ struct BoundedWaitsIntegrationTests {
             return error.lockWait && "\(error)".contains("the migration lock (another `sileme-notifier migrate` is applying migrations)")
                 && "\(error)".contains("after 1s (lock_timeout")
         }
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(Date().timeIntervalSince(started) < 15, "ended at the lock's bound, not at the holder's end")
         try stuck.execute("ROLLBACK")
         #expect(try Migrator(directory: TestDatabase.migrationsDirectory).migrate(session).applied.count > 10)
     }
