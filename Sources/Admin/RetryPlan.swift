@@ -54,7 +54,7 @@ package struct RetryPlan: Sendable {
                 scope: .retry(users: Set(targets.map(\.userID)), kinds: kinds.map(Set.init))).decisions
             return RetryPlan(entries: targets.map { target in
                 var entry = Self.entry(target, decision: decisions[target.userID], configuration: configuration)
-                if target.channel == "email", let templates {
+                if target.channel.audience == .contacts, let templates {
                     entry.language = templates.choose(contact: target.contactLanguage, user: target.userLanguage)
                 }
                 return entry
@@ -70,9 +70,9 @@ package struct RetryPlan: Sendable {
         if target.kind != DeliveryJob.Kind.alert.rawValue {
             return Entry(target: target, decision: .send)
         }
-        // Finished as an unfinished alert: not a refusal, and still a contact of the user; a
-        // webhook event while the channel is on, refused or not.
-        if decision == .alreadyNotified && target.channel == "webhook" && configuration.webhookSends(.alert) {
+        // Finished as an unfinished alert: not a refusal, and still a contact of the user; an
+        // app's event while its channel is on, refused or not.
+        if decision == .alreadyNotified && target.channel.audience == .app && configuration.channels(for: .alert).contains(target.channel) {
             return Entry(target: target, decision: .send)
         }
         if decision == .alreadyNotified && target.status != "failed" && target.contactInForce {

@@ -1,5 +1,6 @@
 import Values
 import Output
+import Rule
 
 /// The `retry --dry-run` listing as a table (100 columns) or one JSON object.
 package enum RetryPlanFormat {
@@ -14,7 +15,7 @@ package enum RetryPlanFormat {
             let error = Printable.text(entry.target.lastError ?? "")
             let user = String(entry.target.userID.prefix(8))
             text += DisplayWidth.pad(user, to: 8) + "  "
-                + DisplayWidth.pad(entry.target.channel == "webhook" ? "\(entry.target.kind)/wh" : entry.target.kind, to: 12) + "  "
+                + DisplayWidth.pad(entry.target.channel.shortLabel(entry.target.kind), to: 12) + "  "
                 + DisplayWidth.pad(entry.target.status, to: 7) + "  "
                 + DisplayWidth.pad(String(entry.target.attempts), to: 5) + "  "
                 + DisplayWidth.pad(entry.language?.tag.identifier ?? "-", to: 7) + "  "
@@ -34,7 +35,7 @@ package enum RetryPlanFormat {
     package static func json(_ plan: RetryPlan, runDate: CalendarDate) -> String {
         let rows = plan.entries.map { entry in
             "{\"user_id\":\(Escaping.json(entry.target.userID)),\"kind\":\(Escaping.json(entry.target.kind)),"
-                + "\"channel\":\(Escaping.json(entry.target.channel)),"
+                + "\"channel\":\(Escaping.json(entry.target.channel.rawValue)),"
                 + "\"status\":\(Escaping.json(entry.target.status)),"
                 + "\"attempts\":\(entry.target.attempts),\"last_error\":\(entry.target.lastError.map(Escaping.json) ?? "null"),"
                 + "\"recipient\":\(entry.target.recipient.map(Escaping.json) ?? "null"),"

@@ -24,10 +24,11 @@ package struct MessageSettings: Sendable {
     /// Whether messages of `kind` also go out as webhook events.
     package func webhookSends(_ kind: DeliveryJob.Kind) -> Bool { webhookKinds.contains(kind) }
 
-    /// The channels messages of `kind` travel on: e-mail (every kind but those for the app alone),
-    /// and the webhook when it sends the kind.
+    /// The channels messages of `kind` travel on: each channel that carries the kind
+    /// (`DeliveryJob.Channel.carries`) — a contact's always, the app's when `WEBHOOK_URL` is set
+    /// and `WEBHOOK_EVENTS` names the kind's event.
     package func channels(for kind: DeliveryJob.Kind) -> [DeliveryJob.Channel] {
-        (kind.webhookOnly ? [] : [.email]) + (webhookSends(kind) ? [.webhook] : [])
+        DeliveryJob.Channel.allCases.filter { $0.carries(kind) && ($0.audience == .contacts || webhookSends(kind)) }
     }
 }
 

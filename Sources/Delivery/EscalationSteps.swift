@@ -8,7 +8,8 @@ import Values
 
 /// The escalation's steps made (docs/escalation.md): the streaks due a step are read (one index
 /// probe, nothing when nothing is due), `EscalationRule` says what each needs, and this records
-/// it. The messages a step owes follow from the record (`LifecycleStore.dueEscalations`), sent by
+/// it — with the recipients the rule chose, which are the ones sent to. The messages a step owes
+/// follow from the record (`LifecycleStore.dueStreakNotices`), sent by
 /// the same run or pass right after, claimed and retried like every other message. Each move is
 /// made only from the stage before it, so of two daemons one makes it; a step due while the daemon
 /// was down is made at its first pass.
@@ -55,7 +56,8 @@ package struct EscalationSteps: Sendable {
                     taken.settled += 1
                 }
             case .escalate(let escalation):
-                guard try EscalationStore.escalate(db, userID: streak.userID, alertDate: streak.alertDate, at: now) else { continue }
+                guard try EscalationStore.escalate(db, userID: streak.userID, alertDate: streak.alertDate, at: now,
+                                                   notices: escalation.notices, firstAlerts: escalation.firstAlerts) else { continue }
                 taken.escalated += 1
                 let counts = "\(escalation.notices.count) first-tier notice(s), \(escalation.firstAlerts.count) second-tier alert(s)"
                 logger.warning("alert of \(streak.alertDate) for user \(streak.userID) not heard: escalated (\(escalation.cause.rawValue)), \(counts)",

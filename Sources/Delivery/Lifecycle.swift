@@ -76,18 +76,18 @@ package struct Lifecycle: Sendable {
 
     /// The owed messages `due` as jobs, each validated: a row whose name or address is no longer
     /// usable is left out and logged (an introduction to such an address comes back in
-    /// `unusable`, for the run to record as not introduced). A webhook event lists the user's
+    /// `unusable`, for the run to record as not introduced). An app's event lists the user's
     /// valid contacts as they are now; one about a user with no valid contact left is left out
-    /// and logged. Each delivery key comes once (a webhook retry may be found by two queries).
+    /// and logged. Each delivery key comes once (an event's retry may be found by two queries).
     /// Reads only.
     package func jobs(_ db: PGConnection, owed due: [LifecycleStore.Due]) throws
         -> (jobs: [DeliveryJob], unusable: [(user: String, contact: String)]) {
         let store = LifecycleStore(claimLeaseSeconds: configuration.claimLeaseSeconds)
-        let hooked = due.filter { $0.channel == .webhook }.map(\.userID)
+        let hooked = due.filter { $0.channel.audience == .app }.map(\.userID)
         let contacts = try store.contacts(db, of: hooked).mapValues { MissRule.validate($0).valid }
         // Where each contact stands in an escalated streak, for the events that list it.
         let streaks = try EscalationStore.contacts(db, of: due.compactMap { row in
-            row.channel == .webhook && Self.listsStreak(row.kind) ? row.notificationDate.map { (row.userID, $0) } : nil
+            row.channel.audience == .app && Self.listsStreak(row.kind) ? row.notificationDate.map { (row.userID, $0) } : nil
         })
         // The languages of the mails' readers (docs/languages.md).
         let languages = try store.languages(db, of: due.map(\.userID))
@@ -97,30 +97,32 @@ package struct Lifecycle: Sendable {
         for row in due {
             let name = try? DisplayName(cleaning: row.rawName ?? "")
             let known = contacts[row.userID] ?? []
-            let address = row.channel == .webhook && !row.kind.keyedByContact
-                ? known.first?.address : try? EmailAddress(validating: row.contact)
+            // An app's event about the user names its first contact; every other row, its own.
+            let aboutUser = row.channel.audience == .app && !row.kind.keyedByContact
+            let address = aboutUser ? known.first?.address : try? EmailAddress(validating: row.contact)
             guard let name, let address else {
                 let why = name == nil ? "the name is empty after cleaning"
-                    : row.channel == .webhook && !row.kind.keyedByContact ? "the user has no valid contact" : "the contact is not a valid address"
+                    : aboutUser ? "the user has no valid contact" : "the contact is not a valid address"
                 logger.warning("\(row.kind.rawValue) (\(row.channel.rawValue)) for user \(row.userID) not sent: \(why)",
                                metadata: NotifierEvent.notificationSkipped.metadata.merging([
                                 "run_date": "\(runDate)", "user_id": "\(row.userID)", "notification_kind": "\(row.kind.rawValue)",
                                 "notification_channel": "\(row.channel.rawValue)",
                                 "skip_reason": "\(name == nil ? "invalid_name" : "invalid_email")",
                                ]) { $1 })
-                if row.kind == .introduction && row.channel == .email { unusable.append((row.userID, row.contact.lowercased())) }
+                if row.kind == .introduction && row.channel.audience == .contacts { unusable.append((row.userID, row.contact.lowercased())) }
                 continue
             }
             var job = DeliveryJob(kind: row.kind, channel: row.channel, userID: row.userID, name: name, email: address,
-                                  position: row.position, contacts: row.channel == .webhook ? known : [],
+                                  position: row.position, contacts: row.channel.audience == .app ? known : [],
                                   notificationDate: row.notificationDate, missedDays: row.missedDays,
                                   lastCheckIn: row.lastCheckIn, pausedUntil: row.pausedUntil, inReplyTo: row.inReplyTo,
                                   checkedIn: row.checkedIn, acknowledgement: row.acknowledgement, outcome: row.outcome,
                                   bounce: row.bounce)
             if let named = languages[row.userID] {
-                job.languages = .init(contact: row.channel == .email ? named.contacts[row.contact.lowercased()] : nil, user: named.user)
+                job.languages = .init(contact: row.channel.audience == .contacts ? named.contacts[row.contact.lowercased()] : nil,
+                                      user: named.user)
             }
-            if row.channel == .webhook, Self.listsStreak(row.kind), let date = row.notificationDate {
+            if row.channel.audience == .app, Self.listsStreak(row.kind), let date = row.notificationDate {
                 job.streakContacts = streaks[EscalationStore.streakKey(userID: row.userID, alertDate: date)] ?? []
             }
             if keys.insert(Dispatcher.key(job, runDate: runDate)).inserted { jobs.append(job) }
@@ -128,6 +130,6 @@ package struct Lifecycle: Sendable {
         return (jobs, unusable)
     }
 
-    /// Whether the webhook event of `kind` lists where each contact stands in the streak.
+    /// Whether the app's event of `kind` lists where each contact stands in the streak.
     static func listsStreak(_ kind: DeliveryJob.Kind) -> Bool { kind == .escalation || kind == .unheard }
 }

@@ -37,19 +37,19 @@ package struct DeliveryJob: Sendable {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
         }
 
-        /// The kinds sent by mail (every kind but those only the webhook carries).
-        package static let mailed: [Kind] = allCases.filter { !$0.webhookOnly }
+        /// The kinds sent by mail (every kind but those for the app alone).
+        package static let mailed: [Kind] = allCases.filter { !$0.forAppOnly }
 
         /// The kinds that answer an alert: dated with the alert's date, threaded under its
         /// `Message-ID` (`In-Reply-To`, `References`).
         package static let threaded: Set<Kind> = [.allClear, .followUp, .acknowledged, .escalation, .outcomeOK, .outcomeUnreachable]
 
-        /// Whether only the webhook carries this kind: the reminder (for the app to remind the
-        /// user), the undeliverable contact (for the app to ask for another address) and
-        /// `unheard` (for the operator).
-        package var webhookOnly: Bool { self == .reminder || self == .undeliverable || self == .unheard }
+        /// Whether only the app's channels carry this kind (`Channel.Audience.app`): the reminder
+        /// (for the app to remind the user), the undeliverable contact (for the app to ask for
+        /// another address) and `unheard` (for the operator).
+        package var forAppOnly: Bool { self == .reminder || self == .undeliverable || self == .unheard }
 
-        /// Whether a webhook event of this kind is one per contact (its delivery key names the
+        /// Whether an app's event of this kind is one per contact (its delivery key names the
         /// contact it is about), not one per event about the user.
         package var keyedByContact: Bool { self == .introduction || self == .undeliverable }
 
@@ -68,15 +68,6 @@ package struct DeliveryJob: Sendable {
             case .outcomeOK, .outcomeUnreachable: .outcome
             }
         }
-    }
-
-    /// How a message travels (`notification_logs.channel`): each channel has its own delivery
-    /// rows, so a failure on one never resends on the other.
-    package enum Channel: String, Sendable, CaseIterable {
-        /// A mail to one contact (SMTP or the outbox).
-        case email
-        /// A signed POST to `WEBHOOK_URL`, one per event about the user.
-        case webhook
     }
 
     /// What the message says.
@@ -166,15 +157,16 @@ package struct DeliveryJob: Sendable {
     /// `L'`: the day the missed days are counted from (the claim re-checks against it).
     package var countedFrom: CalendarDate { pausedUntil ?? lastCheckIn }
 
-    /// The contact as the delivery key holds it: the address, lower-cased; '' for a webhook event
-    /// about the user (one per event, whatever the contacts), the contact's address for a webhook
-    /// introduction (one per contact).
+    /// The contact as the delivery key holds it: the address, lower-cased; '' for an app's event
+    /// about the user (one per event, whatever the contacts), the contact's address for an event
+    /// about one contact (an introduction: one per contact).
     package var contactKey: String {
-        channel == .webhook && !kind.keyedByContact ? "" : email.address.lowercased()
+        channel.audience == .app && !kind.keyedByContact ? "" : email.address.lowercased()
     }
 
-    /// Who the row names as its recipient (`recipient_masked`): the masked address, or `webhook`.
-    package var recipientMasked: String { channel == .email ? email.masked : "webhook" }
+    /// Who the row names as its recipient (`recipient_masked`): the masked address, or the app's
+    /// channel's name (`Channel.recipientMasked`).
+    package var recipientMasked: String { channel.recipientMasked(email) }
 
     /// The row's date on `runDate`.
     package func date(runDate: CalendarDate) -> CalendarDate { notificationDate ?? runDate }

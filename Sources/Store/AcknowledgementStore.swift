@@ -82,7 +82,7 @@ package struct AcknowledgementStore: Sendable {
             LEFT JOIN sileme.acknowledgements k ON k.user_id = a.user_id AND k.alert_date = a.notification_date
                                                AND k.contact = a.contact
             WHERE a.user_id = $user_id::uuid AND a.notification_date = $alert_date::date AND a.kind = 'alert'
-              AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
+              AND a.channel = ANY($contact_channels::text[]) AND a.email_sent AND a.contact <> ''
             ORDER BY a.id
             """), ["user_id": userID, "alert_date": alertDate.description]).rows
         guard let first = rows.first, let last = first.date("last") else { return nil }
@@ -110,7 +110,7 @@ package struct AcknowledgementStore: Sendable {
             WITH a AS (
                 SELECT a.user_id, a.notification_date, a.contact, a.last_check_in_date FROM notification_logs a
                 WHERE a.user_id = $user_id::uuid AND a.notification_date = $alert_date::date AND a.kind = 'alert'
-                  AND a.channel = 'email' AND a.email_sent AND a.contact = $contact
+                  AND a.channel = ANY($contact_channels::text[]) AND a.email_sent AND a.contact = $contact
                 LIMIT 1
             ), added AS (
                 INSERT INTO sileme.acknowledgements (user_id, alert_date, contact, last_check_in_date)

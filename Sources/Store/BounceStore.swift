@@ -164,7 +164,8 @@ package enum BounceStore {
             ), bounced AS (
                 UPDATE notification_logs n SET status = 'bounced', bounced_at = now(), bounce_status = $status,
                        bounce_diagnostic = $diagnostic, bounce_class = $bounce_class, updated_at = now()
-                FROM event WHERE n.id = event.log_id AND n.email_sent AND n.status = 'sent' AND n.channel = 'email'
+                FROM event WHERE n.id = event.log_id AND n.email_sent AND n.status = 'sent'
+                  AND n.channel = ANY($bounce_channels::text[])
                 RETURNING n.user_id, n.notification_date, n.contact, n.channel, coalesce($diagnostic, $status) AS reply
             ), dead AS (
                 -- Only a dead address changes more than its row (docs/bounces.md).
@@ -176,7 +177,7 @@ package enum BounceStore {
                 -- claim cancels.
                 UPDATE notification_logs r SET status = 'skipped', last_error = 'contact_bounced', updated_at = now()
                 FROM dead b
-                WHERE r.user_id = b.user_id AND r.notification_date = b.notification_date AND r.channel = 'email'
+                WHERE r.user_id = b.user_id AND r.notification_date = b.notification_date AND r.channel = b.channel
                   AND r.contact = b.contact AND r.kind IN \(LifecycleStore.noticeKinds) AND r.status = 'retry' AND NOT r.email_sent
                 RETURNING 1
             ), marked AS (

@@ -72,14 +72,14 @@ package enum EscalationStore {
                           FROM (SELECT lower(btrim(c.email)) AS contact, c.tier, c.position, c.id
                                 FROM emergency_contacts c WHERE c.user_id = \(e).user_id ORDER BY c.position, c.id LIMIT 5) x
                           LEFT JOIN notification_logs a ON a.user_id = \(e).user_id AND a.notification_date = \(e).alert_date
-                                                       AND a.kind = 'alert' AND a.channel = 'email' AND a.contact = x.contact
+                                                       AND a.kind = 'alert' AND a.channel = ANY($contact_channels::text[]) AND a.contact = x.contact
                                                        AND a.email_sent
                           UNION ALL
                           SELECT lower(btrim(u.emergency_email)), 1, 1, 0, a.id IS NOT NULL, coalesce(a.status = 'bounced', false),
                                  coalesce(a.status = 'bounced' AND NOT (\(LifecycleStore.deadAddress("a"))), false)
                           FROM users u
                           LEFT JOIN notification_logs a ON a.user_id = u.id AND a.notification_date = \(e).alert_date AND a.kind = 'alert'
-                                                       AND a.channel = 'email' AND a.contact = lower(btrim(u.emergency_email))
+                                                       AND a.channel = ANY($contact_channels::text[]) AND a.contact = lower(btrim(u.emergency_email))
                                                        AND a.email_sent
                           WHERE u.id = \(e).user_id AND NOT EXISTS (SELECT 1 FROM emergency_contacts c WHERE c.user_id = \(e).user_id)) x
                    )::text
@@ -116,10 +116,17 @@ package enum EscalationStore {
     }
 
     /// Records that the streak escalated at `at` (its clock restarts there), if it is still
-    /// `alerted`. Returns whether this call made the move.
+    /// `alerted`, with the recipients the rule chose (`EscalationRule.Escalation`): the contacts
+    /// told in the thread, and the second tier's alerted now — the list the messages are read from
+    /// (`LifecycleStore.dueStreakNotices`); nil lists leave them to the tiers, as for a streak
+    /// escalated before the lists were kept (migration 035). Returns whether this call made the move.
     @discardableResult
-    package static func escalate(_ db: PGConnection, userID: String, alertDate: CalendarDate, at: Date) throws -> Bool {
-        try move(db, userID: userID, alertDate: alertDate, from: ["alerted"], set: "stage = 'escalated', escalated_at = to_timestamp($at), clock_at = to_timestamp($at)", at: at)
+    package static func escalate(_ db: PGConnection, userID: String, alertDate: CalendarDate, at: Date,
+                                 notices: [String]? = nil, firstAlerts: [String]? = nil) throws -> Bool {
+        try move(db, userID: userID, alertDate: alertDate, from: ["alerted"], set: """
+            stage = 'escalated', escalated_at = to_timestamp($at), clock_at = to_timestamp($at),
+            notice_contacts = $notices::text[], first_alert_contacts = $first_alerts::text[]
+            """, at: at, ["notices": notices.map { PGArray.literal($0) }, "first_alerts": firstAlerts.map { PGArray.literal($0) }])
     }
 
     /// Records that the streak is unheard, if it is still `escalated`. Returns whether this call made the move.
@@ -137,11 +144,12 @@ package enum EscalationStore {
     }
 
     /// One move of a streak's stage, made only from one of `from`.
-    private static func move(_ db: PGConnection, userID: String, alertDate: CalendarDate, from: [String], set: String, at: Date) throws -> Bool {
+    private static func move(_ db: PGConnection, userID: String, alertDate: CalendarDate, from: [String], set: String, at: Date,
+                             _ more: [String: String?] = [:]) throws -> Bool {
         try db.execute(SQLStatement("""
             UPDATE sileme.escalations SET \(set)
             WHERE user_id = $user_id::uuid AND alert_date = $alert_date::date AND stage = ANY($from::text[])
-            """), ["user_id": userID, "alert_date": alertDate.description, "from": PGArray.literal(from),
-                   "at": String(at.timeIntervalSince1970)]).affectedRows == 1
+            """), more.merging(["user_id": userID, "alert_date": alertDate.description, "from": PGArray.literal(from),
+                                "at": String(at.timeIntervalSince1970)]) { $1 }).affectedRows == 1
     }
 }

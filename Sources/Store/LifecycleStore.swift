@@ -69,12 +69,13 @@ package struct LifecycleStore: Sendable {
         self.pages = pages
     }
 
-    /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact`) exists that this pass
-    /// must leave alone — sent, failed for good, in flight, or waiting for its retry time.
-    func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String = "'email'") -> String {
+    /// SQL: no row of the key (`user`, `date`, `kind`, `channel`, `contact` — each an SQL
+    /// expression) exists that this pass must leave alone — sent, failed for good, in flight, or
+    /// waiting for its retry time.
+    func noSettledRow(user: String, date: String, kind: String, contact: String, channel: String) -> String {
         """
         NOT EXISTS (SELECT 1 FROM notification_logs x
-                    WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = '\(kind)'
+                    WHERE x.user_id = \(user) AND x.notification_date = \(date) AND x.kind = \(kind)
                       AND x.channel = \(channel) AND x.contact = \(contact)
                       AND NOT \(claimSQL.claimableNow("x")))
         """
@@ -90,7 +91,7 @@ package struct LifecycleStore: Sendable {
     /// its time comes, whether or not its queue entry is still there. `onlyUsers` limits it (`retry`,
     /// and the daemon's pass for the check-ins it has just heard of).
     /// Each channel of `channels` answers its own alerts (a webhook all-clear follows a delivered
-    /// webhook alert); e-mail retries come from here, webhook retries from `unfinishedWebhooks`.
+    /// app's alert); a contact's retries come from here, the app's from `unfinishedEvents`.
     package func dueAllClears(_ db: PGConnection, windowStart: CalendarDate, latestTrusted: CalendarDate,
                              channels: [DeliveryJob.Channel] = [.email], onlyUsers: [String]? = nil) throws -> [Due] {
         try owed(db, SQLStatement("""
@@ -107,7 +108,8 @@ package struct LifecycleStore: Sendable {
                 SELECT x.user_id, x.notification_date - 1, coalesce(x.event_at, now())::date, coalesce(x.event_at, now()),
                        x.notification_date
                 FROM notification_logs x
-                WHERE x.status IN ('retry', 'sending') AND x.kind = 'all_clear' AND x.channel = 'email' AND NOT x.email_sent
+                WHERE x.status IN ('retry', 'sending') AND x.kind = 'all_clear' AND x.channel = ANY($contact_channels::text[])
+                  AND NOT x.email_sent
                   AND ($user_ids::uuid[] IS NULL OR x.user_id = ANY($user_ids::uuid[]))
                 UNION ALL
                 -- The summary first: only a user whose latest folded check-in is after the alert's L
@@ -144,20 +146,21 @@ package struct LifecycleStore: Sendable {
             FROM q
             JOIN notification_logs a ON a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($channels::text[])
                                     AND a.email_sent AND a.notification_date > q.streak_after
-                                    AND (a.contact <> '' OR a.channel = 'webhook')
-                                    AND (q.only_date IS NULL OR (a.notification_date = q.only_date AND a.channel = 'email'))
+                                    AND (a.contact <> '' OR a.channel = ANY($app_channels::text[]))
+                                    AND (q.only_date IS NULL
+                                         OR (a.notification_date = q.only_date AND a.channel = ANY($contact_channels::text[])))
             JOIN users u ON u.id = a.user_id
-            WHERE \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "all_clear", contact: "a.contact",
+            WHERE \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "'all_clear'", contact: "a.contact",
                                channel: "a.channel"))
               AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "a.channel"))
             ORDER BY a.user_id, a.notification_date, a.channel, a.contact, q.checked_in_at
             """), [
             "window_start": windowStart.description, "latest_trusted": latestTrusted.description,
-            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
+            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": ChannelSQL.literal(channels),
         ]) { Due($0, kind: .allClear) }
     }
 
-    /// Whether any introduction is pending, and whether any e-mail alert dated `oldest` … `runDate`
+    /// Whether any introduction is pending, and whether any contact's alert dated `oldest` … `runDate`
     /// is unfinished (a retry or a claim): two probes of partial indexes, so that a run with
     /// nothing of the kind — most runs, and a day of many slots has ~200 — does not plan
     /// the statements that would find nothing (1.2 ms of planning a run at a million users).
@@ -167,7 +170,7 @@ package struct LifecycleStore: Sendable {
             SELECT EXISTS (SELECT 1 FROM sileme.known_contacts WHERE state = 'pending') AS introductions,
                    EXISTS (SELECT 1 FROM notification_logs
                            WHERE status IN ('sending', 'retry') AND notification_date BETWEEN $oldest::date AND $run_date::date
-                             AND kind = 'alert' AND channel = 'email') AS unfinished
+                             AND kind = 'alert' AND channel = ANY($contact_channels::text[])) AS unfinished
             """), ["oldest": oldest.description, "run_date": runDate.description])[0]
         return (row.bool("introductions"), row.bool("unfinished"))
     }
@@ -186,7 +189,7 @@ package struct LifecycleStore: Sendable {
             JOIN users u ON u.id = n.user_id
             JOIN sileme.user_last_check_in s ON s.user_id = n.user_id
             WHERE n.status IN ('sending', 'retry') AND n.notification_date BETWEEN $oldest::date AND $run_date::date
-              AND n.kind = 'alert' AND n.channel = 'email' AND NOT n.email_sent AND n.contact <> ''
+              AND n.kind = 'alert' AND n.channel = ANY($contact_channels::text[]) AND NOT n.email_sent AND n.contact <> ''
               AND s.last_notified_date > n.last_check_in_date
               AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
               -- Still a contact in force (the app may have corrected or removed it since).
@@ -209,7 +212,7 @@ package struct LifecycleStore: Sendable {
                 WHERE NOT EXISTS (
                     SELECT 1 FROM notification_logs a
                     WHERE a.user_id = q.user_id AND a.kind = 'alert' AND a.channel = ANY($channels::text[]) AND a.email_sent
-                      AND a.notification_date > q.streak_after AND (a.contact <> '' OR a.channel = 'webhook')
+                      AND a.notification_date > q.streak_after AND (a.contact <> '' OR a.channel = ANY($app_channels::text[]))
                       AND NOT EXISTS (SELECT 1 FROM notification_logs x
                                       WHERE x.user_id = a.user_id AND x.notification_date = a.notification_date
                                         AND x.kind = 'all_clear' AND x.channel = a.channel AND x.contact = a.contact
@@ -217,7 +220,7 @@ package struct LifecycleStore: Sendable {
                 RETURNING 1
             )
             SELECT count(*) AS settled FROM gone
-            """), ["channels": PGArray.literal(channels.map(\.rawValue))])[0].int("settled") ?? 0
+            """), ["channels": ChannelSQL.literal(channels)])[0].int("settled") ?? 0
     }
 
     /// The follow-ups due on `runDate` with `FOLLOW_UP_DAYS = days`: every contact whose alert was
@@ -233,7 +236,8 @@ package struct LifecycleStore: Sendable {
                    a.consecutive_miss_days + ($run_date::date - a.notification_date) AS miss, a.last_check_in_date AS last, a.channel
             FROM notification_logs a
             JOIN users u ON u.id = a.user_id
-            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = ANY($channels::text[]) AND (a.contact <> '' OR a.channel = 'webhook')
+            WHERE a.email_sent AND a.kind = 'alert' AND a.channel = ANY($channels::text[])
+              AND (a.contact <> '' OR a.channel = ANY($app_channels::text[]))
               AND a.notification_date BETWEEN $run_date::date - $days::int - $catch_up_days::int AND $run_date::date - $days::int
               AND (u.paused_until IS NULL OR u.paused_until < $run_date::date)
               AND NOT EXISTS (SELECT 1 FROM check_ins c WHERE c.user_id = a.user_id
@@ -242,12 +246,12 @@ package struct LifecycleStore: Sendable {
               -- A contact said "I'm on it" (docs/acknowledgement.md): the others were told, no follow-up.
               AND NOT \(Self.acknowledged(user: "a.user_id", alertDate: "a.notification_date"))
               AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "a.channel"))
-              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "follow_up", contact: "a.contact",
+              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "'follow_up'", contact: "a.contact",
                                  channel: "a.channel"))
             ORDER BY a.notification_date, a.user_id, a.channel, a.contact
             """), [
             "run_date": runDate.description, "days": String(days), "catch_up_days": String(catchUpDays),
-            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": PGArray.literal(channels.map(\.rawValue)),
+            "user_ids": onlyUsers.map { PGArray.literal($0) }, "channels": ChannelSQL.literal(channels),
             "slots": SlotSQL.bind(slots),
         ]) { Due($0, kind: .followUp) }
     }
@@ -256,16 +260,18 @@ package struct LifecycleStore: Sendable {
     /// the ones a contact whose address a mail of the streak found dead no longer gets (`bounced`).
     package static let noticeKinds = "(" + DeliveryJob.Kind.threaded.sorted().map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
 
-    /// SQL: a mail of the streak of `user` whose alert is dated `date` to `contact` bounced for good
-    /// as a dead address (docs/bounces.md), so the notices of that streak no longer go to it — on
-    /// e-mail only (`channel`): a webhook event is about the user, not one address. A bounce of
-    /// another class (a full mailbox, a spam block) stops nothing: the contact stays in use. One
-    /// probe of the delivery key's index (the streak's messages share the alert's date).
+    /// SQL: a message of the streak of `user` whose alert is dated `date` to `contact` on `channel`
+    /// bounced for good as a dead address (docs/bounces.md), so the notices of that streak no
+    /// longer go to it on that channel — one whose messages bounce (`$bounce_channels`: mail); an
+    /// app's event is about the user, not one address. A bounce of another class (a full mailbox,
+    /// a spam block) stops nothing: the contact stays in use. One probe of the delivery key's
+    /// index (the streak's messages share the alert's date).
     package static func bounced(user: String, date: String, contact: String, channel: String) -> String {
         """
-        (\(channel) = 'email' AND EXISTS (SELECT 1 FROM notification_logs b
-                                         WHERE b.user_id = \(user) AND b.notification_date = \(date) AND b.channel = 'email'
-                                           AND b.contact = \(contact) AND \(deadAddress("b"))))
+        (\(channel) = ANY($bounce_channels::text[])
+         AND EXISTS (SELECT 1 FROM notification_logs b
+                     WHERE b.user_id = \(user) AND b.notification_date = \(date) AND b.channel = \(channel)
+                       AND b.contact = \(contact) AND \(deadAddress("b"))))
         """
     }
 
@@ -282,23 +288,28 @@ package struct LifecycleStore: Sendable {
     /// for its retry (a retry comes from here when its time comes, with the bounce it reports).
     /// The bounce and this event's row are the same commit's work: the bounced row is what makes
     /// the event due, so nothing is lost between them. Reads only: the report events' time index,
-    /// then one probe per bounce.
-    package func dueUndeliverable(_ db: PGConnection, since: Date, onlyUsers: [String]? = nil) throws -> [Due] {
-        try owed(db, SQLStatement("""
-            SELECT DISTINCT ON (n.user_id, n.notification_date, n.contact)
+    /// then one probe per bounce. One event on each of `channels` (the app's channels that carry it).
+    package func dueUndeliverable(_ db: PGConnection, since: Date, channels: [DeliveryJob.Channel],
+                                  onlyUsers: [String]? = nil) throws -> [Due] {
+        guard !channels.isEmpty else { return [] }
+        return try owed(db, SQLStatement("""
+            SELECT DISTINCT ON (n.user_id, n.notification_date, n.contact, w.channel)
                    n.user_id::text AS user_id, u.name, n.contact, n.notification_date, n.consecutive_miss_days AS miss,
-                   n.last_check_in_date AS last, 'webhook' AS channel, n.kind AS bounced_kind, n.message_id AS bounced_message_id,
+                   n.last_check_in_date AS last, w.channel, n.kind AS bounced_kind, n.message_id AS bounced_message_id,
                    e.status_code, e.diagnostic, extract(epoch FROM e.received_at) AS bounced_epoch
             FROM sileme.bounce_events e
-            JOIN notification_logs n ON n.id = e.log_id AND \(Self.deadAddress("n")) AND n.channel = 'email' AND n.contact <> ''
+            JOIN notification_logs n ON n.id = e.log_id AND \(Self.deadAddress("n")) AND n.channel = ANY($bounce_channels::text[])
+                                    AND n.contact <> ''
             JOIN users u ON u.id = n.user_id
+            CROSS JOIN unnest($channels::text[]) AS w(channel)
             WHERE e.kind = 'permanent' AND e.received_at >= to_timestamp($since::float8)
               AND ($user_ids::uuid[] IS NULL OR n.user_id = ANY($user_ids::uuid[]))
-              AND \(noSettledRow(user: "n.user_id", date: "n.notification_date", kind: "undeliverable", contact: "n.contact",
-                                 channel: "'webhook'"))
-            ORDER BY n.user_id, n.notification_date, n.contact, e.received_at
+              AND \(noSettledRow(user: "n.user_id", date: "n.notification_date", kind: "'undeliverable'", contact: "n.contact",
+                                 channel: "w.channel"))
+            ORDER BY n.user_id, n.notification_date, n.contact, w.channel, e.received_at
             """), [
             "since": String(since.timeIntervalSince1970), "user_ids": onlyUsers.map { PGArray.literal($0) },
+            "channels": ChannelSQL.literal(channels),
         ]) { row in
             var due = Due(row, kind: .undeliverable)
             if let kind = row.string("bounced_kind").flatMap(DeliveryJob.Kind.init(rawValue:)),
@@ -321,54 +332,6 @@ package struct LifecycleStore: Sendable {
         "EXISTS (SELECT 1 FROM sileme.acknowledgements k WHERE k.user_id = \(user) AND k.alert_date = \(alertDate))"
     }
 
-    /// The `acknowledged` notices due now (docs/acknowledgement.md): for each streak a
-    /// contact acknowledged whose alert is dated from `oldest` on, one to every other contact whose
-    /// alert of the streak was accepted — threaded under that alert — and, with `webhook`, one
-    /// `checkin.acknowledged` event per streak; each unless its row is sent, failed for good, in
-    /// flight or waiting for its retry (a retry comes from here when its time comes). Every notice
-    /// names the streak's first acknowledgement; a contact who acknowledged gets none. Reads only.
-    package func dueAcknowledgements(_ db: PGConnection, oldest: CalendarDate, webhook: Bool,
-                                    onlyUsers: [String]? = nil) throws -> [Due] {
-        try owed(db, SQLStatement("""
-            WITH k AS MATERIALIZED (
-                SELECT DISTINCT ON (k.user_id, k.alert_date) k.user_id, k.alert_date, k.contact, k.acknowledged_at,
-                       k.last_check_in_date
-                FROM sileme.acknowledgements k
-                WHERE k.alert_date >= $oldest::date AND ($user_ids::uuid[] IS NULL OR k.user_id = ANY($user_ids::uuid[]))
-                ORDER BY k.user_id, k.alert_date, k.acknowledged_at, k.contact
-            )
-            SELECT a.user_id::text AS user_id, u.name, a.contact, a.notification_date, a.message_id AS in_reply_to,
-                   a.consecutive_miss_days AS miss, a.last_check_in_date AS last, 'email' AS channel,
-                   k.contact AS ack_contact, extract(epoch FROM k.acknowledged_at) AS ack_epoch
-            FROM k
-            JOIN notification_logs a ON a.user_id = k.user_id AND a.notification_date = k.alert_date AND a.kind = 'alert'
-                                    AND a.channel = 'email' AND a.email_sent AND a.contact <> ''
-            JOIN users u ON u.id = a.user_id
-            WHERE NOT EXISTS (SELECT 1 FROM sileme.acknowledgements o
-                              WHERE o.user_id = k.user_id AND o.alert_date = k.alert_date AND o.contact = a.contact)
-              AND NOT \(Self.bounced(user: "a.user_id", date: "a.notification_date", contact: "a.contact", channel: "'email'"))
-              AND \(noSettledRow(user: "a.user_id", date: "a.notification_date", kind: "acknowledged", contact: "a.contact"))
-            UNION ALL
-            SELECT k.user_id::text, u.name, '', k.alert_date, NULL,
-                   coalesce((SELECT max(x.consecutive_miss_days) FROM notification_logs x
-                             WHERE x.user_id = k.user_id AND x.notification_date = k.alert_date AND x.kind = 'alert'), 0),
-                   k.last_check_in_date, 'webhook', k.contact, extract(epoch FROM k.acknowledged_at)
-            FROM k
-            JOIN users u ON u.id = k.user_id
-            WHERE $webhook::bool
-              AND \(noSettledRow(user: "k.user_id", date: "k.alert_date", kind: "acknowledged", contact: "''", channel: "'webhook'"))
-            ORDER BY 1, 4, 8, 3
-            """), [
-            "oldest": oldest.description, "webhook": webhook ? "true" : "false", "user_ids": onlyUsers.map { PGArray.literal($0) },
-        ]) { row in
-            var due = Due(row, kind: .acknowledged)
-            if let contact = row.string("ack_contact"), let epoch = row.string("ack_epoch").flatMap(Double.init) {
-                due?.acknowledgement = (contact, Date(timeIntervalSince1970: epoch))
-            }
-            return due
-        }
-    }
-
     /// How far back `due` looks for acknowledged streaks: an acknowledgement can be made only while
     /// its link works (30 days from the streak's start), so 40 days of alerts cover every one.
     package static func acknowledgementWindow(runDate: CalendarDate) -> CalendarDate { runDate.adding(days: -40) }
@@ -378,16 +341,20 @@ package struct LifecycleStore: Sendable {
     /// `emergency_contacts`, or `users.emergency_email` for a user without any) and whose user
     /// has checked in at least once (the first check-in is the user's consent), oldest first,
     /// at most `limit` (a pair no longer in force is left out; the run records it with
-    /// `settleIntroductions`). With `webhook`, each such pair also gets its `contact.introduction`
-    /// event, once: unless the pair has a webhook introduction row of any day (an unfinished one
-    /// is `unfinishedWebhooks`' to finish).
-    package func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000, webhook: Bool = false,
+    /// `settleIntroductions`) — on each contact's channel of `channels`. With an app's channel
+    /// among `channels`, each such pair also gets its `contact.introduction` event there, once:
+    /// unless the pair has an introduction row of any day on it (an unfinished one is
+    /// `unfinishedEvents`' to finish).
+    package func dueIntroductions(_ db: PGConnection, runDate: CalendarDate, limit: Int = 5000,
+                                 channels: [DeliveryJob.Channel] = DeliveryJob.Channel.of(.contacts),
                                  onlyUsers: [String]? = nil) throws -> [Due] {
         return try owedMany(db, SQLStatement("""
-            SELECT k.user_id::text AS user_id, u.name, f.email AS contact, f.position, s.last_check_in_date AS last,
-                   EXISTS (SELECT 1 FROM notification_logs w WHERE w.user_id = k.user_id AND w.kind = 'introduction'
-                           AND w.channel = 'webhook' AND w.contact = k.contact) AS has_webhook
+            SELECT k.user_id::text AS user_id, u.name, f.email AS contact, f.position, s.last_check_in_date AS last, m.channel,
+                   array_to_string(ARRAY(SELECT w.channel FROM notification_logs w
+                                         WHERE w.user_id = k.user_id AND w.kind = 'introduction'
+                                           AND w.channel = ANY($app_channels::text[]) AND w.contact = k.contact), ',') AS told_apps
             FROM sileme.known_contacts k
+            CROSS JOIN unnest($channels::text[]) AS m(channel)
             JOIN users u ON u.id = k.user_id
             -- One probe of the summary per pending contact (OFFSET 0 keeps the planner from joining
             -- the whole summary: with 200 pending contacts at a million users it hashed every
@@ -403,27 +370,34 @@ package struct LifecycleStore: Sendable {
                   AND NOT EXISTS (SELECT 1 FROM emergency_contacts e WHERE e.user_id = k.user_id)
                 LIMIT 1) f
             WHERE k.state = 'pending' AND ($user_ids::uuid[] IS NULL OR k.user_id = ANY($user_ids::uuid[]))
-              AND \(noSettledRow(user: "k.user_id", date: "$run_date::date", kind: "introduction", contact: "k.contact"))
-            ORDER BY k.first_seen, k.user_id, k.contact
+              AND m.channel = ANY($contact_channels::text[])
+              AND \(noSettledRow(user: "k.user_id", date: "$run_date::date", kind: "'introduction'", contact: "k.contact",
+                                 channel: "m.channel"))
+            ORDER BY k.first_seen, k.user_id, k.contact, m.channel
             LIMIT $limit
             """), [
             "run_date": runDate.description, "limit": String(limit), "user_ids": onlyUsers.map { PGArray.literal($0) },
+            "channels": ChannelSQL.literal(channels),
         ]) { row -> [Due] in
             guard let due = Due(row, kind: .introduction) else { return [] }
-            var hook = due
-            hook.channel = .webhook
-            return webhook && !row.bool("has_webhook") ? [due, hook] : [due]
+            let told = Set((row.string("told_apps") ?? "").split(separator: ",").map(String.init))
+            return [due] + channels.filter { $0.audience == .app && !told.contains($0.rawValue) }.map { app in
+                var event = due
+                event.channel = app
+                return event
+            }
         }
     }
 
-    /// The reminders due on `runDate` (`USER_REMINDER`, webhook only): users on their first missed
-    /// day — `L' = D - 2`, counted from the last check-in or from the end of a pause — unless
-    /// their reminder of the day is settled. Two index range scans (the summary's date, the
-    /// pauses' end).
-    package func dueReminders(_ db: PGConnection, runDate: CalendarDate, onlyUsers: [String]? = nil,
+    /// The reminders due on `runDate` (`USER_REMINDER`, on the app's channels of `channels`):
+    /// users on their first missed day — `L' = D - 2`, counted from the last check-in or from the
+    /// end of a pause — unless their reminder of the day is settled. Two index range scans (the
+    /// summary's date, the pauses' end).
+    package func dueReminders(_ db: PGConnection, runDate: CalendarDate, channels: [DeliveryJob.Channel], onlyUsers: [String]? = nil,
                              slots: [String]? = nil) throws -> [Due] {
-        try owed(db, SQLStatement("""
-            SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last
+        guard !channels.isEmpty else { return [] }
+        return try owed(db, SQLStatement("""
+            SELECT r.user_id::text AS user_id, u.name, '' AS contact, r.last, w.channel
             FROM (SELECT s.user_id, s.last_check_in_date AS last FROM \(CheckInQueue.currentSummary) s
                   WHERE s.last_check_in_date = $run_date::date - 2 AND \(SlotSQL.summaryFilter("s"))
                   UNION ALL
@@ -431,32 +405,34 @@ package struct LifecycleStore: Sendable {
                   JOIN \(CheckInQueue.currentSummary) s ON s.user_id = p.id AND s.last_check_in_date < $run_date::date - 2
                   WHERE p.paused_until = $run_date::date - 2) r
             JOIN users u ON u.id = r.user_id
-            WHERE (u.paused_until IS NULL OR u.paused_until <= $run_date::date - 2)
+            CROSS JOIN unnest($channels::text[]) AS w(channel)
+            WHERE (u.paused_until IS NULL OR u.paused_until <= $run_date::date - 2) AND w.channel = ANY($app_channels::text[])
               AND ($user_ids::uuid[] IS NULL OR r.user_id = ANY($user_ids::uuid[])) AND \(SlotSQL.filter("u"))
-              AND \(noSettledRow(user: "r.user_id", date: "$run_date::date", kind: "reminder", contact: "''", channel: "'webhook'"))
-            ORDER BY r.user_id
-            """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }, "slots": SlotSQL.bind(slots)])
-            { Due($0, kind: .reminder, channel: .webhook, missedDays: 1) }
+              AND \(noSettledRow(user: "r.user_id", date: "$run_date::date", kind: "'reminder'", contact: "''", channel: "w.channel"))
+            ORDER BY r.user_id, w.channel
+            """), ["run_date": runDate.description, "user_ids": onlyUsers.map { PGArray.literal($0) }, "slots": SlotSQL.bind(slots),
+                   "channels": ChannelSQL.literal(channels)])
+            { Due($0, kind: .reminder, missedDays: 1) }
     }
 
-    /// The webhook events to finish, of `kinds`: rows waiting for their retry time that has come,
+    /// The app's events to finish (on `$app_channels`), of `kinds`: rows waiting for their retry time that has come,
     /// or claims a crashed process left — an alert dated within the due window (from `oldest`), a
     /// reminder of `runDate` only (later it is moot), an all-clear, a follow-up or an introduction
     /// of any date. Each comes back with its row's date, so the same row is claimed again with its
     /// `webhook-id`. The open rows' partial index keeps this a small read.
-    package func unfinishedWebhooks(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
+    package func unfinishedEvents(_ db: PGConnection, runDate: CalendarDate, oldest: CalendarDate,
                                    kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         guard !kinds.isEmpty else { return [] }
         return try owed(db, SQLStatement("""
             SELECT x.user_id::text AS user_id, u.name, x.contact, x.notification_date, x.in_reply_to,
-                   x.consecutive_miss_days AS miss, x.last_check_in_date AS last, x.kind,
+                   x.consecutive_miss_days AS miss, x.last_check_in_date AS last, x.kind, x.channel,
                    CASE WHEN x.kind = 'all_clear' THEN x.event_at::date END AS checked_in_date,
                    extract(epoch FROM x.event_at) AS checked_in_epoch,
                    CASE WHEN x.kind = 'alert' AND u.paused_until > x.last_check_in_date AND u.paused_until < x.notification_date
                         THEN u.paused_until END AS paused_until
             FROM notification_logs x
             JOIN users u ON u.id = x.user_id
-            WHERE x.status IN ('sending', 'retry') AND x.channel = 'webhook' AND NOT x.email_sent
+            WHERE x.status IN ('sending', 'retry') AND x.channel = ANY($app_channels::text[]) AND NOT x.email_sent
               AND x.kind = ANY($kinds::text[])
               AND \(claimSQL.unfinished("x"))
               AND (x.kind <> 'alert' OR x.notification_date >= $oldest::date)
@@ -469,7 +445,7 @@ package struct LifecycleStore: Sendable {
             "run_date": runDate.description, "oldest": oldest.description,
             "kinds": PGArray.literal(kinds.map(\.rawValue).sorted()), "user_ids": onlyUsers.map { PGArray.literal($0) },
             "slots": SlotSQL.bind(slots),
-        ]) { Due($0, channel: .webhook) }
+        ]) { Due($0) }
     }
 
     /// The user's contacts in force of each of `userIDs` as stored: the rows of
@@ -560,10 +536,10 @@ package struct LifecycleStore: Sendable {
 
     /// Every message of `kinds` owed on `runDate` besides the rule's new alerts, in the order a run
     /// sends them: introductions (`INTRODUCE_CONTACTS`), unfinished alerts, all-clears, follow-ups
-    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), acknowledged notices
-    /// (docs/acknowledgement.md), undeliverable contacts (docs/bounces.md), what escalated streaks
-    /// owe (docs/escalation.md), then the webhook events to finish — each on e-mail and, for the
-    /// event types the webhook sends, on the webhook. The one selection of the real run and of the
+    /// (`FOLLOW_UP_DAYS`), reminders (`USER_REMINDER`), what the streaks' answers owe — "I'm on
+    /// it", an escalation, an outcome (`dueStreakNotices`) —, undeliverable contacts
+    /// (docs/bounces.md), then the app's events to finish — each on the channels that carry its
+    /// kind (`MessageSettings.channels(for:)`). The one selection of the real run and of the
     /// dry run. Reads only, in one transaction. `slots` limits the messages that come at the
     /// user's slot's instant (alerts, follow-ups, reminders) to the users of those slots. A store
     /// with `pages` hands them to its pages instead (the last page before the transaction ends)
@@ -571,7 +547,8 @@ package struct LifecycleStore: Sendable {
     package func due(_ db: PGConnection, messages: MessageSettings, runDate: CalendarDate,
                     kinds: Set<DeliveryJob.Kind>, onlyUsers: [String]? = nil, slots: [String]? = nil) throws -> [Due] {
         let rule = messages.rule
-        let hooked = kinds.filter { messages.webhookSends($0) }
+        // The kinds an app's channel sends (whose retries `unfinishedEvents` finds).
+        let hooked = kinds.filter { messages.channels(for: $0).contains { $0.audience == .app } }
         // JIT compilation off, as for the due set: at a large service these statements' estimates
         // pass the server's jit_above_cost while each is a few index probes per row (the
         // all-clears' read of 16,000 recent alerts spent 45 ms of its 150 ms compiling).
@@ -582,7 +559,7 @@ package struct LifecycleStore: Sendable {
             let open = introduce || kinds.contains(.alert)
                 ? try openWork(db, oldest: oldest, runDate: runDate) : (introductions: false, unfinishedAlerts: false)
             if introduce && open.introductions {
-                due += try dueIntroductions(db, runDate: runDate, webhook: hooked.contains(.introduction), onlyUsers: onlyUsers)
+                due += try dueIntroductions(db, runDate: runDate, channels: messages.channels(for: .introduction), onlyUsers: onlyUsers)
             }
             if kinds.contains(.alert) && open.unfinishedAlerts {
                 due += try unfinishedAlerts(db, runDate: runDate, oldest: oldest, onlyUsers: onlyUsers, slots: slots)
@@ -595,33 +572,24 @@ package struct LifecycleStore: Sendable {
                 due += try dueFollowUps(db, runDate: runDate, days: messages.followUpDays, catchUpDays: rule.catchUpDays,
                                         channels: messages.channels(for: .followUp), onlyUsers: onlyUsers, slots: slots)
             }
-            if hooked.contains(.reminder) && messages.userReminder && rule.thresholdDays >= 2 {
-                due += try dueReminders(db, runDate: runDate, onlyUsers: onlyUsers, slots: slots)
+            if kinds.contains(.reminder) && messages.userReminder && rule.thresholdDays >= 2 {
+                due += try dueReminders(db, runDate: runDate, channels: messages.channels(for: .reminder), onlyUsers: onlyUsers,
+                                        slots: slots)
             }
-            if kinds.contains(.acknowledged) {
-                due += try dueAcknowledgements(db, oldest: Self.acknowledgementWindow(runDate: runDate),
-                                               webhook: hooked.contains(.acknowledged), onlyUsers: onlyUsers)
-            }
-            if hooked.contains(.undeliverable) {
-                due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow), onlyUsers: onlyUsers)
-            }
-            if kinds.contains(.escalation) || kinds.contains(.unheard) {
+            if !kinds.isDisjoint(with: Self.answerKinds) {
                 // The second tier's alerts are the escalation's own: they come with its kind.
-                due += try dueEscalations(db, oldest: Self.acknowledgementWindow(runDate: runDate), webhook: hooked.contains(.escalation),
-                                          unheardWebhook: hooked.contains(.unheard), firstAlerts: kinds.contains(.escalation),
-                                          onlyUsers: onlyUsers, only: kinds.union([.alert]))
+                due += try dueStreakNotices(db, oldest: Self.acknowledgementWindow(runDate: runDate), kinds: kinds, messages: messages,
+                                            firstAlerts: kinds.contains(.escalation), onlyUsers: onlyUsers)
             }
-            if kinds.contains(.outcomeOK) || kinds.contains(.outcomeUnreachable) {
-                due += try dueOutcomes(db, oldest: Self.acknowledgementWindow(runDate: runDate),
-                                       webhook: hooked.contains(.outcomeOK) || hooked.contains(.outcomeUnreachable), onlyUsers: onlyUsers,
-                                       only: kinds)
+            if kinds.contains(.undeliverable) {
+                due += try dueUndeliverable(db, since: Date().addingTimeInterval(-Self.undeliverableWindow),
+                                            channels: messages.channels(for: .undeliverable), onlyUsers: onlyUsers)
             }
-            // The acknowledged, undeliverable, escalation and outcome events' retries come from their
-            // own queries (which name who acknowledged, what bounced, which streak escalated, who said how it ended).
-            due += try unfinishedWebhooks(db, runDate: runDate, oldest: oldest,
-                                          kinds: hooked.subtracting([.acknowledged, .undeliverable, .escalation, .unheard,
-                                                             .outcomeOK, .outcomeUnreachable]),
-                                          onlyUsers: onlyUsers, slots: slots)
+            // The answers' and the undeliverable events' retries come from their own queries (which
+            // name who acknowledged, which streak escalated, who said how it ended, what bounced).
+            due += try unfinishedEvents(db, runDate: runDate, oldest: oldest,
+                                        kinds: hooked.subtracting(Self.answerKinds.union([.undeliverable])), onlyUsers: onlyUsers,
+                                        slots: slots)
             try pages?.flush()
             return due
         }

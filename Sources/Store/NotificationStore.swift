@@ -245,9 +245,9 @@ package struct NotificationStore: Sendable {
             "names": PGArray.literal(jobs.map(\.name.value)), "kinds": PGArray.literal(jobs.map(\.kind.rawValue)),
             "days": PGArray.literal(jobs.map { $0.date(runDate: runDate).description }),
             "contacts": PGArray.literal(jobs.map(\.contactKey)), "in_reply_to": PGArray.literal(jobs.map(\.inReplyTo)),
-            // `event_at`: the check-in of an all-clear; for any webhook event the first claim's time.
+            // `event_at`: the check-in of an all-clear; for any app's event the first claim's time.
             "event_epochs": PGArray.literal(jobs.map { job in
-                (job.checkedIn?.at ?? (job.channel == .webhook ? Date() : nil)).map { String($0.timeIntervalSince1970) }
+                (job.checkedIn?.at ?? (job.channel.audience == .app ? Date() : nil)).map { String($0.timeIntervalSince1970) }
             }),
             "channels": PGArray.literal(jobs.map(\.channel.rawValue)),
         ]) }
@@ -392,7 +392,7 @@ package struct NotificationStore: Sendable {
                 -- An introduction mail accepted settles its pair in the same statement (the
                 -- webhook's event tells the app, not the contact).
                 UPDATE sileme.known_contacts k SET state = 'introduced', updated_at = now()
-                FROM done WHERE done.kind = 'introduction' AND done.channel = 'email'
+                FROM done WHERE done.kind = 'introduction' AND done.channel = ANY($contact_channels::text[])
                   AND k.user_id = done.user_id AND k.contact = done.contact AND k.state IN ('pending', 'existing')
             )
             SELECT count(*) FROM done
@@ -411,7 +411,8 @@ package struct NotificationStore: Sendable {
             ), refused AS (
                 -- An introduction refused for good is not tried again on later days.
                 UPDATE sileme.known_contacts k SET state = 'not_introduced', updated_at = now()
-                FROM done WHERE done.kind = 'introduction' AND done.status = 'failed' AND done.channel = 'email'
+                FROM done WHERE done.kind = 'introduction' AND done.status = 'failed'
+                  AND done.channel = ANY($contact_channels::text[])
                   AND k.user_id = done.user_id AND k.contact = done.contact AND k.state = 'pending'
             )
             \(Self.contactStatusUpsert(from: "(SELECT * FROM done WHERE undeliverable) d", status: "'undeliverable'"))
@@ -438,7 +439,7 @@ package struct NotificationStore: Sendable {
         """
         INSERT INTO contact_status AS s (user_id, email, status, last_reply, updated_at)
         SELECT DISTINCT ON (user_id, contact) user_id, contact, \(status), left(reply, 500), now()
-        FROM \(rows) WHERE channel = 'email' AND contact <> ''
+        FROM \(rows) WHERE channel = ANY($contact_channels::text[]) AND contact <> ''
         ORDER BY user_id, contact
         ON CONFLICT (user_id, email) DO UPDATE
             SET status = EXCLUDED.status, last_reply = EXCLUDED.last_reply, updated_at = now()
@@ -505,11 +506,11 @@ package struct NotificationStore: Sendable {
                                              lastError: row.string("last_error"), recipient: row.string("recipient").map(EmailMasking.mask))
                     target.kind = row.string("kind") ?? "alert"
                     target.contactInForce = row.bool("contact_in_force")
-                    target.channel = row.string("channel") ?? "email"
+                    target.channel = row.string("channel").flatMap(DeliveryJob.Channel.init(rawValue:)) ?? .primary
                     target.contactBounced = row.bool("contact_bounced")
                     target.contactLanguage = row.string("contact_language")
                     target.userLanguage = row.string("user_language")
-                    if target.channel == "webhook" { target.recipient = "webhook" }
+                    if target.channel.audience == .app { target.recipient = target.channel.rawValue }
                     return target
                 }
             }
@@ -526,7 +527,7 @@ package struct NotificationStore: Sendable {
               AND status IN ('failed', 'retry') AND ($kinds::text[] IS NULL OR kind = ANY($kinds::text[]))
               -- A refused alert mail of a streak another contact was told of stays refused (a
               -- webhook event refused is sent again: the operator fixed the endpoint).
-              AND NOT (kind = 'alert' AND channel = 'email' AND status = 'failed'
+              AND NOT (kind = 'alert' AND channel = ANY($contact_channels::text[]) AND status = 'failed'
                        AND EXISTS (SELECT 1 FROM sileme.user_last_check_in s WHERE s.user_id = notification_logs.user_id
                                    AND s.last_notified_date > notification_logs.last_check_in_date))
             """), ["run_date": runDate.description, "user_ids": PGArray.literal(userIDs), "kinds": kinds.map { PGArray.literal($0.map(\.rawValue)) }])
@@ -540,7 +541,7 @@ package struct NotificationStore: Sendable {
         _ = try Self.againAfterDeletion { try db.execute(SQLStatement("""
             INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent,
                                            consecutive_miss_days, status, last_error, last_check_in_date, run_id, updated_at)
-            SELECT s.user_id, $run_date::date, 'alert', 'email', s.contact, false, s.miss, 'skipped', s.reason, s.last, $run_id::bigint, now()
+            SELECT s.user_id, $run_date::date, 'alert', ($contact_channels::text[])[1], s.contact, false, s.miss, 'skipped', s.reason, s.last, $run_id::bigint, now()
             FROM unnest($user_ids::uuid[], $miss::int[], $reasons::text[], $lasts::date[], $contacts::text[]) AS s(user_id, miss, reason, last, contact)
             WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = s.user_id)  -- deleted since the evaluation: no row
             ON CONFLICT (user_id, notification_date, kind, channel, contact) DO NOTHING

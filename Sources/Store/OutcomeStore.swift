@@ -57,7 +57,7 @@ package enum OutcomeStore {
                 WHERE e.user_id = $user_id::uuid AND e.alert_date = $alert_date::date AND e.outcome IS NULL
                   AND EXISTS (SELECT 1 FROM notification_logs a
                               WHERE a.user_id = e.user_id AND a.notification_date = e.alert_date AND a.kind = 'alert'
-                                AND a.channel = 'email' AND a.email_sent AND a.contact = $contact::text)
+                                AND a.channel = ANY($contact_channels::text[]) AND a.email_sent AND a.contact = $contact::text)
                   AND EXISTS (SELECT 1 FROM sileme.acknowledgements k
                               WHERE k.user_id = e.user_id AND k.alert_date = e.alert_date AND k.contact = $contact::text)
                   AND NOT EXISTS (SELECT 1 FROM check_ins c

@@ -1,3 +1,5 @@
+import Rule
+
 /// A `notification_logs` row the `retry` command would re-attempt.
 package struct RetryTarget: Sendable, Equatable {
     /// `users.id`.
@@ -12,8 +14,8 @@ package struct RetryTarget: Sendable, Equatable {
     package var recipient: String?
     /// What the message is (`alert`, `all_clear`, `follow_up`, `introduction`, `reminder`).
     package var kind: String = "alert"
-    /// How it travels (`email`, `webhook`).
-    package var channel: String = "email"
+    /// How it travels.
+    package var channel: DeliveryJob.Channel = .primary
     /// Whether its contact is still one the user has in force (an alert to an address the app
     /// corrected or removed since is not sent again).
     package var contactInForce = true

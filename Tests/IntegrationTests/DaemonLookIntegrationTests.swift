@@ -54,7 +54,7 @@ struct DaemonLookIntegrationTests {
         #expect(pages > 30)
         let explain = SQLStatement("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) " + DaemonState.nextRetrySQL(claims: claims))
         for dates in ["{\(day)}", "{\(day.adding(days: -1)),\(day)}"] {
-            let text = try #require(try db.query(explain.text, [dates]).first?.first ?? nil)
+            let text = try #require(try db.query(explain.text, explain.parameters(["dates": dates])).first?.first ?? nil)
             let plan = try #require((try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[String: Any]])?.first?["Plan"] as? [String: Any])
             let buffers = (plan["Shared Hit Blocks"] as? Int ?? 0) + (plan["Shared Read Blocks"] as? Int ?? 0)
             #expect(buffers * 4 <= pages, "\(dates): read \(buffers) buffers, the day's rows fill \(pages) pages: \(text)")

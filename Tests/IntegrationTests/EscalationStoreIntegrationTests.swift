@@ -1,3 +1,4 @@
+import Config
 import Foundation
 import Rule
 import Store
@@ -90,6 +91,43 @@ struct EscalationStoreIntegrationTests {
         #expect(try EscalationStore.due(db.connection, before: Self.at(hours: 3), limit: 2).count == 2, "at most limit")
     }
 
+    /// What escalated streaks owe from `oldest` on (`dueStreakNotices` for the escalation's kinds),
+    /// with or without the webhook's events.
+    static func escalations(_ store: LifecycleStore, _ db: PGConnection, oldest: String, webhook: Bool) throws -> [LifecycleStore.Due] {
+        let messages = MessageSettings(rule: MissRule(thresholdDays: 2, catchUpDays: 7), webhookKinds: webhook ? [.escalation, .unheard] : [])
+        return try store.dueStreakNotices(db, oldest: CalendarDate(parsing: oldest)!, kinds: [.escalation, .unheard], messages: messages,
+                                          firstAlerts: true)
+    }
+
+    @Test("the rule's recipients, kept with the escalation, are the ones sent to: a list unlike the tiers' is followed, contact by contact")
+    func ruleListIsSent() throws {
+        let db = try TestDatabase()
+        let user = try Self.alerted(db, Self.family)
+        let connection = db.connection
+        let due = try #require(try EscalationStore.due(connection, before: Self.sent, limit: 100).first)
+        guard case .escalate(let escalation) = EscalationRule(after: .seconds(3 * 3600)).step(due.facts, now: Self.at(hours: 3)) else {
+            Issue.record("the streak escalates")
+            return
+        }
+        // The rule's own lists, kept and followed.
+        #expect(try EscalationStore.escalate(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 3),
+                                             notices: escalation.notices, firstAlerts: escalation.firstAlerts))
+        #expect(try db.query("SELECT notice_contacts::text, first_alert_contacts::text FROM sileme.escalations WHERE user_id = $1", [user])
+                == [["{a@example.com,b@example.com,c@example.com}", "{n@example.com}"]])
+        let store = LifecycleStore(claimLeaseSeconds: 120)
+        func owed() throws -> [String] {
+            try Self.escalations(store, connection, oldest: "2026-01-01", webhook: false).map { "\($0.kind.rawValue) \($0.contact.lowercased())" }
+        }
+        #expect(try owed() == ["alert n@example.com", "escalation a@example.com", "escalation b@example.com", "escalation c@example.com"])
+        // Lists that differ from what the tiers would say now (an app that changed a tier since,
+        // say): the kept lists are what is sent, not a second decision.
+        try db.query("UPDATE sileme.escalations SET notice_contacts = '{b@example.com}', first_alert_contacts = '{}' WHERE user_id = $1", [user])
+        #expect(try owed() == ["escalation b@example.com"])
+        try db.query("UPDATE emergency_contacts SET tier = 1 WHERE user_id = $1", [user])
+        try db.query("UPDATE sileme.escalations SET first_alert_contacts = '{n@example.com}' WHERE user_id = $1", [user])
+        #expect(try owed() == ["alert n@example.com", "escalation b@example.com"], "n is on the list, whatever its tier is now")
+    }
+
     @Test("an escalated streak owes a notice to each first-tier contact whose alert stands (not the reporter), threaded, the second tier's first alert (dated as the streak's), and its events; once each")
     func owedMessages() throws {
         let db = try TestDatabase()
@@ -98,7 +136,7 @@ struct EscalationStoreIntegrationTests {
         let connection = db.connection
         let store = LifecycleStore(claimLeaseSeconds: 120)
         func owed() throws -> [String] {
-            try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-01")!, webhook: true, unheardWebhook: true)
+            try Self.escalations(store, connection, oldest: "2026-01-01", webhook: true)
                 .map { "\($0.userID == user ? "u" : "w") \($0.kind.rawValue) \($0.channel.rawValue) \($0.contact) \($0.inReplyTo ?? "-") \($0.missedDays)" }
         }
         #expect(try owed().isEmpty, "nothing before the escalation")
@@ -121,10 +159,9 @@ struct EscalationStoreIntegrationTests {
         #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2"])
         #expect(try EscalationStore.declareUnheard(connection, userID: user, alertDate: Self.day, at: Self.at(hours: 6)))
         #expect(try owed() == ["u escalation email d@example.com alert.d@example.com 2", "u unheard webhook  - 2"])
-        #expect(try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-14")!, webhook: true, unheardWebhook: true).isEmpty,
-                "older streaks are out of the window")
-        #expect(try store.dueEscalations(connection, oldest: CalendarDate(parsing: "2026-01-01")!, webhook: false, unheardWebhook: false)
-                    .map(\.contact) == ["d@example.com"], "without the webhook: the mails alone")
+        #expect(try Self.escalations(store, connection, oldest: "2026-01-14", webhook: true).isEmpty, "older streaks are out of the window")
+        #expect(try Self.escalations(store, connection, oldest: "2026-01-01", webhook: false).map(\.contact) == ["d@example.com"],
+                "without the webhook: the mails alone")
         // Another mail of the streak to d bounced (its acknowledged notice, say): d is not told either.
         try db.query("""
             INSERT INTO notification_logs (user_id, notification_date, kind, channel, contact, email_sent, status, consecutive_miss_days)

@@ -1,4 +1,5 @@
 import Bounce
+import Rule
 import Store
 import Values
 
@@ -112,7 +113,7 @@ extension BounceReader {
         case .tag, .messageID, .canary, .canaryReport, .forgedCanary: break
         }
         guard let delivery else { return .unmatched(.unknownRow) }
-        guard delivery.channel == "email" else { return .unmatched(.notMail) }
+        guard DeliveryJob.Channel(rawValue: delivery.channel)?.bounces == true else { return .unmatched(.notMail) }
         if case .messageID = key, report.verdict != .complaint, !delivery.contact.isEmpty {
             let named = report.recipients.flatMap { [$0.finalRecipient, $0.originalRecipient] }.compactMap { $0?.lowercased() }
             guard named.contains(delivery.contact) else { return .unmatched(.otherRecipient) }

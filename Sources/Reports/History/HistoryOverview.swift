@@ -1,4 +1,5 @@
 import Foundation
+import Rule
 import Store
 import Values
 
@@ -141,8 +142,8 @@ package struct HistoryOverview: Sendable, Equatable {
         /// Accepted, then reported dead by a bounce (docs/bounces.md).
         package var bounced = 0
 
-        /// `alert`, or `alert (webhook)` for the webhook's.
-        package var label: String { channel == "email" ? kind : "\(kind) (\(channel))" }
+        /// `alert`, or `alert (webhook)` for another channel's (`DeliveryJob.Channel.label`).
+        package var label: String { DeliveryJob.Channel(rawValue: channel)?.label(kind) ?? "\(kind) (\(channel))" }
     }
 
     /// One undeliverable contact.

@@ -4,7 +4,9 @@
 /// several times. Numbered parameters are left alone, and so is everything inside quotes and `--` comments,
 /// and a `$` inside a word (`a$b` is one identifier to PostgreSQL: a table name interpolated into a statement).
 /// Binding a name the statement lacks, or leaving one of its names unbound, is a programming
-/// error and stops the process: the statement and its caller disagree.
+/// error and stops the process: the statement and its caller disagree. The standing parameters —
+/// the channel sets of `ChannelSQL`, the same for every statement — are bound wherever a statement
+/// names them and its caller does not.
 package struct SQLStatement: Sendable, CustomStringConvertible {
     /// The SQL as libpq takes it (`$1`, `$2`, …).
     package let text: String
@@ -59,7 +61,9 @@ package struct SQLStatement: Sendable, CustomStringConvertible {
         let unknown = Set(binds.keys).subtracting(names)
         precondition(unknown.isEmpty, "SQLStatement: no parameter named \(unknown.sorted()) in the statement")
         return names.map { name in
-            guard let value = binds[name] else { preconditionFailure("SQLStatement: parameter $\(name) not bound") }
+            guard let value = binds[name] ?? ChannelSQL.standing[name] else {
+                preconditionFailure("SQLStatement: parameter $\(name) not bound")
+            }
             return value
         }
     }

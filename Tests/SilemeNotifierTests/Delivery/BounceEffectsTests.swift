@@ -71,7 +71,7 @@ struct BounceEffectsTests {
 
     @Test("undeliverable is webhook only, one per contact; selectable in WEBHOOK_EVENTS")
     func kind() throws {
-        #expect(DeliveryJob.Kind.undeliverable.webhookOnly && DeliveryJob.Kind.reminder.webhookOnly)
+        #expect(DeliveryJob.Kind.undeliverable.forAppOnly && DeliveryJob.Kind.reminder.forAppOnly)
         #expect(!DeliveryJob.Kind.mailed.contains(.undeliverable) && DeliveryJob.Kind.mailed.contains(.acknowledged))
         #expect(DeliveryJob.Kind.undeliverable.webhookEventType == .undeliverable)
         #expect(WebhookEventType.selectable.contains(.undeliverable))
@@ -153,7 +153,7 @@ struct BounceEffectsTests {
         mail.contactLanguage = "ru"
         var hook = RetryTarget(userID: "3f0e6a5c-1111-4222-8333-944445555666", status: "retry", attempts: 1, lastError: "500",
                                recipient: "webhook")
-        hook.channel = "webhook"
+        hook.channel = .webhook
         var first = RetryPlan.Entry(target: mail, decision: .send)
         first.language = LanguageTag.Choice.choose(contact: "ru", user: "en-GB", fallback: .serviceDefault,
                                                    available: [.serviceDefault, LanguageTag("en")!])
