@@ -7,6 +7,10 @@ import Store
 /// blocking call never occupies Swift's cooperative threads (on a 2-core machine the pool has two:
 /// two blocked calls would stall every task of the process). Opened on first use; dropped and
 /// opened again after a failure.
+///
+/// Sendable unchecked, and it must stay so: it wraps a C handle (libpq's `PGconn`) that only the
+/// queue touches — the compiler cannot see a queue's confinement (an actor on this queue would
+/// need a custom executor, which Linux's Dispatch does not make simple).
 final class AckDatabase: @unchecked Sendable {
     private let configuration: NotifierConfiguration
     private let queue = DispatchQueue(label: "sileme-ack-db")

@@ -31,7 +31,10 @@ import Values
 /// the stop signal) stops it — no new connection, and the connections still open are closed — a
 /// client that never finishes its request does not hold the daemon; should anything still run a
 /// second later it is abandoned. The daemon stops within 2 s whatever a client does.
-package final class AckPageServer: Service, @unchecked Sendable {
+///
+/// Sendable, checked (the group's task runs it while the scheduler waits for it to listen): only
+/// `let`s; whether it listens is `Locked`, and the connections keep their own lock.
+package final class AckPageServer: Service, Sendable {
     private let configuration: NotifierConfiguration
     private let defaultLanguage: LanguageTag?
     private let listen: AckSettings.Listen

@@ -19,15 +19,16 @@ import Values
 /// connection was broken, retries of earlier all-clears, alerts accepted after the check-in), and
 /// once at start. Through a pooler with no listen URL it folds and sweeps. A failed fold or pass is
 /// logged and tried again; the daily run never waits for it (claims keep the two apart).
-final class AllClearWatcher: @unchecked Sendable {
+///
+/// Sendable, checked: only `let`s of Sendable types. What its loop changes (the connections, the
+/// next times, whether the fold fails) are the loop's locals, on the watcher's thread.
+final class AllClearWatcher: Sendable {
     private let configuration: @Sendable () -> NotifierConfiguration
     /// The daemon's kept sessions, read before each pass like the configuration.
     private let sessions: @Sendable () -> SessionKeeper?
     private let logger: Logger
     private let host: String
     private let stop: StopSignal
-    /// Whether the last fold failed (its warning is logged once, until a fold succeeds again).
-    private var foldFailing = false
 
     /// The notification channel of the check-in trigger (migration 010).
     static let channel = "sileme_check_in"
@@ -51,12 +52,14 @@ final class AllClearWatcher: @unchecked Sendable {
         var nextSweep = Date.distantPast
         var folder: PGConnection?
         var nextFold = Date.distantPast
+        /// Whether the last fold failed (its warning is logged once, until a fold succeeds again).
+        var foldFailing = false
         while !stop.isStopped {
             let config = configuration()
             // The daemon's fold outside its runs (each run folds for itself), every second: a pass
             // sees the queue at most that old.
             if Date() >= nextFold {
-                let cleared = fold(config, on: &folder)
+                let cleared = fold(config, on: &folder, failing: &foldFailing)
                 nextFold = Date().addingTimeInterval(CheckInQueue.foldInterval)
                 if !cleared.isEmpty && !stop.isStopped { pass(config, users: cleared) }
             }
@@ -99,8 +102,9 @@ final class AllClearWatcher: @unchecked Sendable {
     }
 
     /// Folds the check-in queue on `connection` (opened on `DATABASE_URL` when nil, dropped when it
-    /// fails); returns the users the fold queued for an all-clear.
-    private func fold(_ config: NotifierConfiguration, on connection: inout PGConnection?) -> Set<String> {
+    /// fails); returns the users the fold queued for an all-clear. `foldFailing`: whether the last
+    /// fold failed (its warning is logged once, until a fold succeeds again).
+    private func fold(_ config: NotifierConfiguration, on connection: inout PGConnection?, failing foldFailing: inout Bool) -> Set<String> {
         do {
             let db = try connection ?? PGConnection(config.database, applicationName: "sileme-notifier (fold)")
             connection = db

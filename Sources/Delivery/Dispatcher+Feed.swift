@@ -10,6 +10,10 @@ extension Dispatcher {
     /// taken: a reader ahead of the senders waits for them, senders ahead of the reader wait for
     /// it — so a run holds a bounded number of messages whatever the number of users or of mails
     /// (a message waiting here is about a kilobyte).
+    ///
+    /// Sendable unchecked, and it must stay so: the reader and the senders wait on one
+    /// `NSCondition` that guards every changing value (a `Mutex` cannot wait); the compiler
+    /// cannot see that lock.
     package final class Feed: @unchecked Sendable {
         /// Thrown by `put` once the senders stopped taking messages (the run was stopped, or
         /// every sender gave up): the reader ends, and what it had not read stays due.

@@ -3,7 +3,8 @@ import Values
 
 /// `SMTP_RATE_LIMIT`: at most `perSecond` messages per second across all of a run's connections,
 /// spaced evenly (a token bucket of one), so that a provider's sending limit is never exceeded.
-package final class RateLimiter: @unchecked Sendable {
+/// Shared by a run's senders: Sendable, checked — its one changing value is `Locked`.
+package final class RateLimiter: Sendable {
     private let interval: TimeInterval
     private let next = Locked(Date.distantPast)
 

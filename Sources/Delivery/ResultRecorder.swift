@@ -24,6 +24,10 @@ import Values
 /// a time once their outcomes are written (the rest when it finishes): in a statement of its own,
 /// never in the recording one, which bounds the crash window; in batches, so that a run holds a
 /// batch of their ids, not one per mail of the day.
+///
+/// Sendable unchecked, and it must stay so: the senders and the recorder's thread meet on its
+/// state under one `NSCondition` (they wait on it: a `Mutex` cannot wait), and its connection is
+/// its own thread's alone.
 package final class ResultRecorder: @unchecked Sendable {
     /// The accepted rows whose contacts are marked `ok` in one statement.
     package static let okBatch = 1000

@@ -3,8 +3,9 @@ import Values
 
 /// How a run is steered while it goes: the process's stop signal (SIGTERM/SIGINT: finish the
 /// messages in flight, claim nothing new), and hooks that hear of its progress (for watchdog
-/// pings and `STATUS=`), from any thread.
-package final class RunControl: @unchecked Sendable {
+/// pings and `STATUS=`), from any thread: Sendable, checked — the signal and two `@Sendable`
+/// hooks, all `let`s.
+package final class RunControl: Sendable {
     /// The stop signal every wait of the run hears.
     package let stop: StopSignal
     private let onProgress: @Sendable (RunProgress) -> Void

@@ -6,8 +6,10 @@ extension LifecycleStore {
     /// messages at once — all-clears after a long stop, the escalations of a day of many alerts —
     /// holds a page of them, not all (a message read whole is about 1.9 KB: its row, its `Due` and
     /// its job). The pages come in `due`'s order; the last, smaller one when `due` ends. Used by
-    /// the one thread that reads through the store it is given to.
-    package final class Pages: @unchecked Sendable {
+    /// the one thread that reads through the store it is given to — and so not Sendable: `each`
+    /// is that thread's closure (often one made escaping only for the read, by
+    /// `withoutActuallyEscaping`), and `page` is filled between its calls.
+    package final class Pages {
         /// The most rows a page holds (and a cursor fetches at once).
         package let size: Int
         private let each: ([Due]) throws -> Void

@@ -7,7 +7,10 @@ import Values
 /// introductions are due now, and the bookkeeping of the all-clear queue and of the introduced
 /// pairs. Stateless, like `NotificationStore`; every query reads only small sets (the queue, the
 /// recent accepted alerts by date, the pending pairs).
-package struct LifecycleStore: Sendable {
+///
+/// Not Sendable: with `pages` it calls back into the thread that reads (`Pages`); it is made where
+/// it is used, for one statement or one read.
+package struct LifecycleStore {
     /// One message the lifecycle owes, as the database has it (validated into a job by the caller).
     package struct Due: Sendable {
         /// What to send.

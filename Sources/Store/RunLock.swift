@@ -13,7 +13,11 @@ import Values
 /// same test as a claim's: `ClaimSQL.held`). So a killed run never blocks the next one for longer
 /// than the lease, and on a direct connection not at all. The claim key still prevents double
 /// sends should two runs ever overlap.
-package final class RunLock: @unchecked Sendable {
+///
+/// Sendable, checked (the renewal thread holds it): its changing values are `Locked`. The lock's
+/// session is the renewal thread's until `release` has joined that thread, then `release`'s:
+/// never used by two threads at once.
+package final class RunLock: Sendable {
     private let conninfo: Secret
     private let schema: DatabaseSchema
     private let holder: String
@@ -23,15 +27,16 @@ package final class RunLock: @unchecked Sendable {
     private let released = StopSignal()
     private let renewerDone = DispatchSemaphore(value: 0)
     /// Used by the renewal thread only, until `release` has joined it.
-    private var connection: PGConnection?
-    private var held = true
+    private let connection: Locked<PGConnection?>
+    /// Until `release` (from the holder, or `deinit`).
+    private let held = Locked(true)
 
     private init(conninfo: Secret, schema: DatabaseSchema, connection: PGConnection, holder: String, leaseSeconds: Double,
                  keeper: SessionKeeper?) {
         self.conninfo = conninfo
         self.schema = schema
         self.keeper = keeper
-        self.connection = connection
+        self.connection = Locked(connection)
         self.holder = holder
         self.leaseSeconds = leaseSeconds
         let thread = Thread { [self] in
@@ -112,14 +117,18 @@ package final class RunLock: @unchecked Sendable {
 
     /// Releases the lock (a lock not released runs out with its lease, or with its direct session).
     package func release() {
-        guard held else { return }
-        held = false
+        let wasHeld = held.withLock { held in
+            defer { held = false }
+            return held
+        }
+        guard wasHeld else { return }
         released.stop()
         renewerDone.wait()
-        if let connection, (try? connection.withBoundedLocks { try connection.execute(Self.releaseStatement, ["holder": holder]) }) != nil {
+        // The renewal thread has ended: the session is this thread's now (closed as it goes when not kept).
+        if let connection = connection.withLock({ $0.take() }),
+           (try? connection.withBoundedLocks { try connection.execute(Self.releaseStatement, ["holder": holder]) }) != nil {
             keeper?.keep(connection)
         }
-        connection = nil
     }
 
     deinit { release() }
@@ -166,15 +175,15 @@ package final class RunLock: @unchecked Sendable {
     private func renewUntilReleased() {
         while released.sleep(leaseSeconds / 4) {
             do {
-                if connection == nil { connection = try Self.connect(conninfo, schema: schema, keeper: keeper) }
-                guard let db = connection else { continue }
+                let db = try connection.withLock({ $0 }) ?? Self.connect(conninfo, schema: schema, keeper: keeper)
+                connection.withLock { $0 = db }
                 // After a reconnect the old session's pid is gone: record the new one (or none).
                 try db.withBoundedLocks {
                     try db.execute(Self.renewStatement, ["holder": holder, "lease_seconds": String(leaseSeconds),
                                                          "direct": String(try db.isDirect)])
                 }
             } catch {
-                connection = nil
+                connection.withLock { $0 = nil }
             }
         }
     }

@@ -40,10 +40,10 @@ import Values
 ///
 /// One thread at a time may call `wait(until:orAtMost:)` (a concurrent second call traps);
 /// `cancel()` may be called from any thread at any time — its `eventfd` write is the only
-/// descriptor use from another thread. That is why the class is `@unchecked Sendable`: its
-/// mutable state (the "someone is waiting" flag) is guarded by a lock, and the descriptors
-/// are immutable and closed only in `deinit`.
-package final class WallClockTimer: @unchecked Sendable {
+/// descriptor use from another thread. So the class is Sendable, and checked: its one changing
+/// value (the "someone is waiting" flag) is `Locked`, and the descriptors are immutable numbers,
+/// closed only in `deinit`.
+package final class WallClockTimer: Sendable {
     /// Why `wait(until:orAtMost:)` returned. When several apply, the first listed wins.
     package enum WakeReason: Sendable, Equatable {
         /// `cancel()` was called (during this wait or since the previous one).
@@ -84,10 +84,8 @@ package final class WallClockTimer: @unchecked Sendable {
     private let intervalDescriptor: Int32
     /// `eventfd` that `cancel()` writes to; never read, so it stays readable once written.
     private let cancelDescriptor: Int32
-    /// Guards `isWaiting`.
-    private let lock = NSLock()
     /// Whether a thread is inside `wait(until:orAtMost:)`.
-    private var isWaiting = false
+    private let isWaiting = Locked(false)
     /// The process's stop signal (kept alive with the timer), and its descriptor, readable once
     /// raised (never read or closed here).
     private let stop: StopSignal?
@@ -141,15 +139,11 @@ package final class WallClockTimer: @unchecked Sendable {
     ///
     /// - Precondition: no other thread is inside `wait` on this timer.
     package func wait(until deadline: Date, orAtMost maxInterval: TimeInterval) -> WakeReason {
-        lock.lock()
-        precondition(!isWaiting, "WallClockTimer.wait called from two threads at once")
-        isWaiting = true
-        lock.unlock()
-        defer {
-            lock.lock()
-            isWaiting = false
-            lock.unlock()
+        isWaiting.withLock { waiting in
+            precondition(!waiting, "WallClockTimer.wait called from two threads at once")
+            waiting = true
         }
+        defer { isWaiting.withLock { $0 = false } }
 
         let absoluteDeadline = Self.timespec(forSeconds: deadline.timeIntervalSince1970)
         arm(deadlineDescriptor, at: absoluteDeadline,

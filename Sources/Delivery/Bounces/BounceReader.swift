@@ -19,6 +19,11 @@ import Values
 /// again); the messages stay for the next one. The reader never holds a session while the
 /// mailbox is empty, and the daemon's alerting never waits for it: it is its own thread with its
 /// own connection, opened only for a poll that found messages.
+///
+/// Sendable unchecked, and it must stay so: its mailbox, kept from one poll to the next, wraps a
+/// libcurl handle (IMAPS, POP3S) that must never be used from two threads, and only one thread
+/// polls — the daemon's `sileme-bounces`, or the `bounces` command's. A lock around the mailbox
+/// would let two threads share that handle; the confinement is what keeps it safe.
 package final class BounceReader: @unchecked Sendable {
     /// What one poll did.
     package struct Tally: Sendable, Equatable {

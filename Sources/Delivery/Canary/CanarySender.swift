@@ -17,9 +17,10 @@ import Webhook
 /// Several daemons share the work: a period is claimed per relay by one insert
 /// (`CanaryStore.claim`), and a canary is reported lost by the daemon whose update marked it.
 /// Its own thread and connection; a database or relay that fails is logged and tried next tick.
-/// `@unchecked Sendable`: handed to the thread that runs `loop`, the only one that touches its
-/// mutable state (`claimed`, `failing`, `metricsAt`).
-package final class CanarySender: @unchecked Sendable {
+/// Sendable, checked: handed to the thread that runs `loop`; what a step changes (`claimed`,
+/// `metricsAt`) is `Locked` — never contended, one thread steps —, and whether the database fails
+/// is the loop's own.
+package final class CanarySender: Sendable {
     private let canary: CanarySettings
     private let relays: [SMTPSettings]
     private let from: String
@@ -27,11 +28,10 @@ package final class CanarySender: @unchecked Sendable {
     private let database: DatabaseSettings
     private let logger: Logger
     /// The period this daemon last claimed per relay (`CanaryPlan.due`).
-    private var claimed: [String: Date] = [:]
-    private var failing = false
+    private let claimed = Locked<[String: Date]>([:])
     /// The configuration, for the metrics file (`METRICS_FILE`), and when it was last written.
     private let configuration: NotifierConfiguration
-    private var metricsAt: Date?
+    private let metricsAt = Locked<Date?>(nil)
 
     /// A sender of `configuration`'s canary (nil when the canary is off).
     package init?(configuration: NotifierConfiguration, logger: Logger) {
@@ -54,6 +54,7 @@ package final class CanarySender: @unchecked Sendable {
 
     /// The daemon's loop, until `stop` is raised.
     package func loop(stop: StopSignal) {
+        var failing = false
         while !stop.isStopped {
             do {
                 try step(now: Date())
@@ -73,9 +74,9 @@ package final class CanarySender: @unchecked Sendable {
         defer {
             // The canaries' figures in the metrics file: after a change, and every minute (one back
             // is recorded by the mailbox reader).
-            if configuration.metricsFile != nil, changed || metricsAt.map({ now.timeIntervalSince($0) >= 60 }) ?? true {
+            if configuration.metricsFile != nil, changed || metricsAt.withLock({ $0 }).map({ now.timeIntervalSince($0) >= 60 }) ?? true {
                 MetricsFile.update(configuration, db, logger: logger, now: now)
-                metricsAt = now
+                metricsAt.withLock { $0 = now }
             }
         }
         for open in CanaryPlan.lost(try CanaryStore.open(db), now: now, within: canary.within) {
@@ -85,8 +86,8 @@ package final class CanarySender: @unchecked Sendable {
             }
         }
         for relay in relays {
-            guard let period = CanaryPlan.due(lastClaimed: claimed[relay.url], now: now, every: canary.every) else { continue }
-            claimed[relay.url] = period
+            guard let period = CanaryPlan.due(lastClaimed: claimed.withLock({ $0[relay.url] }), now: now, every: canary.every) else { continue }
+            claimed.withLock { $0[relay.url] = period }
             guard let id = try CanaryStore.claim(db, relay: relay.url, period: period) else { continue }
             changed = true
             let outcome = send(id: id, through: relay, now: now)

@@ -40,7 +40,11 @@ package struct LifecycleMessages {
 /// once, gone when closed or when the process ends) and read back in order. A record is what a
 /// report shows of a message and what a webhook alert's event is made of
 /// (`LifecycleStore.Due.listed`): its kind, channel, user id, raw name, contact, date, the
-/// `Message-ID` it answers, `m` and `L`. Used by one thread at a time.
+/// `Message-ID` it answers, `m` and `L`.
+///
+/// Sendable unchecked, and it must stay so: it wraps a C `FILE*` that moves between threads — a
+/// run date's reader writes it on its own thread (one reader at a time), the report reads it
+/// back after the readers ended — and is used by one thread at a time, which the compiler cannot see.
 package final class DueSpill: @unchecked Sendable {
     private let file: UnsafeMutablePointer<FILE>
     /// How many messages were written.

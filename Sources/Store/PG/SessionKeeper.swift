@@ -19,16 +19,16 @@ import Values
 /// run a day does not hold sessions open all day. A session from here holds its claims by a
 /// lease (`PGConnection.claimsByBackend`): its server process outlives each run.
 ///
-/// Shared by the daemon's threads (the scheduler, the all-clear pass, a run's senders): every
-/// call is under one lock; a session taken is one thread's until it is given back.
-package final class SessionKeeper: @unchecked Sendable {
+/// Shared by the daemon's threads (the scheduler, the all-clear pass, a run's senders): Sendable,
+/// checked — its idle sessions are `Locked`, and a session taken is one thread's until it is
+/// given back (`take` and `keep` hand it over; a `PGConnection` is never used by two at once).
+package final class SessionKeeper: Sendable {
     private let conninfo: Secret
     private let schema: DatabaseSchema
     private let limit: Int
     private let idleSeconds: TimeInterval
-    private let lock = NSLock()
     /// The idle sessions, the most recently given back last, with when each was given back.
-    private var idle: [(session: PGConnection, since: Date)] = []
+    private let idle = Locked<[(session: PGConnection, since: Date)]>([])
 
     /// Keeps at most `limit` idle sessions of `conninfo`, each for at most `idleSeconds`.
     package init(_ conninfo: Secret, schema: DatabaseSchema, limit: Int, idleSeconds: TimeInterval = 600) {
@@ -50,7 +50,7 @@ package final class SessionKeeper: @unchecked Sendable {
 
     /// A session: the most recently kept idle one that still answers, or a new one. Give it back with `keep`.
     package func take() throws(DatabaseError) -> PGConnection {
-        while let kept = lock.withLock({ idle.popLast()?.session }) {
+        while let kept = idle.withLock({ $0.popLast()?.session }) {
             if (try? kept.execute("SELECT 1")) != nil { return kept }
         }
         let session = try PGConnection(conninfo, schema: schema, applicationName: Self.applicationName)
@@ -62,7 +62,7 @@ package final class SessionKeeper: @unchecked Sendable {
     /// transaction is open and fewer than `limit` are idle; closed otherwise.
     package func keep(_ session: PGConnection) {
         guard session.isKept, session.isReusable else { return }
-        lock.withLock {
+        idle.withLock { idle in
             if idle.count < limit { idle.append((session, Date())) }
         }
     }
@@ -78,7 +78,7 @@ package final class SessionKeeper: @unchecked Sendable {
     /// Closes the sessions idle since before `now − idleSeconds`.
     package func closeIdle(now: Date = Date()) {
         var closing: [PGConnection] = []
-        lock.withLock {
+        idle.withLock { idle in
             closing = idle.filter { now.timeIntervalSince($0.since) > idleSeconds }.map(\.session)
             idle.removeAll { now.timeIntervalSince($0.since) > idleSeconds }
         }
@@ -86,5 +86,5 @@ package final class SessionKeeper: @unchecked Sendable {
     }
 
     /// How many sessions are idle now.
-    package var idleCount: Int { lock.withLock { idle.count } }
+    package var idleCount: Int { idle.withLock { $0.count } }
 }

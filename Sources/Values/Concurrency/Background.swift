@@ -3,8 +3,9 @@ import Foundation
 /// Work started on a thread of its own now, whose result is waited for later — for reads that
 /// may go on beside others, each on its own database connection (libpq's calls block, so a
 /// thread, not a task). `wait()` returns the result or throws the work's error; call it before
-/// the resources the work uses go away.
-package final class Background<Result: Sendable>: @unchecked Sendable {
+/// the resources the work uses go away. Sendable, checked: its result is `Locked`, and a
+/// semaphore says when it is there.
+package final class Background<Result: Sendable>: Sendable {
     private let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
     private let finished = DispatchSemaphore(value: 0)
     private let waited = Locked(false)

@@ -7,6 +7,10 @@ import Foundation
 /// reader to the report instead of being collected first. The producer ends it with `finish`
 /// (and the error that stopped it, if one did); a consumer that gives up calls `cancel`, after
 /// which `put` throws `Handoff.Cancelled`, so that the producer stops instead of waiting for ever.
+///
+/// Sendable unchecked, and it must stay so: both threads wait on one `NSCondition` that guards the
+/// shared values (a `Mutex` cannot wait), and `taken`/`position` are the one consumer's; the
+/// compiler can see neither.
 package final class Handoff<Element: Sendable>: @unchecked Sendable {
     /// Thrown by `put` once the consumer has cancelled.
     package struct Cancelled: Error, CustomStringConvertible {

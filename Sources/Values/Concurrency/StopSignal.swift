@@ -12,6 +12,10 @@ import Glibc
 /// Threads wait on it with `sleep`, `poll`-based waits on `descriptor`, and libcurl's progress
 /// callback reads `isStopped`; tasks (the daemon's service group) with `stopped()`. Safe to use
 /// from any thread.
+///
+/// Sendable unchecked, and it must stay so: its state, the pipe's descriptors and the waiting
+/// tasks are all under one `NSCondition`, which the sleeps wait on (a `Mutex` cannot wait); the
+/// compiler cannot see that lock.
 package final class StopSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var stoppedAt: Date?
