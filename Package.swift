@@ -94,7 +94,7 @@ let package = Package(
         // The acknowledgement page (docs/acknowledgement.md): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
         .target(name: "AckPage", dependencies: [
-            "Values", "Output", "Config", "Store", "Systemd", "Hashing", "Acknowledgement",
+            "Values", "Output", "Config", "Store", "Systemd", "Hashing", "Acknowledgement", "Texts",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -106,7 +106,7 @@ let package = Package(
         // The long-running daemon: its parts as services of one group, the schedule, the
         // next-action decision, the wait.
         .target(name: "Daemon", dependencies: [
-            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage",
+            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage", "Texts",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),

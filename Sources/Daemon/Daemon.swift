@@ -8,6 +8,7 @@ import Rule
 import ServiceLifecycle
 import Store
 import Systemd
+import Texts
 import Values
 
 /// The long-running worker: serves every user at their own notify instant (their `time_zone` and
@@ -52,8 +53,9 @@ package final class Daemon: @unchecked Sendable {
     private var knownSlots: SlotSQL.Known?
     /// The runs whose sending this daemon joined (each once: then their holder finishes alone).
     private var joinedRuns: Set<Int64> = []
-    /// The mail templates' default language, as the start's check loaded them: the page's last resort.
-    private var mailLanguage: LanguageTag?
+    /// The page's texts (`page.texts` of the language folders), as the start's check and each
+    /// reload loaded them; their default language is the mail templates'.
+    private let pageTexts: Locked<TextTable>
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -70,6 +72,7 @@ package final class Daemon: @unchecked Sendable {
         self.clock = clock
         self.host = host
         timer = try WallClockTimer(stop: stop)
+        pageTexts = Locked(try TextTable(file: TextTable.page, directory: nil, defaultLanguage: .serviceDefault))
     }
 
     /// Asks the daemon to stop (raises its stop signal): a run in progress finishes the messages
@@ -95,9 +98,9 @@ package final class Daemon: @unchecked Sendable {
         if let failure = startupCheck() { return failure }
         let startup = Startup()
         let exit = Locked(ExitStatus.success)
-        // The acknowledgement page (ACK_LISTEN): listening before READY, its last language the
-        // default the mails settled on (as the start's check of the templates found it).
-        let page = AckPageServer(configuration: configuration, defaultLanguage: mailLanguage, logger: logger)
+        // The acknowledgement page (ACK_LISTEN): listening before READY, its texts as the start's
+        // check (and then each reload) loaded them, its last language the default the mails settled on.
+        let page = AckPageServer(configuration: configuration, texts: { [pageTexts] in pageTexts.withLock { $0 } }, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)
@@ -447,8 +450,9 @@ package final class Daemon: @unchecked Sendable {
         systemd.reloading()
         do {
             let fresh = try reloadConfiguration()
-            try Self.validate(fresh)
+            let texts = try Self.validate(fresh)
             configuration = fresh
+            pageTexts.withLock { $0 = texts }
             keeper.withLock { $0 = SessionKeeper(fresh.database, senders: fresh.smtp.connections) }
             notBefore = .distantPast
             logger.notice("configuration reloaded", metadata: NotifierEvent.configurationReloaded.metadata)
@@ -463,7 +467,10 @@ package final class Daemon: @unchecked Sendable {
     /// render, the database answers and its schema is current. Nil when it holds; the exit status
     /// otherwise (`.success` when a stop came while waiting for the database).
     private func startupCheck() -> ExitStatus? {
-        do { mailLanguage = try Self.validate(configuration) } catch {
+        do {
+            let texts = try Self.validate(configuration)
+            pageTexts.withLock { $0 = texts }
+        } catch {
             logger.critical("\(error)")
             return .configuration
         }
@@ -494,10 +501,11 @@ package final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// The templates load and render (else the configuration is refused); their default language.
-    @discardableResult
-    private static func validate(_ configuration: NotifierConfiguration) throws -> LanguageTag {
-        try MailComposer(sending: configuration.mail).templates.defaultLanguage
+    /// The mail templates and the page's texts load (else the configuration is refused); the
+    /// page's texts, whose default language is the one the mail templates settled on.
+    private static func validate(_ configuration: NotifierConfiguration) throws -> TextTable {
+        let mailLanguage = try MailComposer(sending: configuration.mail).templates.defaultLanguage
+        return try TextTable(file: TextTable.page, directory: configuration.mail.templateDirectory, defaultLanguage: mailLanguage)
     }
 
     /// `2026-01-14 09:00 +08` (seconds shown when not zero; offset minutes when not whole hours).

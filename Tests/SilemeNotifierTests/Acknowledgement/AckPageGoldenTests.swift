@@ -79,11 +79,11 @@ struct AckPageGoldenTests {
     }
 
     static func page(_ model: AckPageView.Model, language: String, notice: AckPageView.Notice?) -> String {
-        AckPageView.page(model, language: AckLanguage(rawValue: language)!, appName: "A&B <一键打卡>", notice: notice)
+        AckPageView.page(model, in: AckTokenTests.words(language), appName: "A&B <一键打卡>", notice: notice)
     }
 
     static func neutral(language: String) -> String {
-        AckPageView.neutral(language: AckLanguage(rawValue: language)!, appName: "A&B <一键打卡>")
+        AckPageView.neutral(in: AckTokenTests.words(language), appName: "A&B <一键打卡>")
     }
 
     static var fixture: URL { Bundle.module.resourceURL!.appendingPathComponent("Fixtures/ack-pages.sha256") }
