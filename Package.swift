@@ -89,7 +89,7 @@ let package = Package(
         ]),
         // check (with the webhook's signed ping), --preview, retry.
         .target(name: "Admin", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", "Texts", .product(name: "Logging", package: "swift-log"),
         ]),
         // The acknowledgement page (docs/acknowledgement.md): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).

@@ -130,6 +130,12 @@ package struct TextTable: Sendable {
         return tag.lookups.first(where: languages.contains)
     }
 
+    /// The language a reader of `language` gets the file in where `language` has none: the
+    /// first of its chain that has it (the tag shortened, the default, `zh-Hans`).
+    package func writtenIn(_ language: LanguageTag) -> LanguageTag {
+        (language.lookups + defaultLanguage.lookups).first(where: languages.contains) ?? Self.lastResort
+    }
+
     /// The text `name` (one of `names`) in `language` (one of `languages`; another: the default's)
     /// with `values`: each count and date also as its `_text` twin, written for the language the
     /// text is written in. Rendered without escaping: the caller escapes for where it goes.

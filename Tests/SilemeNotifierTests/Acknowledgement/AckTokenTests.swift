@@ -189,6 +189,35 @@ struct AckTokenTests {
         #expect(counted.filter { $0 == .allowed }.count == 5)
     }
 
+    @Test("an operator's ru/page.texts: the page in Russian for a Russian contact (lang, counts by CLDR); what the file lacks in the default's words; escaped as ever")
+    func russianPage() throws {
+        let root = try LanguageTemplatesTests.folder(["ru/page.texts": """
+            title = {{app_name}} · Экстренный контакт
+            heading = {{user_name}} не отмечается {{miss_days_text}}
+            going = Я еду <сейчас>
+            """])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let texts = try TextTable(file: TextTable.page, directory: root.path, defaultLanguage: .serviceDefault)
+        let tag = Self.key.tag(contact: "daughter@example.com")
+        let token = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert.adding(days: 28), contactTag: tag)
+        let streak = AcknowledgementStore.Streak(
+            rawName: "Аня", lastCheckIn: Self.alert.adding(days: -3), missedDaysAtAlert: 2, checkedInSince: nil,
+            recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil)])
+        let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert.adding(days: 3),
+                                                  zone: TimeZone(identifier: "Europe/Moscow")!))
+        let language = AckLanguage.choose(contact: "ru-RU", browser: "en", user: nil, fallback: texts.defaultLanguage, available: texts.languages)
+        #expect(language == LanguageTag("ru"))
+        let html = AckPageView.page(made.model, in: AckText(texts: texts, language: language), appName: "A")
+        #expect(html.contains("<html lang=\"ru\">") && html.contains("<title>A · Экстренный контакт</title>"))
+        #expect(html.contains("<h1>Аня не отмечается 5 дней</h1>"), "\(html)")
+        #expect(html.contains(">Я еду &lt;сейчас&gt;</label>"), "a text is escaped like any value")
+        #expect(html.contains(">我现在去不了</label>") && html.contains("<button type=\"submit\">发送</button>"), "what ru lacks: zh-Hans, the default's")
+        // The neutral page of a Russian browser: the file has no neutral texts, so the default's, in lang ru.
+        let neutral = AckPageView.neutral(in: AckText(texts: texts, language: AckLanguage.choose(browser: "ru", fallback: nil, available: texts.languages)),
+                                          appName: "A")
+        #expect(neutral.contains("<html lang=\"ru\">") && neutral.contains("此链接无法使用"))
+    }
+
     @Test("the page asks a question with no answer chosen: the harmless answer first, two taps to say \"I'm on it\"; a notice after an empty or negative answer")
     func question() throws {
         let tag = Self.key.tag(contact: "daughter@example.com")

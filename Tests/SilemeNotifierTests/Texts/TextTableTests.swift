@@ -1,3 +1,4 @@
+@testable import Admin
 import Config
 import Foundation
 import Mail
@@ -87,5 +88,28 @@ struct TextTableTests {
         let mails = try MailTemplates(directory: root.path)
         #expect(!mails.languages.contains(Self.tag("ru")) && mails.folders.isEmpty)
         #expect(table.render("going", in: Self.tag("fr")) == "我去看看", "a language without the file: the default's")
+    }
+
+    @Test("check's languages line: a folder without page.texts says its page falls back, as a kind of mail does; a partial one lists the texts it lacks")
+    func checkLine() throws {
+        let root = try LanguageTemplatesTests.folder([
+            "ru/subject.mustache": "{{user_name}}\n", "ru/body.txt.mustache": "{{user_name}}\n",
+            "uk/page.texts": "going = Я їду\nsend = Надіслати\n" + Self.allBut(["going", "send", "footer", "thanks"], from: "en"),
+            "pt/subject.mustache": "{{user_name}}\n", "pt/body.txt.mustache": "{{user_name}}\n", "pt/page.texts": Self.allBut([], from: "en"),
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let mails = try MailTemplates(directory: root.path)
+        let page = try TextTable(file: Self.file, directory: root.path, defaultLanguage: mails.defaultLanguage)
+        let line = HealthCheck.languages(mails, page: page)
+        #expect(line.hasPrefix("en, pt from TEMPLATE_DIR, ru from TEMPLATE_DIR, uk from TEMPLATE_DIR (the page only), zh-Hans (default), zh-Hant; "
+                               + "falls back: pt all_clear → zh-Hans, "), "\(line)")
+        #expect(line.contains(", ru outcome_unreachable → zh-Hans, ru page → zh-Hans, uk page: thanks, footer → zh-Hans"), "\(line)")
+        #expect(!line.contains("pt page"), "a complete page.texts falls back in nothing")
+    }
+
+    /// The lines of a shipped language's `page.texts` but those named in `names`.
+    static func allBut(_ names: Set<String>, from language: String) -> String {
+        LanguageFolders.builtIn[tag(language)]!.files[file]!.split(separator: "\n")
+            .filter { line in !names.contains { line.hasPrefix("\($0) =") } }.joined(separator: "\n") + "\n"
     }
 }
