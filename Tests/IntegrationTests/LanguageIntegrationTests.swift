@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Values
 
 /// Each contact's language on the real servers (docs/languages.md): what `check` says of the
 /// languages and their fallbacks, and a default with no templates refused at start.
@@ -30,6 +31,27 @@ struct LanguageIntegrationTests {
     /// The three readers of the story: a son in English, a neighbour in traditional Chinese, a carer
     /// who chose none.
     static let threeReaders: [(String, String?)] = [("son", "en"), ("neighbour", "zh-Hant-TW"), ("carer", nil)]
+
+    /// The alerts of `alertDate` sent with the page's links, and a daemon serving the page on a free
+    /// port (the caller stops it): the environment (`extra` added), the page's base URL, its port,
+    /// the link in the alert to each contact (by local part), and the daemon.
+    static func servingPages(_ db: TestDatabase, _ mail: Mailbox, alertDate: CalendarDate, _ extra: [String: String] = [:]) throws
+        -> (env: [String: String], base: String, port: Int, link: (String) throws -> String, daemon: (Process, Pipe, Pipe)) {
+        let port = try PostgresCluster.freePort()
+        let base = "http://127.0.0.1:\(port)/ack"
+        let env = try NotifierProcess.environment(database: db, [
+            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
+            "INTRODUCE_CONTACTS": "off",
+        ].merging(extra) { $1 })
+        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
+        let sent = try mail.deliveries()
+        let link = { (local: String) throws -> String in
+            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
+        }
+        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
+        return (env, base, port, link, daemon)
+    }
 
     @Test("check lists each language, where its templates come from, the default, and what falls back; and that no row asks for one")
     func checkListsLanguages() throws {
@@ -151,23 +173,11 @@ struct LanguageIntegrationTests {
         let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
         _ = try Self.user(db, mail, lastCheckIn: alertDate.adding(days: -3).description,
                           contacts: [("olga", "ru-RU"), ("son", "en"), ("carer", nil)])
-        let port = try PostgresCluster.freePort()
-        let base = "http://127.0.0.1:\(port)/ack"
-        let env = try NotifierProcess.environment(database: db, [
-            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
-            "INTRODUCE_CONTACTS": "off", "TEMPLATE_DIR": folder.path,
-        ])
+        let (env, base, _, link, daemon) = try Self.servingPages(db, mail, alertDate: alertDate, ["TEMPLATE_DIR": folder.path])
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
         let check = try NotifierProcess.run(["check"], environment: env)
         #expect((check.stdout + check.stderr).contains("ru page: heading_checked_in, checked_in, facts, you, on_it, someone_else, explain, question, not_me, send, "),
                 "\(check.stdout)\(check.stderr)")
-        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
-        let sent = try mail.deliveries()
-        func link(_ local: String) throws -> String {
-            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
-        }
-        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
-        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
-        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
 
         // The Russian contact, on an English browser: her page in Russian — three days by CLDR's plural rules.
         let olga = try AcknowledgementIntegrationTests.http(try link("olga"), language: "en-GB")
@@ -212,20 +222,8 @@ struct LanguageIntegrationTests {
         let mail = try Mailbox()
         let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
         let user = try Self.user(db, mail, lastCheckIn: alertDate.adding(days: -3).description, contacts: Self.threeReaders)
-        let port = try PostgresCluster.freePort()
-        let base = "http://127.0.0.1:\(port)/ack"
-        let env = try NotifierProcess.environment(database: db, [
-            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
-            "INTRODUCE_CONTACTS": "off",
-        ])
-        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
-        let sent = try mail.deliveries()
-        func link(_ local: String) throws -> String {
-            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
-        }
-        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        let (env, base, port, link, daemon) = try Self.servingPages(db, mail, alertDate: alertDate)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
-        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
 
         /// The page of `local`'s link as a browser asking for `browser` gets it: its language, and the page.
         func page(_ local: String, browser: String) throws -> (language: String?, body: String) {
