@@ -61,8 +61,6 @@ package struct TextTable: Sendable {
     /// The texts' names, as the last resort's file lists them.
     package let names: [String]
     private let resolved: [LanguageTag: [String: Entry]]
-    /// The language of `languages` the default finds (`zh-Hans` when it has no file).
-    private let defaultWrittenIn: LanguageTag
 
     /// The shipped language every chain ends in: its built-in file has every text.
     static let lastResort = LanguageTag.serviceDefault
@@ -118,7 +116,6 @@ package struct TextTable: Sendable {
             }
         }
         self.resolved = resolved
-        defaultWrittenIn = defaultLanguage.lookups.first(where: languages.contains) ?? Self.lastResort
         let order = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         self.fallbacks = fallbacks.sorted { ($0.language.identifier, order[$0.name]!) < ($1.language.identifier, order[$1.name]!) }
     }
@@ -140,7 +137,7 @@ package struct TextTable: Sendable {
     /// with `values`: each count and date also as its `_text` twin, written for the language the
     /// text is written in. Rendered without escaping: the caller escapes for where it goes.
     package func render(_ name: String, in language: LanguageTag, _ values: [String: Value] = [:]) -> String {
-        guard let entry = (resolved[language] ?? resolved[defaultWrittenIn])?[name] else {
+        guard let entry = (resolved[language] ?? resolved[writtenIn(defaultLanguage)])?[name] else {
             preconditionFailure("no text is named \(name) in \(file)")
         }
         var strings: [String: String] = [:]
