@@ -11,7 +11,7 @@ let package = Package(
         .executable(name: "sileme-notifier", targets: ["sileme-notifier"]),
         .library(name: "SilemeNotifier",
                  targets: ["Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-                          "Acknowledgement", "AckPage", "Hashing", "Bounce"]),
+                          "Acknowledgement", "AckPage", "Hashing", "Bounce", "Texts"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -59,9 +59,15 @@ let package = Package(
         // RFC 3464 / RFC 5965 report parser over a small MIME reader, and the mailboxes that hold them
         // (a Maildir; IMAP through libcurl).
         .target(name: "Bounce", dependencies: ["Values", "Config", "Hashing", "Curl", "CShims"]),
+        // The texts of every language, in one folder per language (docs/languages.md): the shipped ones
+        // built in (generated from config/templates/<language>/) and an operator's TEMPLATE_DIR; the
+        // mail templates and the page's texts (page.texts) are read from them.
+        .target(name: "Texts", dependencies: [
+            "Values", "Config", .product(name: "Mustache", package: "swift-mustache"),
+        ]),
         // The message (templates, MIME) and the transports that carry it (SMTP, outbox).
         .target(name: "Mail", dependencies: [
-            "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement",
+            "Values", "Output", "Rule", "Config", "CShims", "Curl", "Acknowledgement", "Texts",
             .product(name: "Mustache", package: "swift-mustache"),
         ]),
         // The webhook channel: the event and its JSON body, the body template, the Standard Webhooks
@@ -83,12 +89,12 @@ let package = Package(
         ]),
         // check (with the webhook's signed ping), --preview, retry.
         .target(name: "Admin", dependencies: [
-            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", .product(name: "Logging", package: "swift-log"),
+            "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Delivery", "Texts", .product(name: "Logging", package: "swift-log"),
         ]),
         // The acknowledgement page (docs/acknowledgement.md): the page, its words, and the HTTP listener that
         // serves it (Hummingbird, so no hand-written parser faces the internet's requests).
         .target(name: "AckPage", dependencies: [
-            "Values", "Output", "Config", "Store", "Systemd", "Hashing", "Acknowledgement",
+            "Values", "Output", "Config", "Store", "Systemd", "Hashing", "Acknowledgement", "Texts",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -100,7 +106,7 @@ let package = Package(
         // The long-running daemon: its parts as services of one group, the schedule, the
         // next-action decision, the wait.
         .target(name: "Daemon", dependencies: [
-            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage",
+            "Values", "Config", "Store", "Mail", "Systemd", "Delivery", "CShims", "AckPage", "Texts",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -116,11 +122,11 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SilemeNotifierTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "Hashing", "Bounce", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "Hashing", "Bounce", "Texts", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Fixtures")]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "Values", "Output", "Rule", "Config", "Store", "Mail", "Webhook", "Systemd", "Delivery", "Reports", "Admin", "Daemon",
-            "Acknowledgement", "AckPage", "Bounce", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Acknowledgement", "AckPage", "Bounce", "Texts", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ], exclude: ["Support/webhook_receiver.py"]),
     ]
 )

@@ -171,6 +171,7 @@ for entry in \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/zh-Hans/body.txt.mustache" \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/zh-Hant/all_clear.subject.mustache" \
     "-rw-r--r-- ./usr/share/sileme-notifier/templates/en/introduction.body.txt.mustache" \
+    "-rw-r--r-- ./usr/share/sileme-notifier/templates/en/page.texts" \
     "-rw-r--r-- ./usr/share/sileme-notifier/migrations/010_lifecycle.sql" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/README.md" \
     "-rw-r--r-- ./usr/share/doc/sileme-notifier/docs/install.md" \

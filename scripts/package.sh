@@ -161,7 +161,7 @@ install -m 0644 config/templates/*.example "$share/templates/"
 for language in config/templates/*/; do
     language=$(basename "$language")
     install -d "$share/templates/$language"
-    install -m 0644 "config/templates/$language"/*.mustache "$share/templates/$language/"
+    install -m 0644 "config/templates/$language"/*.mustache "config/templates/$language"/*.texts "$share/templates/$language/"
 done
 install -m 0644 config/webhooks/* "$share/webhooks/"
 install -m 0644 config/least-privilege.sql "$share/"
@@ -310,9 +310,9 @@ out += [".Sh FILES", ".Bl -tag -width Ds",
         ".It Pa /usr/share/sileme-notifier/migrations", "The SQL migrations applied by",
         ".Nm Cm migrate .",
         ".It Pa /usr/share/sileme-notifier/templates",
-        "The mail templates (equal to the built-in text); copy them to a folder named by",
+        "The mail templates and the page's texts (page.texts), one folder per language (equal to the built-in text); copy them to a folder named by",
         ".Ev TEMPLATE_DIR",
-        "to change the mail.",
+        "to change the mail or the page.",
         ".It Pa /usr/share/sileme-notifier/webhooks",
         "Examples of a webhook body template (a WeCom group bot, an SMS gateway) for",
         ".Ev WEBHOOK_BODY_TEMPLATE .",

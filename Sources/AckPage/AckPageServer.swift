@@ -10,6 +10,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import Store
 import Systemd
+import Texts
 import Values
 
 /// The acknowledgement page's HTTP listener inside the daemon (`ACK_LISTEN`, docs/acknowledgement.md), behind
@@ -36,7 +37,8 @@ import Values
 /// `let`s; whether it listens is `Locked`, and the connections keep their own lock.
 package final class AckPageServer: Service, Sendable {
     private let configuration: NotifierConfiguration
-    private let defaultLanguage: LanguageTag?
+    /// The page's texts as the daemon last loaded them (`page.texts`, at start and on each reload).
+    private let texts: @Sendable () -> TextTable
     private let listen: AckSettings.Listen
     private let logger: Logger
     /// Whether the page listens (the port), or why not; set once, before `listening` is signalled.
@@ -56,13 +58,14 @@ package final class AckPageServer: Service, Sendable {
     /// A connection is closed this long after it opened, whatever it is doing.
     static let connectionLifetime = TimeAmount.seconds(20)
 
-    /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none). `defaultLanguage` is the
-    /// service's default language as the mail templates settled it (`DEFAULT_LANGUAGE`, or the
-    /// language `TEMPLATE_DIR` is named by): the page's last choice before simplified Chinese.
-    package init?(configuration: NotifierConfiguration, defaultLanguage: LanguageTag? = nil, logger: Logger) {
+    /// A server for `configuration`'s `ACK_LISTEN` (nil when it has none). `texts` gives the
+    /// page's texts (`TextTable.page`) as the daemon last loaded them from the language folders;
+    /// their default language is the service's as the mail templates settled it (`DEFAULT_LANGUAGE`,
+    /// or the language `TEMPLATE_DIR` is named by): the page's last choice before simplified Chinese.
+    package init?(configuration: NotifierConfiguration, texts: @escaping @Sendable () -> TextTable, logger: Logger) {
         guard let listen = configuration.ack?.listen else { return nil }
         self.configuration = configuration
-        self.defaultLanguage = defaultLanguage ?? configuration.defaultLanguage
+        self.texts = texts
         self.listen = listen
         self.logger = logger
         connections = OpenConnections()
@@ -126,7 +129,7 @@ package final class AckPageServer: Service, Sendable {
             listened(.failure(ConfigurationError(setting: "ACK_MAX_CONNECTIONS", reason: problem)))
             return nil
         }
-        let responder = AckResponder(configuration: configuration, defaultLanguage: defaultLanguage, logger: logger)
+        let responder = AckResponder(configuration: configuration, texts: texts, logger: logger)
         let connections = self.connections
         var http = HTTP1Channel.Configuration(
             additionalChannelHandlers: [ConnectionRules(after: Self.connectionLifetime, registry: connections)],

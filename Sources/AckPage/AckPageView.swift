@@ -1,5 +1,6 @@
 import Foundation
 import Output
+import Texts
 import Values
 
 /// The acknowledgement page's HTML, pure: what a contact sees after opening the link (docs/acknowledgement.md).
@@ -106,10 +107,9 @@ package enum AckPageView {
         package static let field = "outcome"
     }
 
-    /// The page for `model` in `language`, with the app's name (and a `notice` after a
-    /// submission that recorded nothing).
-    package static func page(_ model: Model, language: AckLanguage, appName: String, notice: Notice? = nil) -> String {
-        let t = AckText(language)
+    /// The page for `model` in the reader's words (`page.texts` in their language), with the app's
+    /// name (and a `notice` after a submission that recorded nothing).
+    package static func page(_ model: Model, in t: AckText, appName: String, notice: Notice? = nil) -> String {
         let h = Escaping.html
         var body = "<h1>\(h(t.heading(model.userName, model.missedDays, checkedIn: model.checkedInSince != nil)))</h1>\n"
         if let since = model.checkedInSince {
@@ -148,7 +148,7 @@ package enum AckPageView {
 
                 """
         }
-        return document(title: "\(appName) · \(t.title)", language: language,
+        return document(title: t.title(appName), language: t.language,
                         body: body + "<footer class=\"muted\">\(h(t.footer(appName)))</footer>")
     }
 
@@ -173,16 +173,15 @@ package enum AckPageView {
 
     /// The neutral page: the same for every link that is not good (malformed, forged, truncated,
     /// expired, unknown), and for a refused request — it tells nothing about why.
-    package static func neutral(language: AckLanguage, appName: String) -> String {
-        let t = AckText(language)
-        return document(title: "\(appName) · \(t.title)", language: language,
+    package static func neutral(in t: AckText, appName: String) -> String {
+        document(title: t.title(appName), language: t.language,
                         body: "<h1>\(Escaping.html(t.neutralHeading))</h1>\n<p>\(Escaping.html(t.neutralText))</p>\n")
     }
 
-    private static func document(title: String, language: AckLanguage, body: String) -> String {
+    private static func document(title: String, language: LanguageTag, body: String) -> String {
         """
         <!DOCTYPE html>
-        <html lang="\(language.tag)"><head><meta charset="utf-8">
+        <html lang="\(language.identifier)"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width,initial-scale=1">
         <meta name="referrer" content="no-referrer">
         <title>\(Escaping.html(title))</title><style>\(style)</style></head>

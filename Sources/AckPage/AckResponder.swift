@@ -8,6 +8,7 @@ import Logging
 import NIOCore
 import Store
 import Systemd
+import Texts
 import Values
 
 /// The request context: Hummingbird's, with the client's address.
@@ -33,12 +34,14 @@ struct AckResponder: HTTPResponder {
     let key: AckKey
     let limiter: AddressLimiter
     let database: AckDatabase
-    /// The service's default language (the page's last choice before simplified Chinese).
-    let defaultLanguage: LanguageTag?
+    /// The page's texts in every language it is written in (`page.texts`), as the daemon last
+    /// loaded them (at start, and on each reload); their default language is the page's last
+    /// choice before simplified Chinese.
+    let texts: @Sendable () -> TextTable
 
-    init(configuration: NotifierConfiguration, defaultLanguage: LanguageTag?, logger: Logger) {
+    init(configuration: NotifierConfiguration, texts: @escaping @Sendable () -> TextTable, logger: Logger) {
         self.configuration = configuration
-        self.defaultLanguage = defaultLanguage
+        self.texts = texts
         self.logger = logger
         key = AckKey(secret: configuration.ack!.secret)
         limiter = AddressLimiter(perMinute: configuration.ack!.rateLimitPerMinute)
@@ -47,58 +50,62 @@ struct AckResponder: HTTPResponder {
 
     /// A streak's page as its reader sees it: what it shows, whose link it is, and the language
     /// it is written in for that reader.
-    typealias Found = (model: AckPageView.Model, reader: AcknowledgementStore.Recipient, language: AckLanguage)
+    typealias Found = (model: AckPageView.Model, reader: AcknowledgementStore.Recipient, words: AckText)
 
     func respond(to request: Request, context: AckContext) async throws -> Response {
         // Until the link names a contact, the browser's language (the neutral page, a limit).
-        let language = AckLanguage.choose(browser: request.headers[.acceptLanguage], fallback: defaultLanguage)
+        let texts = texts()
+        let words = AckText(texts: texts, language: AckLanguage.choose(browser: request.headers[.acceptLanguage],
+                                                                     fallback: texts.defaultLanguage, available: texts.languages))
         let path = request.uri.path
-        if path == "/healthz" { return Self.plain(.ok, "ok\n", language) }
+        if path == "/healthz" { return Self.plain(.ok, "ok\n", words.language) }
         if case .limited(let retryAfter) = limiter.allow(Self.client(request, peer: context.peer), now: ProcessInfo.processInfo.systemUptime) {
-            var response = neutral(.tooManyRequests, language)
+            var response = neutral(.tooManyRequests, words)
             response.headers[.retryAfter] = String(retryAfter)
             return response
         }
         let tokenText = String(path.split(separator: "/").last ?? "")
         switch request.method {
         case .get, .head:
-            return try await show(tokenText, browser: request.headers[.acceptLanguage], language: language)
+            return try await show(tokenText, browser: request.headers[.acceptLanguage], words: words)
         case .post:
             // A declared length over the limit is refused before any of it is read (and the
             // connection closed: the rest of the body is not waited for).
             if let declared = request.headers[.contentLength], Int(declared).map({ $0 > AckPageServer.maximumBody }) ?? true {
-                return tooLarge(language)
+                return tooLarge(words)
             }
             var request = request
             let body: ByteBuffer
-            do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch { return tooLarge(language) }
-            return try await acknowledge(tokenText, form: Self.formValues(String(buffer: body)), request: request, language: language)
+            do { body = try await request.collectBody(upTo: AckPageServer.maximumBody) } catch { return tooLarge(words) }
+            return try await acknowledge(tokenText, form: Self.formValues(String(buffer: body)), request: request, words: words)
         default:
-            var response = neutral(.methodNotAllowed, language)
+            var response = neutral(.methodNotAllowed, words)
             response.headers[.allow] = "GET, HEAD, POST"
             return response
         }
     }
 
     /// GET: the page, or the neutral page. Reads only.
-    private func show(_ tokenText: String, browser: String?, language: AckLanguage) async throws -> Response {
-        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
-        guard let found = try await model(token, tokenText: tokenText, browser: browser) else { return neutral(.notFound, language) }
-        return page(AckPageView.page(found.model, language: found.language, appName: configuration.appName), language: found.language)
+    private func show(_ tokenText: String, browser: String?, words: AckText) async throws -> Response {
+        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, words) }
+        guard let found = try await model(token, tokenText: tokenText, browser: browser, texts: words.texts) else {
+            return neutral(.notFound, words)
+        }
+        return page(AckPageView.page(found.model, in: found.words, appName: configuration.appName), language: found.words.language)
     }
 
     /// POST: the anti-forgery field must be the page's, the request from the page's own origin,
     /// and the answer a person's ("I'm on it" chosen); then the acknowledgement is recorded once.
-    private func acknowledge(_ tokenText: String, form: [String: String], request: Request, language: AckLanguage) async throws -> Response {
-        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, language) }
+    private func acknowledge(_ tokenText: String, form: [String: String], request: Request, words: AckText) async throws -> Response {
+        guard let token = key.verify(tokenText, today: today) else { return neutral(.notFound, words) }
         // A page of this link carries the field; a form made elsewhere cannot (nor a POST another
         // site's page makes).
         guard let field = form["form"], key.formFieldMatches(field, token: tokenText),
               Self.sameOrigin(request, base: configuration.ack?.baseURL) else {
-            return neutral(.forbidden, language)
+            return neutral(.forbidden, words)
         }
-        guard let found = try await model(token, tokenText: tokenText, browser: request.headers[.acceptLanguage]) else {
-            return neutral(.notFound, language)
+        guard let found = try await model(token, tokenText: tokenText, browser: request.headers[.acceptLanguage], texts: words.texts) else {
+            return neutral(.notFound, words)
         }
         if form[AckPageView.OutcomeAnswer.field] != nil {
             return try await sayOutcome(token, tokenText: tokenText, form: form, found: found)
@@ -127,7 +134,7 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
-        return reload(tokenText, found.language)
+        return reload(tokenText, found.words.language)
     }
 
     /// POST of the outcome form (the request already checked as the page's own): a person's
@@ -159,18 +166,18 @@ struct AckResponder: HTTPResponder {
                               ]) { $1 })
             }
         }
-        return reload(tokenText, found.language)
+        return reload(tokenText, found.words.language)
     }
 
     /// The page again after a POST that records nothing, with `notice` saying why.
     private func answered(_ found: Found, _ notice: AckPageView.Notice, status: HTTPResponse.Status = .ok) -> Response {
-        page(AckPageView.page(found.model, language: found.language, appName: configuration.appName, notice: notice),
-             language: found.language, status: status)
+        page(AckPageView.page(found.model, in: found.words, appName: configuration.appName, notice: notice),
+             language: found.words.language, status: status)
     }
 
     /// Post/Redirect/Get: a reload shows the page and posts nothing. Relative: the token itself,
     /// so it resolves to the same link whatever path the proxy serves it under.
-    private func reload(_ tokenText: String, _ language: AckLanguage) -> Response {
+    private func reload(_ tokenText: String, _ language: LanguageTag) -> Response {
         var response = Response(status: .seeOther, headers: Self.securityHeaders(language))
         response.headers[.location] = tokenText
         return response
@@ -178,52 +185,52 @@ struct AckResponder: HTTPResponder {
 
     /// The page's model for a verified token (nil: the neutral page), in its reader's language:
     /// the contact's own, else the browser's (`browser`, the `Accept-Language` header), else the
-    /// user's, else the service's default.
-    private func model(_ token: AckToken, tokenText: String, browser: String?) async throws -> Found? {
+    /// user's, else the service's default — among the languages of `texts`.
+    private func model(_ token: AckToken, tokenText: String, browser: String?, texts: TextTable) async throws -> Found? {
         let streak = try await database.run { db in
             try AcknowledgementStore().streak(db, userID: token.userID, alertDate: token.alertDate)
         }
         guard let made = AckPageModel.make(streak, token: token, tokenText: tokenText, key: key, today: today, zone: configuration.timeZone)
         else { return nil }
         let language = AckLanguage.choose(contact: made.reader.language, browser: browser, user: streak?.userLanguage,
-                                          fallback: defaultLanguage)
-        return (made.model, made.reader, language)
+                                          fallback: texts.defaultLanguage, available: texts.languages)
+        return (made.model, made.reader, AckText(texts: texts, language: language))
     }
 
     private var today: CalendarDate { CalendarDate(Date(), in: configuration.timeZone) }
 
-    private func page(_ html: String, language: AckLanguage, status: HTTPResponse.Status = .ok) -> Response {
+    private func page(_ html: String, language: LanguageTag, status: HTTPResponse.Status = .ok) -> Response {
         var headers = Self.securityHeaders(language)
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     /// 413, and the connection closed after it: the rest of the body is not waited for.
-    private func tooLarge(_ language: AckLanguage) -> Response {
-        var response = neutral(.contentTooLarge, language)
+    private func tooLarge(_ words: AckText) -> Response {
+        var response = neutral(.contentTooLarge, words)
         response.headers[.connection] = "close"
         return response
     }
 
-    private func neutral(_ status: HTTPResponse.Status, _ language: AckLanguage) -> Response {
-        page(AckPageView.neutral(language: language, appName: configuration.appName), language: language, status: status)
+    private func neutral(_ status: HTTPResponse.Status, _ words: AckText) -> Response {
+        page(AckPageView.neutral(in: words, appName: configuration.appName), language: words.language, status: status)
     }
 
     /// Every answer's headers: the strict policy, no caching (the page changes and names a
     /// person), no referrer (the link is the key), no framing, and the language it is in.
-    static func securityHeaders(_ language: AckLanguage) -> HTTPFields {
+    static func securityHeaders(_ language: LanguageTag) -> HTTPFields {
         var headers = HTTPFields()
         headers[.contentSecurityPolicy] = AckPageView.contentSecurityPolicy
         headers[.cacheControl] = "no-store"
         headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
-        headers[.contentLanguage] = language.tag
+        headers[.contentLanguage] = language.identifier
         headers[.vary] = "Accept-Language"
         return headers
     }
 
-    static func plain(_ status: HTTPResponse.Status, _ text: String, _ language: AckLanguage) -> Response {
+    static func plain(_ status: HTTPResponse.Status, _ text: String, _ language: LanguageTag) -> Response {
         var headers = securityHeaders(language)
         headers[.contentType] = "text/plain; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))

@@ -2,22 +2,25 @@ import Config
 import Foundation
 import Mail
 import Store
+import Texts
 import Values
 
 extension HealthCheck.Part {
-    /// `templates`: they load and render a sample subject (exit 78 if not); then `languages`,
-    /// which languages they are in. The templates are kept for `languagesAsked`.
+    /// `templates`: they and the page's texts (`page.texts`) load, and the templates render a
+    /// sample subject (exit 78 if not); then `languages`, which languages they are in. The
+    /// templates are kept for `languagesAsked`.
     static let templates = Self(lines: { context in
         let configuration = context.configuration
         do throws(ConfigurationError) {
             let loaded = try MailTemplates(directory: configuration.templateDirectory, defaultLanguage: configuration.defaultLanguage)
+            let page = try TextTable(file: TextTable.page, directory: configuration.templateDirectory, defaultLanguage: loaded.defaultLanguage)
             context.templates = loaded
             let sample = loaded.render(TemplateVariables(
                 userName: "张三", missDays: configuration.rule.thresholdDays,
                 lastCheckInDate: CalendarDate(year: 2026, month: 1, day: 10)!,
                 runDate: CalendarDate(year: 2026, month: 1, day: 13)!, appName: configuration.appName))
             return [Finding(subject: "templates", ok: true, detail: "subject: \(sample.subject)"),
-                    Finding(subject: "languages", ok: true, detail: HealthCheck.languages(loaded))]
+                    Finding(subject: "languages", ok: true, detail: HealthCheck.languages(loaded, page: page))]
         } catch {
             return [Finding(subject: "templates", ok: false, detail: error.description, failure: .configuration)]
         }
@@ -34,16 +37,33 @@ extension HealthCheck.Part {
 }
 
 extension HealthCheck {
-    /// The `languages` line: which languages have templates and where from, the default, and
-    /// each kind a language writes in another (docs/languages.md).
-    static func languages(_ templates: MailTemplates) -> String {
-        let names = templates.languages.sorted { $0.identifier < $1.identifier }.map { language in
+    /// The `languages` line: which languages have templates or the page's texts and where from,
+    /// the default, and what a language writes in another (docs/languages.md): each kind of mail
+    /// (`ru all_clear → zh-Hans`), the page of a language without `page.texts` (`ru page →
+    /// zh-Hans`: its readers get the page in their browser's language, else the default's), and
+    /// the page's texts a language's `page.texts` lacks (`ru page: footer, thanks → zh-Hans`).
+    static func languages(_ templates: MailTemplates, page: TextTable) -> String {
+        let names = templates.languages.union(page.languages).sorted { $0.identifier < $1.identifier }.map { language in
             language.identifier + (language == templates.defaultLanguage ? " (default)" : "")
-                + (templates.folders.contains(language) ? " from TEMPLATE_DIR" : "")
+                + (templates.folders.union(page.folders).contains(language) ? " from TEMPLATE_DIR" : "")
+                + (templates.languages.contains(language) ? "" : " (the page only)")
+        }
+        var fallbacks = templates.fallbacks.map { ($0.language, $0.description) }
+        for language in templates.languages.subtracting(page.languages) {
+            fallbacks.append((language, "\(language) page → \(page.writtenIn(language))"))
+        }
+        var lacking: [LanguageTag: [LanguageTag: [String]]] = [:]
+        for fallback in page.fallbacks { lacking[fallback.language, default: [:]][fallback.writtenIn, default: []].append(fallback.name) }
+        for (language, byLanguage) in lacking {
+            for (writtenIn, names) in byLanguage.sorted(by: { $0.key.identifier < $1.key.identifier }) {
+                fallbacks.append((language, "\(language) page: \(names.joined(separator: ", ")) → \(writtenIn)"))
+            }
         }
         var line = names.joined(separator: ", ")
-        if !templates.fallbacks.isEmpty {
-            line += "; falls back: " + templates.fallbacks.map(\.description).joined(separator: ", ")
+        if !fallbacks.isEmpty {
+            // By language, each language's mails first (in the order of the kinds), then its page.
+            let sorted = fallbacks.enumerated().sorted { ($0.element.0.identifier, $0.offset) < ($1.element.0.identifier, $1.offset) }
+            line += "; falls back: " + sorted.map(\.element.1).joined(separator: ", ")
         }
         return line
     }

@@ -12,13 +12,12 @@ extension Daemon {
     /// waits for it. A new part is one `Service` (a blocking loop: a `ThreadService`) added to
     /// the list.
     package func run() -> ExitStatus {
-        var mailLanguage: LanguageTag?
-        if let failure = startupCheck(mailLanguage: &mailLanguage) { return failure }
+        if let failure = startupCheck() { return failure }
         let startup = Startup()
         let exit = Locked(ExitStatus.success)
-        // The acknowledgement page (ACK_LISTEN): listening before READY, its last language the
-        // default the mails settled on (as the start's check of the templates found it).
-        let page = AckPageServer(configuration: configuration, defaultLanguage: mailLanguage, logger: logger)
+        // The acknowledgement page (ACK_LISTEN): listening before READY, its texts as the start's
+        // check (and then each reload) loaded them, its last language the default the mails settled on.
+        let page = AckPageServer(configuration: configuration, texts: { [pageTexts] in pageTexts.withLock { $0 } }, logger: logger)
         // All-clears within seconds of the check-in, beside the daily schedule.
         let watcher = AllClearWatcher(configuration: { [shared] in shared.withLock { $0 } },
                                       sessions: { [keeper] in keeper.withLock { $0 } }, logger: logger, host: host, stop: stop)

@@ -12,8 +12,9 @@ extension Daemon.Scheduler {
         systemd.reloading()
         do {
             let fresh = try daemon.reloadConfiguration()
-            try Daemon.validate(fresh)
+            let texts = try Daemon.validate(fresh)
             configuration = fresh
+            daemon.pageTexts.withLock { $0 = texts }
             daemon.keeper.withLock { $0 = SessionKeeper(fresh.database, senders: fresh.smtp.connections) }
             notBefore = .distantPast
             logger.notice("configuration reloaded", metadata: NotifierEvent.configurationReloaded.metadata)

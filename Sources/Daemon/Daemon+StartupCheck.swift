@@ -2,15 +2,19 @@ import Config
 import Foundation
 import Mail
 import Store
+import Texts
 import Values
 
 extension Daemon {
     /// What must hold before the daemon says READY: the configuration can send, the templates
     /// render, the database answers and its schema is current. Nil when it holds; the exit status
-    /// otherwise (`.success` when a stop came while waiting for the database). `mailLanguage`:
-    /// the templates' default language, as this check loaded them (the page's last resort).
-    func startupCheck(mailLanguage: inout LanguageTag?) -> ExitStatus? {
-        do { mailLanguage = try Self.validate(configuration) } catch {
+    /// otherwise (`.success` when a stop came while waiting for the database). The page's texts
+    /// it loaded are the daemon's (`pageTexts`).
+    func startupCheck() -> ExitStatus? {
+        do {
+            let texts = try Self.validate(configuration)
+            pageTexts.withLock { $0 = texts }
+        } catch {
             logger.critical("\(error)")
             return .configuration
         }
@@ -41,10 +45,11 @@ extension Daemon {
         }
     }
 
-    /// The templates load and render (else the configuration is refused, at start and at a
-    /// reload alike); their default language.
-    @discardableResult
-    static func validate(_ configuration: NotifierConfiguration) throws -> LanguageTag {
-        try MailComposer(sending: configuration.mail).templates.defaultLanguage
+    /// The mail templates and the page's texts load (else the configuration is refused, at start
+    /// and at a reload alike); the page's texts, whose default language is the one the mail
+    /// templates settled on.
+    static func validate(_ configuration: NotifierConfiguration) throws -> TextTable {
+        let mailLanguage = try MailComposer(sending: configuration.mail).templates.defaultLanguage
+        return try TextTable(file: TextTable.page, directory: configuration.mail.templateDirectory, defaultLanguage: mailLanguage)
     }
 }

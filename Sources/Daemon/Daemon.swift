@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Store
 import Systemd
+import Texts
 import Values
 
 /// The long-running worker: serves every user at their own notify instant (their `time_zone` and
@@ -53,6 +54,9 @@ package final class Daemon: Sendable {
     let reloadRequested = Locked(false)
     /// When `WATCHDOG=1` was last sent: the scheduler and a run's threads both ping.
     let lastWatchdogPing = Locked(Date.distantPast)
+    /// The page's texts (`page.texts` of the language folders), as the start's check and each
+    /// reload loaded them; their default language is the mail templates'.
+    let pageTexts: Locked<TextTable>
 
     /// Creates a daemon with a configuration already loaded and validated. `stop` is the process's
     /// stop signal (raised by `requestStop()` or by the caller's signal handler).
@@ -69,6 +73,7 @@ package final class Daemon: Sendable {
         self.clock = clock
         self.host = host
         timer = try WallClockTimer(stop: stop)
+        pageTexts = Locked(try TextTable(file: TextTable.page, directory: nil, defaultLanguage: .serviceDefault))
     }
 
     /// Asks the daemon to stop (raises its stop signal): a run in progress finishes the messages

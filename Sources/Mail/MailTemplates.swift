@@ -3,6 +3,7 @@ import Foundation
 import Mustache
 import Output
 import Rule
+import Texts
 import Values
 
 /// The mail templates (Mustache) of every language the service writes in, one set per kind of
@@ -10,7 +11,8 @@ import Values
 /// `body.html.mustache`; for the other kinds the same names prefixed with the kind
 /// (`all_clear.subject.mustache`, `follow_up.body.txt.mustache`…).
 ///
-/// Where they come from, for each language and kind (docs/languages.md):
+/// Where they come from, for each language and kind (docs/languages.md; the folders are
+/// `LanguageFolders`', which the page's texts share):
 /// - `TEMPLATE_DIR/<tag>/` (`en/`, `zh-Hant/`, `ru/`): an operator's folder for that language;
 ///   files at the top of `TEMPLATE_DIR` (the layout before languages) are `DEFAULT_LANGUAGE`'s;
 /// - else the shipped text built into the daemon (`zh-Hans`, `zh-Hant`, `en`: the files of
@@ -81,17 +83,20 @@ package struct MailTemplates: Sendable {
     package init(directory: String?, defaultLanguage setting: LanguageTag? = nil) throws(ConfigurationError) {
         var defaultLanguage = setting ?? .serviceDefault
         var own: [LanguageTag: [DeliveryJob.Kind: Set]] = [:]
-        for (name, files) in Self.builtIn {
-            guard let tag = LanguageTag(name) else { preconditionFailure("built-in templates under \(name)") }
-            own[tag] = try Self.sets(named: "built-in \(name)") { files[$0] }
+        for (tag, folder) in LanguageFolders.builtIn {
+            own[tag] = try Self.sets(folder)
         }
         guard own[Self.lastResort]?.count == DeliveryJob.Kind.mailed.count else {
             preconditionFailure("the built-in \(Self.lastResort) templates lack a kind")
         }
         var folders: Swift.Set<LanguageTag> = []
         if let directory {
-            let top = Self.topLanguage(of: directory, defaultLanguage: defaultLanguage)
-            let found = try Self.folders(directory, topLanguage: top)
+            let top = LanguageFolders.topLanguage(of: directory, defaultLanguage: defaultLanguage)
+            var found: [LanguageTag: [DeliveryJob.Kind: Set]] = [:]
+            for (tag, folder) in try LanguageFolders.read(directory, topLanguage: top).sorted(by: { $0.key.identifier < $1.key.identifier }) {
+                let sets = try Self.sets(folder)
+                if !sets.isEmpty { found[tag] = sets }
+            }
             if setting == nil, found[top] != nil {
                 defaultLanguage = top
             }
@@ -184,7 +189,7 @@ package struct MailTemplates: Sendable {
     /// The built-in subject and text of each kind in the service's default language (the files of
     /// `config/templates/zh-Hans`).
     package static let defaults: [DeliveryJob.Kind: (subject: String, text: String)] = {
-        let files = builtIn[LanguageTag.serviceDefault.identifier]!
+        let files = LanguageFolders.builtIn[.serviceDefault]!.files
         return Dictionary(uniqueKeysWithValues: DeliveryJob.Kind.mailed.map { kind in
             (kind, (files[fileName("subject.mustache", kind: kind)]!, files[fileName("body.txt.mustache", kind: kind)]!))
         })

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Values
 
 /// Each contact's language on the real servers (docs/languages.md): what `check` says of the
 /// languages and their fallbacks, and a default with no templates refused at start.
@@ -31,6 +32,27 @@ struct LanguageIntegrationTests {
     /// who chose none.
     static let threeReaders: [(String, String?)] = [("son", "en"), ("neighbour", "zh-Hant-TW"), ("carer", nil)]
 
+    /// The alerts of `alertDate` sent with the page's links, and a daemon serving the page on a free
+    /// port (the caller stops it): the environment (`extra` added), the page's base URL, its port,
+    /// the link in the alert to each contact (by local part), and the daemon.
+    static func servingPages(_ db: TestDatabase, _ mail: Mailbox, alertDate: CalendarDate, _ extra: [String: String] = [:]) throws
+        -> (env: [String: String], base: String, port: Int, link: (String) throws -> String, daemon: (Process, Pipe, Pipe)) {
+        let port = try PostgresCluster.freePort()
+        let base = "http://127.0.0.1:\(port)/ack"
+        let env = try NotifierProcess.environment(database: db, [
+            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
+            "INTRODUCE_CONTACTS": "off",
+        ].merging(extra) { $1 })
+        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
+        let sent = try mail.deliveries()
+        let link = { (local: String) throws -> String in
+            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
+        }
+        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
+        return (env, base, port, link, daemon)
+    }
+
     @Test("check lists each language, where its templates come from, the default, and what falls back; and that no row asks for one")
     func checkListsLanguages() throws {
         let db = try TestDatabase()
@@ -42,6 +64,7 @@ struct LanguageIntegrationTests {
         #expect(check.status == 0, "\(output)")
         #expect(output.contains("ok   languages: en from TEMPLATE_DIR, ru from TEMPLATE_DIR, zh-Hans (default) from TEMPLATE_DIR, "
                                 + "zh-Hant from TEMPLATE_DIR; falls back: ru all_clear → zh-Hans, ru follow_up → zh-Hans"), "\(output)")
+        #expect(output.contains(" → zh-Hans, ru page → zh-Hans\n"), "a folder without page.texts: its page falls back too")
         let builtIn = try NotifierProcess.run(["check"], environment: NotifierProcess.environment(database: db, ["DEFAULT_LANGUAGE": "en"]))
         #expect((builtIn.stdout + builtIn.stderr).contains("ok   languages: en (default), zh-Hans, zh-Hant\n"), "\(builtIn.stdout)")
         #expect((builtIn.stdout + builtIn.stderr).contains("ok   languages asked for: none: every contact is written to in en (the default)\n"))
@@ -132,26 +155,75 @@ struct LanguageIntegrationTests {
         #expect(try languages("checkin.all_clear", user) == ["en", "zh-Hant", "zh-Hans"], "the lifecycle's events too")
     }
 
+    @Test("an operator's ru/ with page.texts: the page in Russian for a Russian contact and a Russian browser, the texts the file lacks in the default's words, check lists them; an edited file is served after SIGHUP, a broken one refused")
+    func pageInRussian() throws {
+        let db = try TestDatabase()
+        let mail = try Mailbox()
+        let folder = try Self.templates()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "{{user_name}} не отмечается {{miss_days_text}}.\n{{#ack_url}}\n{{ack_url}}\n{{/ack_url}}\n"
+            .write(to: folder.appendingPathComponent("ru/body.txt.mustache"), atomically: true, encoding: .utf8)
+        let texts = folder.appendingPathComponent("ru/page.texts")
+        try """
+            # Russian, half done: the rest comes from the default (zh-Hans)
+            title = {{app_name}} · Экстренный контакт
+            heading = {{user_name}} не отмечается {{miss_days_text}}
+            going = Я еду
+            """.write(to: texts, atomically: true, encoding: .utf8)
+        let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
+        _ = try Self.user(db, mail, lastCheckIn: alertDate.adding(days: -3).description,
+                          contacts: [("olga", "ru-RU"), ("son", "en"), ("carer", nil)])
+        let (env, base, _, link, daemon) = try Self.servingPages(db, mail, alertDate: alertDate, ["TEMPLATE_DIR": folder.path])
+        defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
+        let check = try NotifierProcess.run(["check"], environment: env)
+        #expect((check.stdout + check.stderr).contains("ru page: heading_checked_in, checked_in, facts, you, on_it, someone_else, explain, question, not_me, send, "),
+                "\(check.stdout)\(check.stderr)")
+
+        // The Russian contact, on an English browser: her page in Russian — three days by CLDR's plural rules.
+        let olga = try AcknowledgementIntegrationTests.http(try link("olga"), language: "en-GB")
+        #expect(olga.status == 200 && olga.headers["content-language"] == "ru" && olga.body.contains("<html lang=\"ru\">"))
+        #expect(olga.body.contains("<title>一键打卡 · Экстренный контакт</title>") && olga.body.contains("<h1>王秀英 не отмечается 3 дня</h1>")
+                && olga.body.contains(">Я еду</label>"), "\(olga.body)")
+        // What the file lacks: the default's words (zh-Hans), on the same page.
+        #expect(olga.body.contains(">我现在去不了</label>") && olga.body.contains("<button type=\"submit\">发送</button>"))
+        #expect(olga.headers["content-security-policy"]?.contains("style-src 'sha256-") == true)
+        // The English contact reads English; a contact who chose none, on a Russian browser, Russian.
+        #expect(try AcknowledgementIntegrationTests.http(try link("son"), language: "ru").headers["content-language"] == "en")
+        let carer = try AcknowledgementIntegrationTests.http(try link("carer"), language: "ru, en;q=0.5")
+        #expect(carer.headers["content-language"] == "ru" && carer.body.contains("не отмечается 3 дня"))
+        // A link that names nobody, on a Russian browser: the neutral page in lang ru, its texts the default's.
+        let neutral = try AcknowledgementIntegrationTests.http("\(base)/i/not-a-token", language: "ru")
+        #expect(neutral.status == 404 && neutral.headers["content-language"] == "ru" && neutral.body.contains("此链接无法使用"))
+
+        // The translator adds a text and the operator reloads: the page says it.
+        try (String(contentsOf: texts, encoding: .utf8) + "\nsend = Отправить\n").write(to: texts, atomically: true, encoding: .utf8)
+        kill(daemon.0.processIdentifier, SIGHUP)
+        #expect(DaemonIntegrationTests.eventually(20) {
+            (try? AcknowledgementIntegrationTests.http(try link("olga")).body.contains("<button type=\"submit\">Отправить</button>")) == true
+        }, "the edited page.texts after SIGHUP")
+        // A broken file is refused on reload; the page keeps the texts it had.
+        try "send Отправить\n".write(to: texts, atomically: true, encoding: .utf8)
+        kill(daemon.0.processIdentifier, SIGHUP)
+        Thread.sleep(forTimeInterval: 2)
+        #expect(try AcknowledgementIntegrationTests.http(try link("olga")).body.contains(">Я еду</label>"))
+        kill(daemon.0.processIdentifier, SIGTERM)
+        let finished = NotifierProcess.finish(daemon.0, daemon.1, daemon.2)
+        #expect(finished.status == 0)
+        if TestEnvironment.current?.journal == true {
+            let entries = try JournalReader.entries(of: finished, minimum: 3)
+            #expect(entries.contains { $0["MESSAGE"]?.contains("configuration reload refused") == true
+                && $0["MESSAGE"]?.contains("ru/page.texts, line 1: not name = text") == true }, "the refusal names the file and the line")
+        }
+    }
+
     @Test("the acknowledgement page in each reader's language: the contact's first, then the browser's, then the user's, then the service's default; the neutral page in the browser's")
     func pageInEachLanguage() throws {
         let db = try TestDatabase()
         let mail = try Mailbox()
         let alertDate = AcknowledgementIntegrationTests.today.adding(days: -1)
         let user = try Self.user(db, mail, lastCheckIn: alertDate.adding(days: -3).description, contacts: Self.threeReaders)
-        let port = try PostgresCluster.freePort()
-        let base = "http://127.0.0.1:\(port)/ack"
-        let env = try NotifierProcess.environment(database: db, [
-            "ACK_BASE_URL": base, "ACK_SECRET": AcknowledgementIntegrationTests.secret, "ACK_LISTEN": "127.0.0.1:\(port)",
-            "INTRODUCE_CONTACTS": "off",
-        ])
-        #expect(try NotifierProcess.run(["--run-now", "--date", alertDate.description], environment: env).status == 0)
-        let sent = try mail.deliveries()
-        func link(_ local: String) throws -> String {
-            try AcknowledgementIntegrationTests.link(in: try #require(sent.first { $0.recipient == mail.address(local) }), base: base)
-        }
-        let daemon = try LifecycleIntegrationTests.startDaemonWithoutDailyRun(db, env)
+        let (env, base, port, link, daemon) = try Self.servingPages(db, mail, alertDate: alertDate)
         defer { if daemon.0.isRunning { kill(daemon.0.processIdentifier, SIGKILL) } }
-        #expect(DaemonIntegrationTests.eventually(20) { (try? AcknowledgementIntegrationTests.http("http://127.0.0.1:\(port)/healthz").status) == 200 })
 
         /// The page of `local`'s link as a browser asking for `browser` gets it: its language, and the page.
         func page(_ local: String, browser: String) throws -> (language: String?, body: String) {

@@ -4,6 +4,7 @@ import Testing
 @testable import Acknowledgement
 import Config
 import Store
+import Texts
 import Values
 
 /// The acknowledgement link's token and key (docs/acknowledgement.md): what verifies, what does not, and that
@@ -71,30 +72,48 @@ struct AckTokenTests {
     }
 
     @Test("Accept-Language: weights, regions and scripts, refusals; simplified Chinese by default",
-          arguments: [(nil, AckLanguage.zhHans), ("en-US,en;q=0.9", .en), ("zh-TW", .zhHant), ("zh-HK, en;q=0.9", .zhHant),
-                      ("zh-Hant", .zhHant), ("zh-CN", .zhHans), ("zh-SG", .zhHans), ("fr, en;q=0.5, zh;q=0.4", .en),
-                      ("en;q=0, zh", .zhHans), ("de", .zhHans), ("zh;q=0.2, en-GB;q=0.8", .en), ("EN", .en), ("*", .zhHans),
-                      ("ru, zh-tw;q=0.5", .zhHant)])
-    func language(_ header: String?, _ expected: AckLanguage) {
-        #expect(AckLanguage.choose(browser: header, fallback: nil) == expected)
+          arguments: [(nil, "zh-Hans"), ("en-US,en;q=0.9", "en"), ("zh-TW", "zh-Hant"), ("zh-HK, en;q=0.9", "zh-Hant"),
+                      ("zh-Hant", "zh-Hant"), ("zh-CN", "zh-Hans"), ("zh-SG", "zh-Hans"), ("fr, en;q=0.5, zh;q=0.4", "en"),
+                      ("en;q=0, zh", "zh-Hans"), ("de", "zh-Hans"), ("zh;q=0.2, en-GB;q=0.8", "en"), ("EN", "en"), ("*", "zh-Hans"),
+                      ("ru, zh-tw;q=0.5", "zh-Hant")] as [(String?, String)])
+    func language(_ header: String?, _ expected: String) {
+        #expect(AckLanguage.choose(browser: header, fallback: nil, available: Self.shipped) == LanguageTag(expected))
+    }
+
+    /// The languages the page is written in without `TEMPLATE_DIR`.
+    static let shipped: Set<LanguageTag> = ["zh-Hans", "zh-Hant", "en"].compactMap(LanguageTag.init).reduce(into: []) { $0.insert($1) }
+
+    /// The page's words in a shipped language.
+    static func words(_ language: String) -> AckText {
+        AckText(texts: try! TextTable(file: TextTable.page, directory: nil, defaultLanguage: .serviceDefault), language: LanguageTag(language)!)
     }
 
     /// The reader's page: the contact's language, then the browser's, then the user's, then the
     /// service's default; a stored text the page is not written in (or not a tag) passes on.
     @Test("the page's language: the contact's first, then the browser's, the user's, the default",
           arguments: [
-              ("en-GB", "zh-CN", "zh-Hans", nil, AckLanguage.en),
-              ("zh-Hant-TW", "en-US", nil, nil, .zhHant),
-              (nil, "en-US", "zh-Hant", nil, .en),
-              ("ru", "zh-HK", nil, nil, .zhHant),
-              ("klingon!", nil, "en", nil, .en),
-              (nil, nil, "ru", "zh-Hant", .zhHant),
-              (nil, "de", nil, "en", .en),
-              (nil, nil, nil, "ru", .zhHans),
-              ("zh", "en", nil, nil, .zhHans),
-          ] as [(String?, String?, String?, String?, AckLanguage)])
-    func readerLanguage(_ contact: String?, _ browser: String?, _ user: String?, _ fallback: String?, _ expected: AckLanguage) {
-        #expect(AckLanguage.choose(contact: contact, browser: browser, user: user, fallback: fallback.flatMap(LanguageTag.init)) == expected)
+              ("en-GB", "zh-CN", "zh-Hans", nil, "en"),
+              ("zh-Hant-TW", "en-US", nil, nil, "zh-Hant"),
+              (nil, "en-US", "zh-Hant", nil, "en"),
+              ("ru", "zh-HK", nil, nil, "zh-Hant"),
+              ("klingon!", nil, "en", nil, "en"),
+              (nil, nil, "ru", "zh-Hant", "zh-Hant"),
+              (nil, "de", nil, "en", "en"),
+              (nil, nil, nil, "ru", "zh-Hans"),
+              ("zh", "en", nil, nil, "zh-Hans"),
+          ] as [(String?, String?, String?, String?, String)])
+    func readerLanguage(_ contact: String?, _ browser: String?, _ user: String?, _ fallback: String?, _ expected: String) {
+        #expect(AckLanguage.choose(contact: contact, browser: browser, user: user, fallback: fallback.flatMap(LanguageTag.init),
+                                   available: Self.shipped) == LanguageTag(expected))
+    }
+
+    @Test("with an operator's ru/page.texts the page is written in Russian too: a Russian contact, user, browser or default gets it")
+    func russianLanguage() {
+        let withRussian = Self.shipped.union([LanguageTag("ru")!])
+        #expect(AckLanguage.choose(contact: "ru-RU", browser: "en", user: nil, fallback: nil, available: withRussian) == LanguageTag("ru"))
+        #expect(AckLanguage.choose(contact: "fr", browser: "de, ru;q=0.5", user: "en", fallback: nil, available: withRussian) == LanguageTag("ru"))
+        #expect(AckLanguage.choose(contact: nil, browser: nil, user: nil, fallback: LanguageTag("ru"), available: withRussian) == LanguageTag("ru"))
+        #expect(AckLanguage.choose(contact: "ru", browser: nil, user: nil, fallback: nil, available: Self.shipped) == LanguageTag("zh-Hans"))
     }
 
     @Test("the page: no script, no full address, escaped values, the form only while the reader can press; the neutral page tells nothing")
@@ -108,7 +127,7 @@ struct AckTokenTests {
         let zone = TimeZone(identifier: "Asia/Shanghai")!
         let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert.adding(days: 1), zone: zone))
         #expect(made.reader.contact == "daughter@example.com" && made.model.missedDays == 3)
-        let html = AckPageView.page(made.model, language: .zhHans, appName: "一键打卡")
+        let html = AckPageView.page(made.model, in: Self.words("zh-Hans"), appName: "一键打卡")
         #expect(html.contains("张&lt;b&gt;三") && !html.contains("<b>三"))
         #expect(!html.contains("<script") && !html.contains("daughter@") && !html.contains("friend@"))
         #expect(html.contains("<form method=\"post\">") && html.contains("我去看看") && html.contains("（您）"))
@@ -117,11 +136,11 @@ struct AckTokenTests {
         var done = streak
         done.recipients[0].acknowledgedAt = Date(timeIntervalSince1970: 1_768_300_000)
         let after = try #require(AckPageModel.make(done, token: token, tokenText: "T", key: Self.key, today: Self.alert, zone: zone))
-        #expect(!AckPageView.page(after.model, language: .en, appName: "A").contains("<form"))
+        #expect(!AckPageView.page(after.model, in: Self.words("en"), appName: "A").contains("<form"))
         let stranger = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert, contactTag: Self.key.tag(contact: "x@example.com"))
         #expect(AckPageModel.make(streak, token: stranger, tokenText: "T", key: Self.key, today: Self.alert, zone: zone) == nil)
         #expect(AckPageModel.make(nil, token: token, tokenText: "T", key: Self.key, today: Self.alert, zone: zone) == nil)
-        let neutral = AckPageView.neutral(language: .en, appName: "A")
+        let neutral = AckPageView.neutral(in: Self.words("en"), appName: "A")
         #expect(!neutral.contains("<form") && neutral.contains("cannot be used"))
         #expect(AckPageView.contentSecurityPolicy.hasPrefix("default-src 'none'; style-src 'sha256-")
                 && !AckPageView.contentSecurityPolicy.contains("unsafe"))
@@ -170,6 +189,35 @@ struct AckTokenTests {
         #expect(counted.filter { $0 == .allowed }.count == 5)
     }
 
+    @Test("an operator's ru/page.texts: the page in Russian for a Russian contact (lang, counts by CLDR); what the file lacks in the default's words; escaped as ever")
+    func russianPage() throws {
+        let root = try LanguageTemplatesTests.folder(["ru/page.texts": """
+            title = {{app_name}} · Экстренный контакт
+            heading = {{user_name}} не отмечается {{miss_days_text}}
+            going = Я еду <сейчас>
+            """])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let texts = try TextTable(file: TextTable.page, directory: root.path, defaultLanguage: .serviceDefault)
+        let tag = Self.key.tag(contact: "daughter@example.com")
+        let token = AckToken(userID: Self.user, alertDate: Self.alert, expiresOn: Self.alert.adding(days: 28), contactTag: tag)
+        let streak = AcknowledgementStore.Streak(
+            rawName: "Аня", lastCheckIn: Self.alert.adding(days: -3), missedDaysAtAlert: 2, checkedInSince: nil,
+            recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil)])
+        let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert.adding(days: 3),
+                                                  zone: TimeZone(identifier: "Europe/Moscow")!))
+        let language = AckLanguage.choose(contact: "ru-RU", browser: "en", user: nil, fallback: texts.defaultLanguage, available: texts.languages)
+        #expect(language == LanguageTag("ru"))
+        let html = AckPageView.page(made.model, in: AckText(texts: texts, language: language), appName: "A")
+        #expect(html.contains("<html lang=\"ru\">") && html.contains("<title>A · Экстренный контакт</title>"))
+        #expect(html.contains("<h1>Аня не отмечается 5 дней</h1>"), "\(html)")
+        #expect(html.contains(">Я еду &lt;сейчас&gt;</label>"), "a text is escaped like any value")
+        #expect(html.contains(">我现在去不了</label>") && html.contains("<button type=\"submit\">发送</button>"), "what ru lacks: zh-Hans, the default's")
+        // The neutral page of a Russian browser: the file has no neutral texts, so the default's, in lang ru.
+        let neutral = AckPageView.neutral(in: AckText(texts: texts, language: AckLanguage.choose(browser: "ru", fallback: nil, available: texts.languages)),
+                                          appName: "A")
+        #expect(neutral.contains("<html lang=\"ru\">") && neutral.contains("此链接无法使用"))
+    }
+
     @Test("the page asks a question with no answer chosen: the harmless answer first, two taps to say \"I'm on it\"; a notice after an empty or negative answer")
     func question() throws {
         let tag = Self.key.tag(contact: "daughter@example.com")
@@ -179,16 +227,16 @@ struct AckTokenTests {
             recipients: [.init(contact: "daughter@example.com", masked: "d***@example.com", acknowledgedAt: nil)])
         let made = try #require(AckPageModel.make(streak, token: token, tokenText: "T", key: Self.key, today: Self.alert,
                                                   zone: TimeZone(identifier: "Asia/Shanghai")!))
-        for language in AckLanguage.allCases {
-            let html = AckPageView.page(made.model, language: language, appName: "A")
+        for language in Self.shipped.map(\.identifier).map(Self.words) {
+            let html = AckPageView.page(made.model, in: language, appName: "A")
             let radios = html.components(separatedBy: "type=\"radio\"").dropFirst()
             #expect(radios.count == 2 && radios.allSatisfy { !$0.prefix(80).contains("checked") }, "no answer chosen")
             let no = try #require(html.range(of: "value=\"no\"")), yes = try #require(html.range(of: "value=\"yes\""))
             #expect(no.lowerBound < yes.lowerBound, "the answer that records nothing comes first")
             #expect(!html.contains("class=\"note\""))
-            #expect(AckPageView.page(made.model, language: language, appName: "A", notice: .chooseOne).contains("class=\"note\""))
+            #expect(AckPageView.page(made.model, in: language, appName: "A", notice: .chooseOne).contains("class=\"note\""))
         }
-        #expect(AckPageView.page(made.model, language: .en, appName: "A", notice: .notRecorded).contains("nothing was recorded"))
+        #expect(AckPageView.page(made.model, in: Self.words("en"), appName: "A", notice: .notRecorded).contains("nothing was recorded"))
     }
 
     @Test("recipients whose masks are equal are told apart: the last character of the local part, then their order")

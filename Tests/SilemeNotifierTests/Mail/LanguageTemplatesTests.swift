@@ -3,6 +3,7 @@ import Testing
 @testable import Config
 @testable import Mail
 import Rule
+import Texts
 import Values
 
 /// The templates of each language (docs/languages.md): the shipped ones built in, an operator's
@@ -38,20 +39,21 @@ struct LanguageTemplatesTests {
         return root
     }
 
-    @Test("the built-in text of each language is the shipped folder's, file for file (scripts/builtin-templates.py)")
+    @Test("the built-in text of each language is the shipped folder's, file for file — the mails' and the page's (scripts/builtin-templates.py)")
     func builtInIsShipped() throws {
         let folders = try FileManager.default.contentsOfDirectory(atPath: Self.shippedFolder.path).filter {
             var isFolder: ObjCBool = false
             return FileManager.default.fileExists(atPath: Self.shippedFolder.appendingPathComponent($0).path, isDirectory: &isFolder) && isFolder.boolValue
         }
-        #expect(Set(folders) == Set(MailTemplates.builtIn.keys))
+        #expect(Set(folders) == Set(LanguageFolders.builtIn.keys.map(\.identifier)))
         #expect(Set(folders) == ["zh-Hans", "zh-Hant", "en"])
         for folder in folders {
             let url = Self.shippedFolder.appendingPathComponent(folder)
-            let files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mustache") }
-            #expect(Set(files) == Set(MailTemplates.builtIn[folder]!.keys), "\(folder)")
+            let builtIn = try #require(LanguageFolders.builtIn[Self.tag(folder)]).files
+            let files = try FileManager.default.contentsOfDirectory(atPath: url.path).filter { $0.hasSuffix(".mustache") || $0.hasSuffix(".texts") }
+            #expect(Set(files) == Set(builtIn.keys) && files.contains("page.texts"), "\(folder)")
             for file in files {
-                #expect(try String(contentsOf: url.appendingPathComponent(file), encoding: .utf8) == MailTemplates.builtIn[folder]![file],
+                #expect(try String(contentsOf: url.appendingPathComponent(file), encoding: .utf8) == builtIn[file],
                         "\(folder)/\(file): run scripts/builtin-templates.py")
             }
         }
