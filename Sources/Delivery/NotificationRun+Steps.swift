@@ -177,26 +177,32 @@ extension NotificationRun {
             let guards = tally.guardsText.map { ", " + $0 } ?? ""
             let held = tally.held > 0 ? ", \(tally.held) held over an intake gap" : ""
             let others = DeliveryJob.Kind.allCases.filter { $0 != .alert }.compactMap { kind in
-                tally.sentByKind[kind].map { "\($0) \(kind.rawValue)" }
+                tally.sentToContacts(kind).map { "\($0) \(kind.rawValue)" }
             }
-            let lifecycle = others.isEmpty ? "" : " (alerts \(tally.sentByKind[.alert] ?? 0), " + others.joined(separator: ", ") + ")"
-            let webhook = run.configuration.webhook == nil ? ""
-                : "; webhook events: \(tally.webhookSent) delivered, \(tally.webhookFailed) failed"
+            let lifecycle = others.isEmpty ? "" : " (alerts \(tally.sentToContacts(.alert) ?? 0), " + others.joined(separator: ", ") + ")"
+            // The app's channels that are on: their events' counts.
+            let apps = DeliveryJob.Channel.of(.app).filter { channel in
+                DeliveryJob.Kind.allCases.contains { run.configuration.channels(for: $0).contains(channel) }
+            }
+            let webhook = apps.map { "; \($0.rawValue) events: \(tally.sent(on: $0)) delivered, \(tally.failed(on: $0)) failed" }.joined()
             return "run finished for \(run.runDate): \(tally.sent) sent\(lifecycle), \(tally.failed) failed, \(tally.skipped) skipped, \(tally.alreadyNotified) already notified, \(tally.stale) stale\(held)\(guards)\(gone)\(webhook)\(errorText)"
         }
 
         /// `run_finished`'s fields: every count of `RunTally.fields`, `sent_<kind>` and
-        /// `failed_<kind>` for every kind (0 included), the webhook's, and the exit status.
+        /// `failed_<kind>` for every kind (0 included) to contacts, `sent_<channel>` and
+        /// `failed_<channel>` for each app's channel, and the exit status.
         private func fields(_ result: RunResult) -> Logger.Metadata {
             let tally = result.counts
             var fields: Logger.Metadata = ["exit_status": "\(result.exitStatus.rawValue)"]
             for (name, value) in tally.byName { fields[name] = "\(value)" }
             for kind in DeliveryJob.Kind.allCases {
-                fields["sent_\(kind.rawValue)"] = "\(tally.sentByKind[kind] ?? 0)"
-                fields["failed_\(kind.rawValue)"] = "\(tally.failedByKind[kind] ?? 0)"
+                fields["sent_\(kind.rawValue)"] = "\(tally.sentToContacts(kind) ?? 0)"
+                fields["failed_\(kind.rawValue)"] = "\(tally.failedToContacts(kind) ?? 0)"
             }
-            fields["sent_webhook"] = "\(tally.webhookSent)"
-            fields["failed_webhook"] = "\(tally.webhookFailed)"
+            for channel in DeliveryJob.Channel.of(.app) {
+                fields["sent_\(channel.rawValue)"] = "\(tally.sent(on: channel))"
+                fields["failed_\(channel.rawValue)"] = "\(tally.failed(on: channel))"
+            }
             return fields
         }
     }

@@ -148,7 +148,7 @@ package struct NotificationRun: Sendable {
         try db.cancellable(on: control.stop) { try settle.allClearQueue(db) }
         if let error = delivery.errors.first { throw error }
         let tally = delivery.tally
-        return (tally.sent + tally.webhookSent, tally.failed + tally.webhookFailed)
+        return (tally.sent + tally.eventsSent, tally.failed + tally.eventsFailed)
     }
 
     /// The dispatcher of this run's messages.

@@ -19,7 +19,7 @@ package struct RunResult: Sendable {
     package var exitStatus: ExitStatus {
         if databaseLost || mailServerUnavailable { return .unavailable }
         if !errors.isEmpty { return .failure }
-        if counts.failed > 0 || counts.webhookFailed > 0 { return .tempFailure }
+        if counts.failed > 0 || counts.eventsFailed > 0 { return .tempFailure }
         return .success
     }
 }

@@ -28,9 +28,9 @@ package struct RunTally: Sendable, Equatable {
 
     // MARK: Delivery: each message's outcome
 
-    /// Mails the server accepted in this run.
+    /// Messages to contacts (on the contacts' channels: mail) their server accepted in this run.
     package var sent = 0
-    /// Mails that failed (transient after retries, or permanent); due again later.
+    /// Messages to contacts that failed (transient after retries, or permanent); due again later.
     package var failed = 0
     /// Of `failed`, the permanent (5xx) ones.
     package var failedPermanently = 0
@@ -45,12 +45,22 @@ package struct RunTally: Sendable, Equatable {
     /// Due users whose claim found them no longer due (a check-in dated `D` or `D + 1`, a pause or a
     /// newer account committed during the run): not mailed.
     package var cancelled = 0
-    /// Webhook events delivered and failed (`sent` and `failed` count mails).
-    package var webhookSent = 0
-    package var webhookFailed = 0
-    /// Mails accepted and failed, by kind of message.
-    package var sentByKind: [DeliveryJob.Kind: Int] = [:]
-    package var failedByKind: [DeliveryJob.Kind: Int] = [:]
+    /// Messages accepted and failed, by kind and channel: what `sent` and `failed` add up for the
+    /// contacts' channels, and the app's events (`sent(on:)`).
+    package var sentBy: [Key: Int] = [:]
+    package var failedBy: [Key: Int] = [:]
+
+    /// A kind of message on a channel.
+    package struct Key: Sendable, Hashable {
+        package var kind: DeliveryJob.Kind
+        package var channel: DeliveryJob.Channel
+
+        /// Creates the key.
+        package init(_ kind: DeliveryJob.Kind, _ channel: DeliveryJob.Channel) {
+            self.kind = kind
+            self.channel = channel
+        }
+    }
 
     /// Creates zero counts.
     package init() {}
@@ -78,37 +88,55 @@ package struct RunTally: Sendable, Equatable {
         case cancelled
     }
 
-    /// Counts one message's outcome: mails by kind, webhook events apart.
-    package mutating func count(_ outcome: Outcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .email) {
-        switch (outcome, channel) {
-        case (.busyElsewhere, _): busyElsewhere += 1
-        case (.cancelled, _): cancelled += 1
-        case (.sent, .webhook): webhookSent += 1
-        case (_, .webhook): webhookFailed += 1
-        case (.sent, .email):
-            sent += 1
-            sentByKind[kind, default: 0] += 1
-        case (.failedTransiently, .email), (.failedPermanently, .email), (.serverUnavailable, .email):
+    /// Counts one message's outcome, by kind and channel; a contact's message also in `sent` or
+    /// `failed` (and the failures' causes), an app's event only by its key.
+    package mutating func count(_ outcome: Outcome, kind: DeliveryJob.Kind = .alert, channel: DeliveryJob.Channel = .primary) {
+        let key = Key(kind, channel)
+        let toContact = channel.audience == .contacts
+        switch outcome {
+        case .busyElsewhere: busyElsewhere += 1
+        case .cancelled: cancelled += 1
+        case .sent:
+            sentBy[key, default: 0] += 1
+            if toContact { sent += 1 }
+        case .failedTransiently, .failedPermanently, .serverUnavailable:
+            failedBy[key, default: 0] += 1
+            guard toContact else { break }
             failed += 1
-            failedByKind[kind, default: 0] += 1
             if outcome == .failedPermanently { failedPermanently += 1 }
             if outcome == .serverUnavailable { serverUnavailable += 1 }
         }
     }
 
+    /// Messages of `kind` accepted on the contacts' channels.
+    package func sentToContacts(_ kind: DeliveryJob.Kind) -> Int? { Self.total(sentBy) { $0.kind == kind && $0.channel.audience == .contacts } }
+    /// Messages of `kind` that failed on the contacts' channels.
+    package func failedToContacts(_ kind: DeliveryJob.Kind) -> Int? { Self.total(failedBy) { $0.kind == kind && $0.channel.audience == .contacts } }
+    /// Messages accepted on `channel`, whatever their kind.
+    package func sent(on channel: DeliveryJob.Channel) -> Int { Self.total(sentBy) { $0.channel == channel } ?? 0 }
+    /// Messages that failed on `channel`, whatever their kind.
+    package func failed(on channel: DeliveryJob.Channel) -> Int { Self.total(failedBy) { $0.channel == channel } ?? 0 }
+    /// The app's events accepted and failed, all channels.
+    package var eventsSent: Int { DeliveryJob.Channel.of(.app).reduce(0) { $0 + sent(on: $1) } }
+    package var eventsFailed: Int { DeliveryJob.Channel.of(.app).reduce(0) { $0 + failed(on: $1) } }
+
+    /// The sum of `counts` over the keys that match; nil when none was counted.
+    private static func total(_ counts: [Key: Int], _ matches: (Key) -> Bool) -> Int? {
+        let found = counts.filter { matches($0.key) }
+        return found.isEmpty ? nil : found.values.reduce(0, +)
+    }
+
     /// Messages handled so far, whatever the outcome (the progress the daemon reports).
     package var handled: Int {
-        sent + failed + busyElsewhere + gone + claimErrors + cancelled + webhookSent + webhookFailed
+        sent + failed + busyElsewhere + gone + claimErrors + cancelled + eventsSent + eventsFailed
     }
 
     /// Adds `other`'s counts (the dry run of an instant reports its run dates as one).
     package mutating func add(_ other: RunTally) {
         for field in Self.fields { self[keyPath: field.value] += other[keyPath: field.value] }
         serverUnavailable += other.serverUnavailable
-        webhookSent += other.webhookSent
-        webhookFailed += other.webhookFailed
-        sentByKind.merge(other.sentByKind, uniquingKeysWith: +)
-        failedByKind.merge(other.failedByKind, uniquingKeysWith: +)
+        sentBy.merge(other.sentBy, uniquingKeysWith: +)
+        failedBy.merge(other.failedBy, uniquingKeysWith: +)
     }
 
     /// Users skipped for bad data or a failed claim (the journal summary's `skipped`).

@@ -88,7 +88,7 @@ struct LifecyclePagesIntegrationTests {
         let result = try NotificationRun(configuration: configuration, runDate: Self.runDate, mode: .runNow, logger: Self.quiet).execute()
         #expect(result.errors.isEmpty, "\(result.errors)")
         #expect(result.counts.sent == 6 + owed)
-        #expect(result.counts.sentByKind[.allClear] == owed)
+        #expect(result.counts.sentToContacts(.allClear) == owed)
         let sent = try mail.deliveries().dropFirst(before)
         #expect(sent.count == 6 + owed)
         #expect(sent.prefix(6).allSatisfy { $0.recipient.hasPrefix("d") }, "the alerts first: \(sent.prefix(8).map(\.recipient))")

@@ -41,8 +41,9 @@ struct SQLStatementTests {
         tally.count(.failedPermanently)
         tally.count(.sent, channel: .webhook)
         tally.count(.busyElsewhere, channel: .webhook)
-        #expect(tally.sent == 1 && tally.sentByKind[.allClear] == 1 && tally.failed == 1 && tally.failedPermanently == 1)
-        #expect(tally.webhookSent == 1 && tally.busyElsewhere == 1 && tally.handled == 4)
+        #expect(tally.sent == 1 && tally.sentToContacts(.allClear) == 1 && tally.failed == 1 && tally.failedPermanently == 1)
+        #expect(tally.sent(on: .webhook) == 1 && tally.eventsSent == 1 && tally.busyElsewhere == 1 && tally.handled == 4)
+        #expect(tally.sentBy == [RunTally.Key(.allClear, .email): 1, RunTally.Key(.alert, .webhook): 1] && tally.sentToContacts(.alert) == nil)
         #expect(tally.byName.first { $0.name == "failed_permanently" }?.value == 1)
     }
 }
