@@ -120,6 +120,33 @@ BEGIN
     END LOOP;
 END $function$;
 
+CREATE OR REPLACE FUNCTION sileme.sileme_grant_like(target regclass, model regclass, model_privilege text, privileges text)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SET search_path TO 'pg_catalog'
+AS $function$
+DECLARE
+    api     text[] := ARRAY(SELECT rolname::text FROM pg_roles WHERE rolname IN ('anon', 'authenticated', 'service_role'));
+    object  text := CASE (SELECT relkind FROM pg_class WHERE oid = target) WHEN 'S' THEN 'SEQUENCE ' ELSE '' END || target::text;
+    name    text;
+    granted integer := 0;
+BEGIN
+    EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', object);
+    FOREACH name IN ARRAY api LOOP
+        EXECUTE format('REVOKE ALL ON %s FROM %I', object, name);
+    END LOOP;
+    FOR name IN
+        SELECT DISTINCT r.rolname::text
+        FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a JOIN pg_roles r ON r.oid = a.grantee
+        WHERE c.oid = model AND a.grantee <> c.relowner AND r.rolname <> ALL (api) AND a.privilege_type = model_privilege
+    LOOP
+        EXECUTE format('GRANT %s ON %s TO %I', privileges, object, name);
+        granted := granted + 1;
+    END LOOP;
+    RETURN granted;
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION sileme.sileme_install_check_in_triggers()
  RETURNS text[]
  LANGUAGE plpgsql

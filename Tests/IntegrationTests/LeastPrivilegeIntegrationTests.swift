@@ -7,6 +7,36 @@ import Testing
 /// writes only notification_logs and notifier_runs (issue 6).
 @Suite("Least-privilege role on real PostgreSQL", .enabled(if: TestEnvironment.enabled))
 struct LeastPrivilegeIntegrationTests {
+    @Test("a migration's one line grants a new table and its sequence as the others are: the notifier's role gets what it is given, PUBLIC nothing")
+    func grantLike() throws {
+        let db = try TestDatabase()
+        let role = "sileme_notifier_\(db.name.suffix(8))"
+        let sql = try String(contentsOf: TestEnvironment.root.appendingPathComponent("config/least-privilege.sql"), encoding: .utf8)
+        try db.connection.executeScript(sql.replacingOccurrences(of: "sileme_notifier", with: role))
+        defer { _ = try? db.connection.executeScript("REASSIGN OWNED BY \(role) TO postgres; DROP OWNED BY \(role); DROP ROLE \(role)") }
+        try db.query("CREATE TABLE sileme.grant_probe (id bigserial PRIMARY KEY, v text)")
+        try db.query("GRANT SELECT ON sileme.grant_probe TO PUBLIC")
+        #expect(try db.query("SELECT sileme.sileme_grant_like('sileme.grant_probe', 'sileme.notifier_runs', 'INSERT', 'SELECT, INSERT')::text")
+                == [["1"]], "the one role least-privilege.sql made")
+        #expect(try db.query("SELECT sileme.sileme_grant_like('sileme.grant_probe_id_seq', 'sileme.notifier_runs', 'INSERT', 'USAGE')::text")
+                == [["1"]])
+        func can(_ who: String, _ privilege: String) throws -> Bool {
+            try db.query("SELECT has_table_privilege($1, 'sileme.grant_probe', $2)::text", [who, privilege]) == [["true"]]
+        }
+        #expect(try can(role, "SELECT") && can(role, "INSERT") && !can(role, "DELETE") && !can(role, "UPDATE"))
+        #expect(try db.query("SELECT has_sequence_privilege($1, 'sileme.grant_probe_id_seq', 'USAGE')::text", [role]) == [["true"]])
+        #expect(try db.query("""
+            SELECT count(*)::text FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+            WHERE c.oid IN ('sileme.grant_probe'::regclass, 'sileme.grant_probe_id_seq'::regclass) AND a.grantee = 0
+            """) == [["0"]], "PUBLIC's grant revoked")
+        // The role itself cannot call it: granting is the owner's, in a migration.
+        let restricted = try PGConnection(Secret("postgresql://\(role)@127.0.0.1:\(try TestEnvironment.require().pgPort)/\(db.name)"),
+                                          schema: .standard)
+        #expect(throws: DatabaseError.self) {
+            try restricted.execute("SELECT sileme.sileme_grant_like('sileme.grant_probe', 'sileme.notifier_runs', 'INSERT', 'ALL')")
+        }
+    }
+
     @Test("runs, dry runs, retries and reports work as the restricted role, which cannot touch the app's data")
     func restrictedRole() throws {
         let db = try TestDatabase()

@@ -148,6 +148,7 @@ struct SupabaseIntegrationTests {
                                                          "sileme_count_escalation_step"] {
             other += ["SELECT \(s).\(function)()", "SELECT public.\(function)()"]
         }
+        other += ["SELECT \(s).sileme_grant_like('\(s).notifier_runs', '\(s).notifier_runs', 'INSERT', 'ALL')"]
         return (own, other)
     }
 
