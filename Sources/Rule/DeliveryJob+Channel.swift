@@ -40,7 +40,12 @@ extension DeliveryJob {
 
         /// Whether its messages can come back as bounce reports from the contact's side (so a
         /// dead address stops the streak's notices on it: `LifecycleStore.bounced`).
-        package var bounces: Bool { self == .email }
+        package var bounces: Bool {
+            switch self {
+            case .email: true
+            case .webhook: false
+            }
+        }
 
         /// Who a row of it names as its recipient (`recipient_masked`): the masked address on a
         /// contact's channel, the channel's name on the app's.
@@ -51,20 +56,21 @@ extension DeliveryJob {
         /// The channel most messages go on: reports write its kinds bare.
         package static let primary = Channel.email
 
-        /// Its name in narrow columns.
-        package var short: String {
+        /// How reports name it beside a kind, in full and in narrow columns; nil for the primary
+        /// channel, whose kinds they write bare.
+        package var shown: (name: String, short: String)? {
             switch self {
-            case .email: "mail"
-            case .webhook: "wh"
+            case .email: nil
+            case .webhook: (rawValue, "wh")
             }
         }
 
         /// How reports write a kind sent on it: the kind alone on the primary channel, else with
         /// the channel (`all_clear (webhook)`).
-        package func label(_ kind: String) -> String { self == .primary ? kind : "\(kind) (\(rawValue))" }
+        package func label(_ kind: String) -> String { shown.map { "\(kind) (\($0.name))" } ?? kind }
 
         /// `label` for narrow columns (`alert/wh`).
-        package func shortLabel(_ kind: String) -> String { self == .primary ? kind : "\(kind)/\(short)" }
+        package func shortLabel(_ kind: String) -> String { shown.map { "\(kind)/\($0.short)" } ?? kind }
 
         /// The channels of `audience`.
         package static func of(_ audience: Audience) -> [Channel] { allCases.filter { $0.audience == audience } }

@@ -61,7 +61,7 @@ package final class TableReportWriter: ReportSink {
         try messages.forEach { due in
             let date = due.notificationDate.map { " (alert of \($0))" } ?? ""
             let contact = due.contact.isEmpty ? "" : "  " + (fullEmails ? Printable.text(due.contact) : EmailMasking.mask(due.contact))
-            let channel = due.channel == .primary ? "" : "\(due.channel.rawValue) "
+            let channel = due.channel.shown.map { "\($0.name) " } ?? ""
             output.write("  \(channel)\(due.kind.rawValue)  \(due.userID)\(contact)\(date)\n")
         }
     }
